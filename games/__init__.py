@@ -1,0 +1,87 @@
+"""Game definitions and their registry.
+
+A game spec is a string such as `"kuhn"`, `"kuhn(ante=2)"` or `"leduc"`; `make(spec)` builds
+the game and `available()` lists the registered names. Games implement the small protocol of
+`games.base.Game` and know nothing of tensors.
+
+Example:
+    >>> import games
+    >>> games.available()[:2]
+    ['kuhn', 'leduc']
+    >>> games.make("kuhn(ante=2)").ante
+    2
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from typing import Callable
+
+from .base import CHANCE, TERMINAL, Game, GameError, check_game
+from .kuhn import Kuhn
+from .leduc import Leduc
+from .random_game import RandomGame
+
+__all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "available", "check_game", "make",
+           "parse_spec", "register"]
+
+_REGISTRY: dict[str, Callable[..., Game]] = {}
+
+
+def register(name: str, factory: Callable[..., Game]) -> None:
+    """Register `factory(**params) -> Game` under `name`, so `make(name(...))` finds it."""
+    _REGISTRY[name] = factory
+
+
+def available() -> list[str]:
+    """The registered game names, in registration order."""
+    return list(_REGISTRY)
+
+
+def parse_spec(spec: str) -> tuple[str, list, dict]:
+    """Split `"name(1, x=2)"` into `("name", [1], {"x": 2})`; literals only.
+
+    Example:
+        >>> parse_spec("kuhn(ante=2)")
+        ('kuhn', [], {'ante': 2})
+    """
+    try:
+        node = ast.parse(spec.strip(), mode="eval").body
+        if isinstance(node, ast.Name):
+            return node.id, [], {}
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            args = [ast.literal_eval(a) for a in node.args]
+            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+            if None in kwargs:
+                raise ValueError
+            return node.func.id, args, kwargs
+    except (SyntaxError, ValueError):
+        pass
+    raise GameError(f"cannot parse game spec {spec!r}: expected NAME or NAME(arg, key=value)")
+
+
+def make(spec: str | Game) -> Game:
+    """Build a game from its spec string (a `Game` passes through unchanged).
+
+    Example:
+        >>> make("leduc").name
+        'leduc'
+    """
+    if isinstance(spec, Game):
+        return spec
+    name, args, kwargs = parse_spec(spec)
+    if name not in _REGISTRY:
+        raise GameError(f"unknown game {name!r}; available: {', '.join(available())}")
+    factory = _REGISTRY[name]
+    try:
+        inspect.signature(factory).bind(*args, **kwargs)
+    except TypeError as e:
+        params = ", ".join(str(p) for p in inspect.signature(factory).parameters.values())
+        raise GameError(f"bad parameters for {name}: {e}; it takes ({params})") from None
+    return factory(*args, **kwargs)
+
+
+register("kuhn", Kuhn)
+register("leduc", Leduc)
+register("random", RandomGame)

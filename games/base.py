@@ -1,0 +1,138 @@
+"""The game protocol every game in `games/` implements, and its conformance checker.
+
+A game is a small object with pure functions over immutable, hashable states. It knows
+nothing of tensors: `tensorcfr.compile` walks it and builds the tensors.
+
+Example:
+    >>> import games
+    >>> g = games.make("kuhn")
+    >>> s = g.initial_state()
+    >>> g.player(s) == games.CHANCE
+    True
+    >>> [name for name, p in g.chance_outcomes(s)]
+    ['J', 'Q', 'K']
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Hashable, Sequence
+
+CHANCE = -1
+TERMINAL = -2
+
+State = Hashable
+
+
+class GameError(ValueError):
+    """A game was asked for with a bad name or parameters, or breaks the protocol."""
+
+
+class Game:
+    """Base class of a two-player zero-sum extensive-form game with chance.
+
+    Subclasses implement the methods below; `name` is the spec string that rebuilds the game
+    (`games.make(g.name)` gives an equal game). Actions are readable strings; the order of
+    `legal_actions` is the order the solver stores them in.
+    """
+
+    name: str = "game"
+    num_players: int = 2
+
+    def initial_state(self) -> State:
+        raise NotImplementedError
+
+    def player(self, state: State) -> int:
+        """0 or 1 for a decision node, `CHANCE` or `TERMINAL`."""
+        raise NotImplementedError
+
+    def chance_outcomes(self, state: State) -> Sequence[tuple[str, float]]:
+        """(outcome name, probability) pairs at a chance node; probabilities sum to 1."""
+        raise NotImplementedError
+
+    def legal_actions(self, state: State) -> Sequence[str]:
+        """Action names at a decision node, identical for all states of one infoset."""
+        raise NotImplementedError
+
+    def next_state(self, state: State, action: str) -> State:
+        raise NotImplementedError
+
+    def utilities(self, state: State) -> tuple[float, float]:
+        """Payoffs (player 0, player 1) at a terminal node."""
+        raise NotImplementedError
+
+    def infoset_key(self, state: State) -> str:
+        """Information-set key of the player to move: equal keys, indistinguishable states."""
+        raise NotImplementedError
+
+    def describe(self, state: State, player: int) -> str:
+        """What `player` sees at `state`, for a person playing in a terminal."""
+        return self.infoset_key(state)
+
+    def __repr__(self) -> str:
+        return f"<game {self.name}>"
+
+
+def check_game(game: Game, max_nodes: int = 200_000) -> dict:
+    """Conformance checker: walk the whole tree and check the protocol's promises.
+
+    Checks that chance probabilities are in [0, 1] and sum to 1, that legal actions are
+    non-empty and distinct strings, that utilities are finite and zero-sum, that every state
+    is hashable and that states sharing an infoset key agree on player and legal actions.
+    Returns counts `{"nodes", "terminals", "chance", "decision"}`; raises `GameError` naming
+    the first offending history.
+
+    Example:
+        >>> import games
+        >>> games.check_game(games.make("kuhn"))["nodes"]
+        58
+    """
+    counts = {"nodes": 0, "terminals": 0, "chance": 0, "decision": 0}
+    seen: dict[str, tuple[int, tuple[str, ...], tuple[str, ...]]] = {}
+    stack: list[tuple[State, tuple[str, ...]]] = [(game.initial_state(), ())]
+    while stack:
+        state, history = stack.pop()
+        counts["nodes"] += 1
+        if counts["nodes"] > max_nodes:
+            raise GameError(f"{game.name}: more than {max_nodes} nodes; too large to check")
+        hash(state)
+        where = f"{game.name}: history {list(history)}"
+        p = game.player(state)
+        if p == TERMINAL:
+            counts["terminals"] += 1
+            u = game.utilities(state)
+            if len(u) != 2 or not all(math.isfinite(v) for v in u):
+                raise GameError(f"{where}: utilities {u} are not two finite numbers")
+            if abs(u[0] + u[1]) > 1e-9 * max(1.0, abs(u[0])):
+                raise GameError(f"{where}: utilities {u} are not zero-sum")
+            continue
+        if p == CHANCE:
+            counts["chance"] += 1
+            outcomes = list(game.chance_outcomes(state))
+            names = [a for a, _ in outcomes]
+            probs = [pr for _, pr in outcomes]
+            if not outcomes or len(set(names)) != len(names):
+                raise GameError(f"{where}: chance outcomes {names} are empty or repeat")
+            if any(not (0.0 <= pr <= 1.0) for pr in probs) or abs(sum(probs) - 1.0) > 1e-9:
+                raise GameError(f"{where}: chance probabilities {probs} do not sum to 1")
+            stack.extend((game.next_state(state, a), history + (a,)) for a in names)
+            continue
+        if p not in (0, 1):
+            raise GameError(f"{where}: player {p} is not 0, 1, CHANCE or TERMINAL")
+        counts["decision"] += 1
+        actions = tuple(game.legal_actions(state))
+        if not actions or len(set(actions)) != len(actions):
+            raise GameError(f"{where}: legal actions {list(actions)} are empty or repeat")
+        if not all(isinstance(a, str) for a in actions):
+            raise GameError(f"{where}: action names {list(actions)} are not all strings")
+        key = game.infoset_key(state)
+        if key in seen and seen[key][:2] != (p, actions):
+            other = seen[key]
+            raise GameError(
+                f"{game.name}: infoset {key!r} holds history {list(other[2])} "
+                f"(player {other[0]}, actions {list(other[1])}) and history {list(history)} "
+                f"(player {p}, actions {list(actions)})"
+            )
+        seen.setdefault(key, (p, actions, history))
+        stack.extend((game.next_state(state, a), history + (a,)) for a in actions)
+    return counts

@@ -1,0 +1,3 @@
+from .compiled import CompiledGame, Treeplex
+from .compiler import compile
+from .errors import TensorCFRError

@@ -1,0 +1,210 @@
+"""The compiled form of a game: two treeplexes, a sparse payoff matrix and the tree levels.
+
+Dimension names used in shapes: B batch (payoff vectors over one tree), S sequences of one
+player (index 0 is the empty sequence), I infosets of one player, Z nonzeros of the payoff
+matrix, N nodes of the game tree, L levels.
+
+Layout (see DESIGN.md §1): a player's infosets are stored by treeplex level, the infosets of
+one level contiguous, and the actions of one infoset are contiguous sequences, so "all
+actions of an infoset" is a segment and "all infosets of a level" is a slice.
+
+Example:
+    >>> import tensorcfr
+    >>> cg = tensorcfr.compile("kuhn")
+    >>> cg.sizes()["sequences"]
+    [12, 12]
+    >>> cg.treeplexes[0].sequence_names()[1]
+    'J:/pass'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import torch
+
+from .errors import TensorCFRError
+
+FORMAT_VERSION = 1
+
+
+class Level(NamedTuple):
+    """One treeplex level: infosets `i0:i1`, sequences `s0:s1`, and their index tensors."""
+
+    i0: int
+    i1: int
+    s0: int
+    s1: int
+    segment: torch.Tensor  # [s1-s0] int64: infoset of each sequence, minus i0
+    parent: torch.Tensor  # [i1-i0] int64: parent sequence of each infoset
+
+
+@dataclass(frozen=True, eq=False)
+class Treeplex:
+    """One player's sequence-form decision space (S sequences incl. the empty one, I infosets).
+
+    Sequence 0 is the empty sequence; infoset j owns sequences
+    `infoset_offsets[j] : infoset_offsets[j+1]`, one per action in `action_names[j]` order.
+    """
+
+    player: int
+    infoset_keys: tuple[str, ...]  # [I]
+    action_names: tuple[tuple[str, ...], ...]  # [I][A_j]
+    infoset_parent: torch.Tensor  # [I] int64: parent sequence of each infoset
+    infoset_offsets: torch.Tensor  # [I+1] int64: CSR offsets of each infoset's sequences
+    seq_infoset: torch.Tensor  # [S] int64: infoset owning each sequence, -1 for the empty one
+    level_offsets: torch.Tensor  # [L+1] int64: level l holds infosets level_offsets[l]:[l+1]
+    levels: tuple[Level, ...] = field(init=False, repr=False)
+
+    def __post_init__(self):
+        lo = self.level_offsets.tolist()
+        io = self.infoset_offsets.tolist()
+        levels = []
+        for i0, i1 in zip(lo[:-1], lo[1:]):
+            s0, s1 = io[i0], io[i1]
+            levels.append(Level(i0, i1, s0, s1, self.seq_infoset[s0:s1] - i0,
+                                self.infoset_parent[i0:i1]))
+        object.__setattr__(self, "levels", tuple(levels))
+
+    @property
+    def num_infosets(self) -> int:
+        return len(self.infoset_keys)
+
+    @property
+    def num_sequences(self) -> int:
+        """Sequences including the empty one (the length of every per-sequence tensor)."""
+        return int(self.seq_infoset.numel())
+
+    @property
+    def seq_parent(self) -> torch.Tensor:
+        """[S] int64: the parent sequence of each sequence's infoset (0 for the empty one)."""
+        return torch.cat([self.infoset_parent.new_zeros(1), self.infoset_parent[self.seq_infoset[1:]]])
+
+    def infoset_index(self) -> dict[str, int]:
+        """{infoset key: storage index}."""
+        return {k: i for i, k in enumerate(self.infoset_keys)}
+
+    def sequence_names(self) -> list[str]:
+        """Readable name of every sequence: `""` for the empty one, else `"key/action"`."""
+        return [""] + [f"{k}/{a}" for k, acts in zip(self.infoset_keys, self.action_names) for a in acts]
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if isinstance(getattr(self, f.name), torch.Tensor)}
+
+    def to(self, device) -> "Treeplex":
+        return Treeplex(self.player, self.infoset_keys, self.action_names,
+                        **{k: v.to(device) for k, v in self.tensors().items()})
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledGame:
+    """A game compiled for the solvers: frozen, `.to(device)`, `save`/`load`.
+
+    The payoff matrix A is stored as COO with `payoff_seq[:, k] = (s0, s1)` and
+    `payoff[b, k] = sum over terminals z with last sequences (s0, s1) of chance(z) * u0_b(z)`,
+    sorted by (s0, s1). Player 1's payoff is -A. The game-tree arrays describe every node
+    (chance, decision, terminal) in breadth-first order, one level after another.
+    """
+
+    name: str  # spec of the game (of the first batch member)
+    batch_names: tuple[str, ...]  # [B] spec of each batch member
+    treeplexes: tuple[Treeplex, Treeplex]
+    payoff_seq: torch.Tensor  # [2, Z] int64: player 0's and player 1's sequence of each nonzero
+    payoff: torch.Tensor  # [B, Z] float64: chance-weighted utility of player 0
+    node_level_offsets: torch.Tensor  # [L+1] int64: level d holds nodes offsets[d]:[d+1]
+    node_parent: torch.Tensor  # [N] int64: parent node, -1 for the root
+    node_player: torch.Tensor  # [N] int8: 0 or 1 to move, -1 chance, -2 terminal
+    node_infoset: torch.Tensor  # [N] int64: infoset of the player to move, -1 elsewhere
+    node_action: torch.Tensor  # [N] int64: index of the action or outcome leading here, -1 root
+    node_chance_prob: torch.Tensor  # [N] float64: probability of the chance edge into the node, else 1
+
+    @property
+    def batch_size(self) -> int:
+        return int(self.payoff.shape[0])
+
+    @property
+    def device(self) -> torch.device:
+        return self.payoff.device
+
+    @property
+    def num_histories(self) -> int:
+        return int(self.node_parent.numel())
+
+    @property
+    def num_terminals(self) -> int:
+        return int((self.node_player == -2).sum())
+
+    @property
+    def num_levels(self) -> int:
+        return int(self.node_level_offsets.numel() - 1)
+
+    def sizes(self) -> dict:
+        """Sizes as reported by `tensorcfr info --json`.
+
+        Example:
+            >>> import tensorcfr
+            >>> tensorcfr.compile("leduc").sizes()["infosets"]
+            [468, 468]
+        """
+        t0, t1 = self.treeplexes
+        return {
+            "histories": self.num_histories,
+            "terminals": self.num_terminals,
+            "chance_nodes": int((self.node_player == -1).sum()),
+            "decision_nodes": int((self.node_player >= 0).sum()),
+            "infosets": [t0.num_infosets, t1.num_infosets],
+            "sequences": [t0.num_sequences - 1, t1.num_sequences - 1],
+            "levels": self.num_levels,
+            "treeplex_levels": [len(t0.levels), len(t1.levels)],
+            "payoff_nonzeros": int(self.payoff.shape[1]),
+            "batch": self.batch_size,
+        }
+
+    def _tensors(self) -> dict[str, torch.Tensor]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if isinstance(getattr(self, f.name), torch.Tensor)}
+
+    def to(self, device) -> "CompiledGame":
+        """A copy on `device` (the game's structure is shared, tensors are moved)."""
+        return dataclasses.replace(self, treeplexes=tuple(t.to(device) for t in self.treeplexes),
+                                   **{k: v.to(device) for k, v in self._tensors().items()})
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write to a `.pt` file (atomically: a crash never leaves half a file)."""
+        data = {"format": "tensorcfr.CompiledGame", "version": FORMAT_VERSION,
+                "name": self.name, "batch_names": list(self.batch_names),
+                "tensors": {k: v.cpu() for k, v in self._tensors().items()},
+                "treeplexes": [{"player": t.player, "infoset_keys": list(t.infoset_keys),
+                                "action_names": [list(a) for a in t.action_names],
+                                "tensors": {k: v.cpu() for k, v in t.tensors().items()}}
+                               for t in self.treeplexes]}
+        tmp = f"{os.fspath(path)}.tmp"
+        torch.save(data, tmp)
+        os.replace(tmp, path)
+
+    @staticmethod
+    def load(path: str | os.PathLike, device="cpu") -> "CompiledGame":
+        """Read a file written by `save`.
+
+        Example:
+            >>> import tensorcfr, tempfile, os
+            >>> cg = tensorcfr.compile("kuhn")
+            >>> p = os.path.join(tempfile.mkdtemp(), "kuhn.pt"); cg.save(p)
+            >>> tensorcfr.CompiledGame.load(p).sizes() == cg.sizes()
+            True
+        """
+        try:
+            data = torch.load(path, map_location=device, weights_only=True)
+            assert data["format"] == "tensorcfr.CompiledGame"
+        except Exception as e:
+            raise TensorCFRError(f"{path}: not a compiled tensorcfr game ({e})") from None
+        if data["version"] != FORMAT_VERSION:
+            raise TensorCFRError(f"{path}: format version {data['version']}, expected {FORMAT_VERSION}")
+        tps = tuple(Treeplex(t["player"], tuple(t["infoset_keys"]),
+                             tuple(tuple(a) for a in t["action_names"]), **t["tensors"])
+                    for t in data["treeplexes"])
+        return CompiledGame(data["name"], tuple(data["batch_names"]), tps, **data["tensors"])
