@@ -1,3 +1,23 @@
+"""tensorcfr: solve two-player zero-sum imperfect-information games with CFR as tensor ops.
+
+Example:
+    >>> import tensorcfr
+    >>> solver = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
+    >>> solver.step(1000)
+    >>> ev = solver.evaluate()["average"]
+    >>> abs(ev.game_value.item() + 1 / 18) < 1e-3, ev.exploitability.item() < 1e-3
+    (True, True)
+"""
+
 from .compiled import CompiledGame, Treeplex
 from .compiler import compile
 from .errors import TensorCFRError
+from .evaluation import Evaluation, Policy, best_response_value, evaluate
+from .solvers import PRESETS, CFRConfig, Solver, algorithms, make_config
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CFRConfig", "CompiledGame", "Evaluation", "PRESETS", "Policy", "Solver", "TensorCFRError",
+    "Treeplex", "algorithms", "best_response_value", "compile", "evaluate", "make_config",
+]

@@ -40,6 +40,7 @@ class Level(NamedTuple):
     s1: int
     segment: torch.Tensor  # [s1-s0] int64: infoset of each sequence, minus i0
     parent: torch.Tensor  # [i1-i0] int64: parent sequence of each infoset
+    seq_parent: torch.Tensor  # [s1-s0] int64: parent sequence of each sequence's infoset
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,7 +58,10 @@ class Treeplex:
     infoset_offsets: torch.Tensor  # [I+1] int64: CSR offsets of each infoset's sequences
     seq_infoset: torch.Tensor  # [S] int64: infoset owning each sequence, -1 for the empty one
     level_offsets: torch.Tensor  # [L+1] int64: level l holds infosets level_offsets[l]:[l+1]
+    # derived on construction, not stored in files:
     levels: tuple[Level, ...] = field(init=False, repr=False)
+    slot_infoset: torch.Tensor = field(init=False, repr=False)  # [S-1] seq_infoset[1:]
+    num_actions: torch.Tensor = field(init=False, repr=False)  # [I] int64
 
     def __post_init__(self):
         lo = self.level_offsets.tolist()
@@ -65,9 +69,12 @@ class Treeplex:
         levels = []
         for i0, i1 in zip(lo[:-1], lo[1:]):
             s0, s1 = io[i0], io[i1]
-            levels.append(Level(i0, i1, s0, s1, self.seq_infoset[s0:s1] - i0,
-                                self.infoset_parent[i0:i1]))
+            segment = self.seq_infoset[s0:s1] - i0
+            parent = self.infoset_parent[i0:i1]
+            levels.append(Level(i0, i1, s0, s1, segment, parent, parent[segment]))
         object.__setattr__(self, "levels", tuple(levels))
+        object.__setattr__(self, "slot_infoset", self.seq_infoset[1:])
+        object.__setattr__(self, "num_actions", self.infoset_offsets.diff())
 
     @property
     def num_infosets(self) -> int:
@@ -93,7 +100,7 @@ class Treeplex:
 
     def tensors(self) -> dict[str, torch.Tensor]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if isinstance(getattr(self, f.name), torch.Tensor)}
+                if f.init and isinstance(getattr(self, f.name), torch.Tensor)}
 
     def to(self, device) -> "Treeplex":
         return Treeplex(self.player, self.infoset_keys, self.action_names,

@@ -1,0 +1,114 @@
+"""Tensor operations over one player's treeplex and the sparse payoff matrix.
+
+These are the building blocks every solver and the evaluation share (DESIGN.md §2): a
+per-infoset normalisation (regret matching), the top-down pass to the sequence form, the
+sparse counterfactual-value mat-vec, and the bottom-up passes (expected value under a
+strategy, or best response). Python loops run over treeplex levels only.
+
+Per-sequence tensors are [B, S] with column 0 the empty sequence; per-infoset ones [B, I].
+Reductions over an infoset's actions are ragged segment sums (`index_add_`), which on the CPU
+add in a fixed order, so batch members are bit-identical to solo runs.
+
+Example:
+    >>> import torch, tensorcfr
+    >>> from tensorcfr import treeplex as T
+    >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+    >>> sigma = T.normalize(tp, torch.zeros(1, tp.num_sequences, dtype=torch.float64))
+    >>> T.sequence_form(tp, sigma)[0, :3].tolist()
+    [1.0, 0.5, 0.5]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .compiled import CompiledGame, Treeplex
+
+
+def segment_sum(tp: Treeplex, values: torch.Tensor) -> torch.Tensor:
+    """Sum `values` [B, S] over each infoset's sequences -> [B, I]."""
+    out = values.new_zeros(values.shape[0], tp.num_infosets)
+    return out.index_add_(1, tp.slot_infoset, values[:, 1:])
+
+
+def normalize(tp: Treeplex, weights: torch.Tensor) -> torch.Tensor:
+    """Behavioural strategy proportional to `weights` [B, S] (>= 0); uniform where they sum to 0.
+
+    Regret matching is `normalize(tp, regrets.clamp(min=0))`; the average strategy is
+    `normalize(tp, cumulative sequence-form weights)`. Column 0 of the result is 1.
+    """
+    total = segment_sum(tp, weights)[:, tp.slot_infoset]  # [B, S-1]
+    uniform = (1.0 / tp.num_actions.to(weights.dtype))[tp.slot_infoset]  # [S-1]
+    tail = torch.where(total > 0, weights[:, 1:] / torch.where(total > 0, total, 1.0), uniform)
+    return torch.cat([torch.ones_like(weights[:, :1]), tail], dim=1)
+
+
+def sequence_form(tp: Treeplex, sigma: torch.Tensor) -> torch.Tensor:
+    """Realisation plan x [B, S] of a behavioural strategy sigma [B, S]: top-down per level."""
+    x = torch.empty_like(sigma)
+    x[:, 0] = 1.0
+    for lv in tp.levels:
+        x[:, lv.s0:lv.s1] = x.index_select(1, lv.seq_parent) * sigma[:, lv.s0:lv.s1]
+    return x
+
+
+def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None):
+    """Values of sequences and infosets from counterfactual values g [B, S], deepest level first.
+
+    With `sigma` [B, S]: q(j,a) = g(j,a) + sum of child infoset values, v(j) = sum_a sigma q.
+    With `sigma=None`: best response, v(j) = max_a q(j,a).
+    Returns (q [B, S], v [B, I]); q[:, 0] is the value of the whole treeplex.
+    """
+    batch = max(g.shape[0], 1 if sigma is None else sigma.shape[0])
+    q = g.expand(batch, -1).clone()
+    v = q.new_empty(batch, tp.num_infosets)
+    for lv in reversed(tp.levels):
+        ql = q[:, lv.s0:lv.s1]
+        if sigma is None:
+            vl = ql.new_full((batch, lv.i1 - lv.i0), -torch.inf)
+            vl.scatter_reduce_(1, lv.segment.expand(batch, -1), ql, "amax")
+        else:
+            vl = ql.new_zeros(batch, lv.i1 - lv.i0).index_add_(1, lv.segment, sigma[:, lv.s0:lv.s1] * ql)
+        v[:, lv.i0:lv.i1] = vl
+        q.index_add_(1, lv.parent, vl)
+    return q, v
+
+
+@dataclass(frozen=True, eq=False)
+class PayoffOperator:
+    """The sparse payoff matrix in the orientation of each player, in a chosen dtype.
+
+    `cfv(p, x_other)` [B, S_p] is player p's counterfactual value of each of its sequences
+    against the other player's realisation plan: A @ y for player 0, -A^T @ x for player 1.
+
+    Example:
+        >>> import torch, tensorcfr
+        >>> cg = tensorcfr.compile("kuhn")
+        >>> op = PayoffOperator.of(cg, torch.float64)
+        >>> y = torch.zeros(1, cg.treeplexes[1].num_sequences, dtype=torch.float64)
+        >>> op.cfv(0, y).abs().sum().item()
+        0.0
+    """
+
+    rows: tuple[torch.Tensor, torch.Tensor]  # [Z] own sequence of each nonzero, per player
+    cols: tuple[torch.Tensor, torch.Tensor]  # [Z] the other player's sequence
+    vals: tuple[torch.Tensor, torch.Tensor]  # [B, Z] payoff in each player's own sign
+    sizes: tuple[int, int]  # S_0, S_1
+
+    @staticmethod
+    def of(cg: CompiledGame, dtype: torch.dtype) -> "PayoffOperator":
+        a = cg.payoff.to(dtype)
+        s0, s1 = cg.payoff_seq[0], cg.payoff_seq[1]
+        return PayoffOperator((s0, s1), (s1, s0), (a, -a),
+                              (cg.treeplexes[0].num_sequences, cg.treeplexes[1].num_sequences))
+
+    def cfv(self, player: int, x_other: torch.Tensor) -> torch.Tensor:
+        vals = self.vals[player] * x_other.index_select(1, self.cols[player])  # [B, Z]
+        out = vals.new_zeros(vals.shape[0], self.sizes[player])
+        return out.index_add_(1, self.rows[player], vals)
+
+    def value(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """x^T A y [B]: player 0's expected payoff."""
+        return (self.vals[0] * x.index_select(1, self.rows[0]) * y.index_select(1, self.cols[0])).sum(1)
