@@ -1,0 +1,141 @@
+"""Command line: `tensorcfr solve GAME ...` and `tensorcfr info GAME`.
+
+Flags mirror the Python API (`Solver`, `train`). Bad input prints one line
+`tensorcfr: error: ...` and exits with code 2, never a traceback.
+
+Example:
+    $ tensorcfr solve kuhn --algo cfr+ --iterations 1000 --json
+    $ tensorcfr info leduc --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import games as games_pkg
+
+from .errors import TensorCFRError
+from .solvers import AVERAGING, UPDATES, PRESETS
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit code 2
+        self.exit(2, f"tensorcfr: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="tensorcfr", description="Solve two-player zero-sum imperfect-information games "
+                "with CFR as tensor operations.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    s = sub.add_parser("solve", help="run a solver and report exploitability and game value")
+    s.add_argument("game", nargs="+", metavar="GAME",
+                   help="game spec, e.g. kuhn, 'kuhn(ante=2)', leduc; several specs over one tree "
+                        "are solved together as a batch")
+    s.add_argument("--algo", default="cfr+", help=f"algorithm preset: {', '.join(PRESETS)} (default cfr+); "
+                   "parameters as 'cfr+(delay=10)'")
+    s.add_argument("--iterations", type=_positive_int, default=1000)
+    s.add_argument("--eval-every", type=_positive_int, default=None,
+                   help="evaluate every K iterations (default: iterations / 10)")
+    s.add_argument("--updates", choices=UPDATES, default=None, help="override the preset's schedule")
+    s.add_argument("--averaging", choices=AVERAGING, default=None, help="override the preset's averaging")
+    s.add_argument("--delay", type=int, default=None, help="averaging delay in iterations")
+    s.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
+    s.add_argument("--dtype", choices=("float32", "float64"), default="float64")
+    s.add_argument("--logdir", default=None, help="write TensorBoard scalars under this directory")
+    s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+    i = sub.add_parser("info", help="print the sizes of a compiled game")
+    i.add_argument("game", metavar="GAME")
+    i.add_argument("--json", action="store_true")
+    sub.add_parser("games", help="list the registered games")
+    return p
+
+
+def _info(args) -> int:
+    from .compiler import compile as compile_game
+
+    t0 = time.perf_counter()
+    cg = compile_game(args.game)
+    sizes = {"game": cg.name, **cg.sizes(), "compile_seconds": round(time.perf_counter() - t0, 3)}
+    if args.json:
+        print(json.dumps(sizes))
+    else:
+        width = max(map(len, sizes))
+        for k, v in sizes.items():
+            print(f"{k:<{width}}  {v}")
+    return 0
+
+
+def _solve(args) -> int:
+    from .solvers import Solver
+    from .training import open_writer, train
+
+    solver = Solver(args.game if len(args.game) > 1 else args.game[0], args.algo, device=args.device,
+                    dtype=args.dtype, updates=args.updates, averaging=args.averaging, delay=args.delay)
+    config = {**solver.describe(), "iterations": args.iterations}
+    writer = open_writer(args.logdir, solver.game.name, solver.config.name) if args.logdir else None
+    if writer is not None:
+        writer.add_text("config", json.dumps(config, indent=1).replace("\n", "  \n"), 0)
+
+    def line(row):
+        print(f"{row['iteration']:>10}  {row['exploitability']:>14.6e}  {row['exploitability_current']:>14.6e}"
+              f"  {row['game_value']:>+12.6f}  {row['ms_per_iteration']:>10.3f}", flush=True)
+
+    if not args.json:
+        print("tensorcfr solve: " + " ".join(f"{k}={v}" for k, v in config.items()))
+        print(f"{'iteration':>10}  {'exploitability':>14}  {'(current)':>14}  {'game value':>12}  {'ms/iter':>10}")
+    t0 = time.perf_counter()
+    rows = train(solver, args.iterations, args.eval_every, callback=None if args.json else line, writer=writer)
+    wall = time.perf_counter() - t0
+    if writer is not None:
+        writer.close()
+    last = rows[-1]
+    if args.json:
+        out = {"game": solver.game.name, "algorithm": solver.config.name, "iterations": solver.iteration,
+               "exploitability": last["exploitability"], "nash_conv": last["nash_conv"],
+               "game_value": last["game_value"], "exploitability_current": last["exploitability_current"],
+               "nash_conv_current": last["nash_conv_current"], "game_value_current": last["game_value_current"],
+               "seconds": last["seconds"], "wall_seconds": wall, "ms_per_iteration": 1000 * last["seconds"] / solver.iteration,
+               "device": str(solver.device), "dtype": config["dtype"], "config": config,
+               "curve": [{k: r[k] for k in ("iteration", "exploitability", "exploitability_current", "game_value")}
+                         for r in rows]}
+        if solver.game.batch_size > 1:
+            from .training import evaluation_row
+
+            out["members"] = [{"game": name, **evaluation_row(solver, b)}
+                              for b, name in enumerate(solver.game.batch_names)]
+        print(json.dumps(out))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "games":
+            print("\n".join(games_pkg.available()))
+            return 0
+        return _info(args) if args.command == "info" else _solve(args)
+    except (TensorCFRError, games_pkg.GameError) as e:
+        print(f"tensorcfr: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tensorcfr: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
