@@ -1,0 +1,18 @@
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+# Every solver test runs on every available device; CUDA cases skip cleanly without CUDA.
+DEVICES = [
+    "cpu",
+    pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")),
+]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
