@@ -1,0 +1,117 @@
+"""Compiled sizes, layout invariants, save/load, devices, and the validation errors."""
+
+import pytest
+import torch
+
+import tensorcfr
+from games import CHANCE
+from games.kuhn import Kuhn
+from games.leduc import Leduc
+
+
+def test_kuhn_and_leduc_sizes():
+    k = tensorcfr.compile("kuhn").sizes()
+    assert (k["histories"], k["terminals"], k["infosets"], k["sequences"]) == (58, 30, [6, 6], [12, 12])
+    s = tensorcfr.compile("leduc").sizes()
+    assert s["histories"] == 9457 and s["terminals"] == 5520
+    assert s["infosets"] == [468, 468] and s["sequences"] == [1092, 1092]
+
+
+@pytest.mark.parametrize("spec", ["kuhn", "leduc", "random(seed=5)"])
+def test_layout_invariants(spec):
+    cg = tensorcfr.compile(spec)
+    for tp in cg.treeplexes:
+        # levels tile the infosets and sequences; parents lie in earlier levels
+        assert tp.levels[0].i0 == 0 and tp.levels[-1].i1 == tp.num_infosets
+        assert tp.levels[-1].s1 == tp.num_sequences
+        for lv in tp.levels:
+            assert bool((lv.parent < lv.s0).all())
+        assert tp.infoset_offsets[0] == 1 and tp.infoset_offsets[-1] == tp.num_sequences
+    # the payoff matrix holds chance * u0 summed over terminals: total chance mass is 1
+    n = cg.num_histories
+    assert cg.node_level_offsets[-1] == n and cg.node_parent[0] == -1
+    assert bool((cg.node_parent[1:] < torch.arange(1, n)).all())
+
+
+def test_payoff_is_expected_utility_of_uniform_play():
+    from oracle import expected_value
+    import games
+
+    cg = tensorcfr.compile("leduc")
+    pol = tensorcfr.Policy.uniform(cg)
+    ev = tensorcfr.evaluate(cg, pol).game_value.item()
+    assert abs(ev - expected_value(games.make("leduc"), pol.to_dict())) < 1e-12
+
+
+def test_save_load_round_trip(tmp_path, device):
+    cg = tensorcfr.compile(["kuhn", "kuhn(ante=3)"])
+    path = tmp_path / "kuhn.pt"
+    cg.save(path)
+    back = tensorcfr.CompiledGame.load(path, device=device)
+    assert back.batch_names == cg.batch_names and back.sizes() == cg.sizes()
+    for k, v in cg._tensors().items():
+        assert torch.equal(getattr(back, k).cpu(), v), k
+    for a, b in zip(cg.treeplexes, back.treeplexes):
+        assert a.infoset_keys == b.infoset_keys and a.action_names == b.action_names
+        for k, v in a.tensors().items():
+            assert torch.equal(getattr(b, k).cpu(), v), k
+
+
+def test_load_rejects_other_files(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(tensorcfr.TensorCFRError, match="not a compiled tensorcfr game"):
+        tensorcfr.CompiledGame.load(bad)
+
+
+def test_to_device(device):
+    cg = tensorcfr.compile("kuhn").to(device)
+    assert cg.payoff.device.type == device and cg.treeplexes[1].levels[0].parent.device.type == device
+
+
+def test_batch_must_share_the_tree():
+    with pytest.raises(tensorcfr.TensorCFRError, match="does not have the tree of kuhn"):
+        tensorcfr.compile(["kuhn", "leduc"])
+
+
+class BadChance(Kuhn):
+    def chance_outcomes(self, state):
+        return [(c, p * 0.9) for c, p in super().chance_outcomes(state)]
+
+
+class NotZeroSum(Kuhn):
+    def utilities(self, state):
+        u0, u1 = super().utilities(state)
+        return (u0, -u1 if state[1] == "pbb" else u1)
+
+
+class UnevenActions(Kuhn):
+    def legal_actions(self, state):
+        return ("pass", "bet", "raise") if state[0][:2] == ("K", "Q") and state[1] == "" else ("pass", "bet")
+
+    def next_state(self, state, action):
+        return super().next_state(state, "bet" if action == "raise" else action)
+
+
+class MixedPlayers(Kuhn):
+    def infoset_key(self, state):
+        cards, h = state
+        return f"{cards[len(h) % 2]}:" if h in ("", "p") else super().infoset_key(state)
+
+
+class Forgetful(Kuhn):
+    def infoset_key(self, state):
+        cards, h = state
+        return "pb" if h == "pb" else super().infoset_key(state)  # player 0 forgets its card
+
+
+@pytest.mark.parametrize("game, message", [
+    (BadChance(), r"kuhn: history \[\]: chance probabilities \[.*\] do not sum to 1"),
+    (NotZeroSum(), r"history \['J', 'Q', 'pass', 'bet', 'bet'\]: utilities \(-2.0, -2.0\) are not zero-sum"),
+    (UnevenActions(), r"infoset 'K:' has legal actions \['pass', 'bet'\] at history \['K', 'J'\] but \['pass', 'bet', 'raise'\] at history \['K', 'Q'\]"),
+    (MixedPlayers(), r"infoset '[JQK]:' holds histories of both players: \[.*\] \(player 0\) and \[.*\] \(player 1\)"),
+    (Forgetful(), r"perfect recall fails at infoset 'pb'"),
+])
+def test_invalid_games_are_named(game, message):
+    with pytest.raises(tensorcfr.TensorCFRError, match=message):
+        tensorcfr.compile(game)

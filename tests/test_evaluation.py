@@ -1,0 +1,80 @@
+"""Evaluation against known values and against brute force over pure strategies."""
+
+import itertools
+import math
+import random
+
+import pytest
+
+import games
+import tensorcfr
+from oracle import expected_value
+
+
+def random_policy(cg, seed):
+    rng = random.Random(seed)
+    table = {}
+    for tp in cg.treeplexes:
+        for key, acts in zip(tp.infoset_keys, tp.action_names):
+            w = [rng.random() ** 2 for _ in acts]
+            table[key] = {a: x / sum(w) for a, x in zip(acts, w)}
+    return table
+
+
+def brute_force_best_response(game, cg, table, player):
+    """max over the player's pure strategies of its expected payoff, by enumeration."""
+    tp = cg.treeplexes[player]
+    best = -math.inf
+    for choice in itertools.product(*tp.action_names):
+        pure = dict(table)
+        for key, acts, a in zip(tp.infoset_keys, tp.action_names, choice):
+            pure[key] = {b: float(a == b) for b in acts}
+        v = expected_value(game, pure)
+        best = max(best, v if player == 0 else -v)
+    return best
+
+
+def test_uniform_nash_conv_known_values(device):
+    for spec, value in [("kuhn", 11 / 12), ("leduc", 4.747222222222222)]:
+        cg = tensorcfr.compile(spec).to(device)
+        assert tensorcfr.evaluate(cg, tensorcfr.Policy.uniform(cg)).nash_conv.item() == pytest.approx(value, abs=1e-12)
+
+
+def small_random_specs():
+    out = []
+    for seed in range(40):
+        spec = f"random(seed={seed},max_depth=5)"
+        cg = tensorcfr.compile(spec)
+        sizes = [math.prod(len(a) for a in tp.action_names) for tp in cg.treeplexes]
+        if max(sizes) <= 2048 and min(tp.num_infosets for tp in cg.treeplexes) >= 2:
+            out.append(spec)
+    return out[:8]
+
+
+@pytest.mark.parametrize("spec", ["kuhn"] + small_random_specs())
+def test_best_response_equals_brute_force(spec, device):
+    game = games.make(spec)
+    cg = tensorcfr.compile(spec).to(device)
+    for seed in range(3):
+        table = random_policy(cg, seed)
+        ev = tensorcfr.evaluate(cg, tensorcfr.Policy.from_dict(cg, table))
+        for p in (0, 1):
+            assert ev.best_response[p].item() == pytest.approx(brute_force_best_response(game, cg, table, p), abs=1e-12)
+        assert ev.game_value.item() == pytest.approx(expected_value(game, table), abs=1e-12)
+        assert ev.exploitability.item() == pytest.approx(ev.nash_conv.item() / 2)
+
+
+def test_policy_dict_round_trip_and_errors():
+    cg = tensorcfr.compile("kuhn")
+    table = random_policy(cg, 1)
+    back = tensorcfr.Policy.from_dict(cg, table).to_dict()
+    assert all(abs(back[k][a] - table[k][a]) < 1e-12 for k in table for a in table[k])
+    missing = {k: v for k, v in table.items() if k != "Q:pb"}
+    with pytest.raises(tensorcfr.TensorCFRError, match="infoset 'Q:pb' is missing"):
+        tensorcfr.Policy.from_dict(cg, missing)
+    with pytest.raises(tensorcfr.TensorCFRError, match=r"infoset 'J:' has actions \['bet', 'fold'\]"):
+        tensorcfr.Policy.from_dict(cg, {**table, "J:": {"fold": 0.5, "bet": 0.5}})
+    with pytest.raises(tensorcfr.TensorCFRError, match="do not sum to 1"):
+        tensorcfr.Policy.from_dict(cg, {**table, "J:": {"pass": 0.7, "bet": 0.7}})
+    with pytest.raises(tensorcfr.TensorCFRError, match="unknown infosets"):
+        tensorcfr.Policy.from_dict(cg, {**table, "X:": {"pass": 1.0}})

@@ -1,0 +1,76 @@
+"""Every registered game passes the public conformance checker; specs parse or fail clearly."""
+
+import pytest
+
+import games
+from games.kuhn import Kuhn
+
+SMALL_SPECS = ["kuhn", "kuhn(ante=2)", "leduc", "random(seed=0)", "random(seed=1,max_depth=6)"]
+
+
+def test_every_registered_game_is_covered():
+    assert {games.parse_spec(s)[0] for s in SMALL_SPECS} == set(games.available())
+
+
+@pytest.mark.parametrize("spec", SMALL_SPECS)
+def test_conformance(spec):
+    g = games.make(spec)
+    counts = games.check_game(g)
+    assert counts["nodes"] == counts["terminals"] + counts["chance"] + counts["decision"]
+    assert games.make(g.name).name == g.name  # the name is a spec that rebuilds the game
+
+
+def test_known_sizes():
+    assert games.check_game(games.make("kuhn")) == {"nodes": 58, "terminals": 30, "chance": 4, "decision": 24}
+    assert games.check_game(games.make("leduc"))["nodes"] == 9457
+
+
+def test_kuhn_payoffs():
+    g = Kuhn(ante=2)
+    def play(*moves):
+        s = g.initial_state()
+        for m in moves:
+            s = g.next_state(s, m)
+        return g.utilities(s)
+    assert play("K", "J", "pass", "pass") == (2.0, -2.0)
+    assert play("J", "K", "bet", "bet") == (-3.0, 3.0)
+    assert play("J", "K", "pass", "bet", "pass") == (-2.0, 2.0)
+
+
+def test_leduc_rules():
+    g = games.make("leduc")
+    s = g.initial_state()
+    for a in ["Js", "Qs"]:
+        s = g.next_state(s, a)
+    assert g.legal_actions(s) == ("call", "raise")  # no fold without a bet to face
+    s = g.next_state(s, "raise")
+    assert g.legal_actions(s) == ("fold", "call", "raise")
+    s = g.next_state(s, "raise")
+    assert g.legal_actions(s) == ("fold", "call")  # two raises per round at most
+    s = g.next_state(s, "call")
+    assert g.player(s) == games.CHANCE
+    s = g.next_state(s, "Jh")  # public J: player 0 pairs
+    for a in ["raise", "call"]:
+        s = g.next_state(s, a)
+    assert g.utilities(s) == (9.0, -9.0)  # 1 ante + 2 + 2 in round 1, + 4 in round 2
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("poker", "unknown game 'poker'; available: kuhn, leduc"),
+    ("kuhn(ante=0)", "ante must be positive"),
+    ("kuhn(bet=2)", "bad parameters for kuhn"),
+    ("kuhn(", "cannot parse game spec"),
+    ("kuhn(ante=x)", "cannot parse game spec"),
+])
+def test_bad_specs(spec, message):
+    with pytest.raises(games.GameError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        games.make(spec)
+
+
+def test_checker_catches_a_broken_game():
+    class NotZeroSum(Kuhn):
+        def utilities(self, state):
+            return (1.0, 1.0)
+
+    with pytest.raises(games.GameError, match="not zero-sum"):
+        games.check_game(NotZeroSum())
