@@ -1,0 +1,83 @@
+"""The command line: the issue's done-when commands, JSON keys, bad input, TensorBoard tags."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "tensorcfr", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_solve_kuhn_json():
+    r = run("solve", "kuhn", "--algo", "cfr+", "--iterations", "1000", "--json", "--device", "cpu")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    for key in ("game", "algorithm", "iterations", "exploitability", "nash_conv", "game_value", "seconds", "device"):
+        assert key in out
+    assert out["iterations"] == 1000 and out["exploitability"] < 1e-3
+    assert abs(out["game_value"] + 1 / 18) < 1e-3
+    assert out["nash_conv"] == pytest.approx(2 * out["exploitability"])
+
+
+def test_solve_leduc_json():
+    r = run("solve", "leduc", "--algo", "cfr+", "--iterations", "1000", "--json")
+    out = json.loads(r.stdout)
+    assert out["exploitability"] < 1e-3 and abs(out["game_value"] + 0.0856) < 2e-3
+
+
+def test_info_leduc_json():
+    out = json.loads(run("info", "leduc", "--json").stdout)
+    assert (out["histories"], out["terminals"], out["infosets"], out["sequences"]) == (9457, 5520, [468, 468], [1092, 1092])
+    assert out["levels"] == 12
+
+
+def test_text_output_prints_config_then_one_line_per_evaluation():
+    r = run("solve", "kuhn", "--algo", "cfr", "--iterations", "30", "--eval-every", "10", "--updates", "alternating")
+    lines = r.stdout.strip().splitlines()
+    assert lines[0].startswith("tensorcfr solve:") and "updates=alternating" in lines[0]
+    assert [int(l.split()[0]) for l in lines[2:]] == [10, 20, 30]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["solve", "nosuchgame"], "unknown game 'nosuchgame'; available: kuhn, leduc"),
+    (["solve", "kuhn", "--algo", "nosuchalgo"], "unknown algorithm 'nosuchalgo'"),
+    (["solve", "kuhn", "--updates", "sideways"], "invalid choice: 'sideways'"),
+    (["solve", "kuhn", "--iterations", "0"], "expected a positive integer"),
+    (["solve", "kuhn", "--iterations", "-5"], "expected a positive integer"),
+    (["solve", "kuhn", "--dtype", "float16"], "invalid choice: 'float16'"),
+    (["solve", "kuhn(ante=-1)"], "ante must be positive"),
+    (["info", "leduc(x=1)"], "bad parameters for leduc"),
+    (["solve", "kuhn", "--device", "tpu"], "unknown device 'tpu'"),
+])
+def test_bad_input_is_one_line_exit_2(args, message):
+    r = run(*args)
+    assert r.returncode == 2
+    assert message in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_cuda_without_cuda_is_an_error():
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    r = run("solve", "kuhn", "--device", "cuda")
+    assert r.returncode == 2 and "CUDA is not available" in r.stderr
+
+
+def test_logdir_writes_tensorboard_scalars(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    r = run("solve", "kuhn", "--algo", "cfr+", "--iterations", "20", "--eval-every", "5", "--logdir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    (run_dir,) = tmp_path.iterdir()
+    assert run_dir.name.startswith("kuhn__cfr+__0__")
+    acc = EventAccumulator(str(run_dir))
+    acc.Reload()
+    tags = set(acc.Tags()["scalars"])
+    for tag in ("exploitability/average", "exploitability/current", "nash_conv/average", "value/average",
+                "regret/max_p0", "perf/ms_per_iteration"):
+        assert tag in tags
+    assert [e.step for e in acc.Scalars("exploitability/average")] == [5, 10, 15, 20]
