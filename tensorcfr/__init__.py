@@ -14,10 +14,11 @@ from .compiler import compile
 from .errors import TensorCFRError
 from .evaluation import Evaluation, Policy, best_response_value, evaluate
 from .solvers import PRESETS, CFRConfig, Solver, algorithms, make_config
+from .training import train
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CFRConfig", "CompiledGame", "Evaluation", "PRESETS", "Policy", "Solver", "TensorCFRError",
-    "Treeplex", "algorithms", "best_response_value", "compile", "evaluate", "make_config",
+    "Treeplex", "algorithms", "best_response_value", "compile", "evaluate", "make_config", "train",
 ]

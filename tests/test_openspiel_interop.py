@@ -1,0 +1,23 @@
+"""Where OpenSpiel is installed (the `bench` extra): our CFR and CFR+ reproduce its C++
+solvers' exploitability iteration for iteration on Kuhn and Leduc. OpenSpiel's CFRSolver
+updates alternately, so our `cfr` runs with `updates="alternating"` here."""
+
+import pytest
+
+import tensorcfr
+
+pyspiel = pytest.importorskip("pyspiel")
+
+
+@pytest.mark.parametrize("game, name", [("kuhn", "kuhn_poker"), ("leduc", "leduc_poker")])
+@pytest.mark.parametrize("algo", ["cfr", "cfr+"])
+def test_same_exploitability_as_openspiel(game, name, algo, device):
+    g = pyspiel.load_game(name)
+    theirs = (pyspiel.CFRSolver if algo == "cfr" else pyspiel.CFRPlusSolver)(g)
+    ours = tensorcfr.Solver(game, algo, device=device, updates="alternating")
+    for n in (1, 9, 40):
+        for _ in range(n):
+            theirs.evaluate_and_update_policy()
+        ours.step(n)
+        expected = pyspiel.exploitability(g, theirs.average_policy())
+        assert ours.evaluate()["average"].exploitability.item() == pytest.approx(expected, abs=1e-9)

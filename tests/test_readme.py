@@ -1,0 +1,32 @@
+"""The README's quick start and Python API run as written."""
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+README = (Path(__file__).parent.parent / "README.md").read_text()
+
+
+def block(heading, lang):
+    section = README.split(f"## {heading}", 1)[1]
+    return re.search(rf"```{lang}\n(.*?)```", section, re.S).group(1)
+
+
+def test_python_api_example(capsys):
+    exec(compile(block("Python API", "python"), "README.md", "exec"), {})
+    assert capsys.readouterr().out.strip()
+
+
+def test_quick_start_commands(tmp_path):
+    commands = [line.split("#")[0].strip() for line in block("Quick start", "bash").splitlines()]
+    commands = [c for c in commands if c]
+    assert len(commands) >= 5
+    for cmd in commands:
+        args = shlex.split(cmd)
+        assert args[0] == "tensorcfr"
+        r = subprocess.run([sys.executable, "-m", "tensorcfr", *args[1:]], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, f"{cmd}: {r.stderr}"
+    assert any((tmp_path / "runs").iterdir())
