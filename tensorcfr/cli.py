@@ -45,14 +45,19 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("game", nargs="+", metavar="GAME",
                    help="game spec, e.g. kuhn, 'kuhn(ante=2)', leduc; several specs over one tree "
                         "are solved together as a batch")
-    s.add_argument("--algo", default="cfr+", help=f"algorithm preset: {', '.join(PRESETS)} (default cfr+); "
-                   "parameters as 'cfr+(delay=10)'")
+    s.add_argument("--algo", nargs="+", default=["cfr+"],
+                   help=f"algorithm preset(s): {', '.join(PRESETS)} (default cfr+); parameters as "
+                        "'dcfr(alpha=1.5,beta=0,gamma=2)'; several run one after another with the same "
+                        "evaluation points")
     s.add_argument("--iterations", type=_positive_int, default=1000)
     s.add_argument("--eval-every", type=_positive_int, default=None,
                    help="evaluate every K iterations (default: iterations / 10)")
     s.add_argument("--updates", choices=UPDATES, default=None, help="override the preset's schedule")
     s.add_argument("--averaging", choices=AVERAGING, default=None, help="override the preset's averaging")
     s.add_argument("--delay", type=int, default=None, help="averaging delay in iterations")
+    s.add_argument("--alpha", type=float, default=None, help="discount of positive regrets (DCFR)")
+    s.add_argument("--beta", type=float, default=None, help="discount of negative regrets (DCFR)")
+    s.add_argument("--gamma", type=float, default=None, help="average weights t^gamma")
     s.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
     s.add_argument("--dtype", choices=("float32", "float64"), default="float64")
     s.add_argument("--logdir", default=None, help="write TensorBoard scalars under this directory")
@@ -81,11 +86,24 @@ def _info(args) -> int:
 
 
 def _solve(args) -> int:
-    from .solvers import Solver
-    from .training import open_writer, train
+    results = [_solve_one(args, algo) for algo in args.algo]
+    if args.json:
+        print(json.dumps(results[0] if len(results) == 1 else {"runs": results}))
+    elif len(results) > 1:
+        print(f"\n{'algorithm':<12}  {'iterations':>10}  {'seconds':>8}  {'exploitability':>14}  {'(current)':>14}")
+        for r in results:
+            print(f"{r['algorithm']:<12}  {r['iterations']:>10}  {r['seconds']:>8.2f}  {r['exploitability']:>14.6e}"
+                  f"  {r['exploitability_current']:>14.6e}")
+    return 0
 
-    solver = Solver(args.game if len(args.game) > 1 else args.game[0], args.algo, device=args.device,
-                    dtype=args.dtype, updates=args.updates, averaging=args.averaging, delay=args.delay)
+
+def _solve_one(args, algo: str) -> dict:
+    from .solvers import Solver
+    from .training import evaluation_row, open_writer, train
+
+    solver = Solver(args.game if len(args.game) > 1 else args.game[0], algo, device=args.device,
+                    dtype=args.dtype, updates=args.updates, averaging=args.averaging, delay=args.delay,
+                    alpha=args.alpha, beta=args.beta, gamma=args.gamma)
     config = {**solver.describe(), "iterations": args.iterations}
     writer = open_writer(args.logdir, solver.game.name, solver.config.name) if args.logdir else None
     if writer is not None:
@@ -104,22 +122,21 @@ def _solve(args) -> int:
     if writer is not None:
         writer.close()
     last = rows[-1]
-    if args.json:
-        out = {"game": solver.game.name, "algorithm": solver.config.name, "iterations": solver.iteration,
-               "exploitability": last["exploitability"], "nash_conv": last["nash_conv"],
-               "game_value": last["game_value"], "exploitability_current": last["exploitability_current"],
-               "nash_conv_current": last["nash_conv_current"], "game_value_current": last["game_value_current"],
-               "seconds": last["seconds"], "wall_seconds": wall, "ms_per_iteration": 1000 * last["seconds"] / solver.iteration,
-               "device": str(solver.device), "dtype": config["dtype"], "config": config,
-               "curve": [{k: r[k] for k in ("iteration", "exploitability", "exploitability_current", "game_value")}
-                         for r in rows]}
-        if solver.game.batch_size > 1:
-            from .training import evaluation_row
-
-            out["members"] = [{"game": name, **evaluation_row(solver, b)}
-                              for b, name in enumerate(solver.game.batch_names)]
-        print(json.dumps(out))
-    return 0
+    out = {"game": solver.game.name, "algorithm": solver.config.name, "iterations": solver.iteration,
+           "exploitability": last["exploitability"], "nash_conv": last["nash_conv"],
+           "game_value": last["game_value"], "exploitability_current": last["exploitability_current"],
+           "nash_conv_current": last["nash_conv_current"], "game_value_current": last["game_value_current"],
+           "seconds": last["seconds"], "wall_seconds": wall,
+           "ms_per_iteration": 1000 * last["seconds"] / solver.iteration,
+           "device": str(solver.device), "dtype": config["dtype"], "config": config,
+           "curve": [{k: r[k] for k in ("iteration", "exploitability", "exploitability_current", "game_value")}
+                     for r in rows]}
+    if solver.batch_size > 1:
+        out["members"] = [{"member": name, **evaluation_row(solver, b)} for b, name in enumerate(solver.member_names())]
+        if not args.json:
+            for m in out["members"]:
+                print(f"  {m['member']}: exploitability {m['exploitability']:.6e}  game value {m['game_value']:+.6f}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

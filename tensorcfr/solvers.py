@@ -31,17 +31,33 @@ from .errors import TensorCFRError
 from .evaluation import Evaluation, Policy, evaluate
 
 UPDATES = ("simultaneous", "alternating")
-AVERAGING = ("uniform", "linear")
+AVERAGING = ("uniform", "linear", "power")
+
+Param = float | tuple[float, ...] | None  # a tuple is a batch of settings, one per member
+
+
+def _batch(value: Param) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    return tuple(float(v) for v in value) if isinstance(value, (tuple, list)) else (float(value),)
 
 
 @dataclass(frozen=True)
 class CFRConfig:
-    """The regret-matching family as parameters of one update.
+    """The regret-matching family as parameters of one update (DESIGN.md §2).
 
-    plus:      regret matching+ (cumulative regrets clipped at 0 after each update)
-    updates:   "simultaneous" | "alternating"
-    averaging: "uniform" (w_t = 1) | "linear" (w_t = t) weights of the average strategy
-    delay:     iterations t <= delay get weight 0 in the average (w_t = t - delay if linear)
+    plus:       regret matching+ (cumulative regrets clipped at 0 after each update)
+    updates:    "simultaneous" | "alternating"
+    averaging:  weights w_t of the average strategy: "uniform" (1), "linear" (t) or
+                "power" (t^gamma); iterations t <= delay get 0 and t counts from the delay
+    delay:      see averaging
+    alpha/beta: after iteration t, positive cumulative regrets are multiplied by
+                t^alpha/(t^alpha+1) and negative ones by t^beta/(t^beta+1) (None: kept)
+    gamma:      the exponent of "power" averaging
+    predictive: the next strategy regret-matches R + r_t (the last instantaneous regret as
+                the prediction of the next one)
+
+    alpha, beta and gamma may be tuples: one setting per batch member, all in one run.
     """
 
     name: str = "cfr"
@@ -49,6 +65,10 @@ class CFRConfig:
     updates: str = "simultaneous"
     averaging: str = "uniform"
     delay: int = 0
+    alpha: Param = None
+    beta: Param = None
+    gamma: Param = None
+    predictive: bool = False
 
     def __post_init__(self):
         if self.updates not in UPDATES:
@@ -57,16 +77,48 @@ class CFRConfig:
             raise TensorCFRError(f"averaging must be one of {', '.join(AVERAGING)}, got {self.averaging!r}")
         if not isinstance(self.delay, int) or self.delay < 0:
             raise TensorCFRError(f"delay must be a non-negative integer, got {self.delay!r}")
+        if (self.averaging == "power") != (self.gamma is not None):
+            raise TensorCFRError("gamma is the exponent of averaging='power' and needs it (and vice versa)")
+        for k in ("alpha", "beta", "gamma"):
+            try:
+                _batch(getattr(self, k))
+            except (TypeError, ValueError):
+                raise TensorCFRError(f"{k} must be a number or a tuple of numbers, got {getattr(self, k)!r}") from None
+        if (self.alpha is None) != (self.beta is None):
+            raise TensorCFRError("alpha and beta (regret discounting) go together")
+        self.batch_size  # noqa: B018  (checks that the tuples agree in length)
 
-    def average_weight(self, t: int) -> float:
+    @property
+    def batch_size(self) -> int:
+        """Number of hyper-parameter settings carried (1 unless alpha/beta/gamma are tuples)."""
+        sizes = {len(_batch(getattr(self, k))) for k in ("alpha", "beta", "gamma") if getattr(self, k) is not None}
+        sizes.discard(1)
+        if len(sizes) > 1:
+            raise TensorCFRError(f"{self.name}: alpha, beta and gamma tuples must have one length, got {sorted(sizes)}")
+        return sizes.pop() if sizes else 1
+
+    def average_weight(self, t: int) -> tuple[float, ...]:
+        """w_t per setting."""
         if t <= self.delay:
-            return 0.0
-        return float(t - self.delay) if self.averaging == "linear" else 1.0
+            return (0.0,)
+        if self.averaging == "power":
+            return tuple(float(t - self.delay) ** g for g in _batch(self.gamma))
+        return (float(t - self.delay) if self.averaging == "linear" else 1.0,)
+
+    def discounts(self, t: int):
+        """(positive, negative) regret multipliers per setting, or None."""
+        if self.alpha is None:
+            return None
+        f = lambda e: tuple(t ** a / (t ** a + 1) for a in _batch(e))  # noqa: E731
+        return f(self.alpha), f(self.beta)
 
 
 PRESETS: dict[str, CFRConfig] = {
     "cfr": CFRConfig("cfr"),
     "cfr+": CFRConfig("cfr+", plus=True, updates="alternating", averaging="linear"),
+    "lcfr": CFRConfig("lcfr", updates="alternating", alpha=1.0, beta=1.0, averaging="linear"),
+    "dcfr": CFRConfig("dcfr", updates="alternating", alpha=1.5, beta=0.0, averaging="power", gamma=2.0),
+    "pcfr+": CFRConfig("pcfr+", plus=True, updates="alternating", predictive=True, averaging="power", gamma=2.0),
 }
 
 
@@ -96,11 +148,18 @@ def make_config(algo: str | CFRConfig, **overrides) -> CFRConfig:
             raise TensorCFRError(f"algorithm {algo!r}: give parameters by name, e.g. {name}(delay=10)")
         base = PRESETS[name]
     params.update({k: v for k, v in overrides.items() if v is not None})
+    if "gamma" in params and "averaging" not in params:
+        params["averaging"] = "power"
+    elif params.get("averaging") in ("uniform", "linear"):
+        params.setdefault("gamma", None)
     allowed = {f.name for f in fields(CFRConfig)} - {"name"}
     unknown = set(params) - allowed
     if unknown:
         raise TensorCFRError(f"unknown option(s) {sorted(unknown)} for {base.name}; options: {sorted(allowed)}")
-    return replace(base, **params)
+    try:
+        return replace(base, **params)
+    except TypeError as e:
+        raise TensorCFRError(f"{base.name}: {e}") from None
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
@@ -152,10 +211,15 @@ class Solver:
         self.op = T.PayoffOperator.of(self.game, self.dtype)
         self.iteration = 0
         b = self.game.batch_size
+        if self.config.batch_size > 1:
+            if b not in (1, self.config.batch_size):
+                raise TensorCFRError(f"a batch of {b} games and of {self.config.batch_size} settings do not match")
+            b = self.config.batch_size
         zeros = lambda tp: torch.zeros(b, tp.num_sequences, dtype=self.dtype, device=self.device)  # noqa: E731
         self.regrets = [zeros(tp) for tp in self.game.treeplexes]
         self.average = [zeros(tp) for tp in self.game.treeplexes]
         self.sigma = [T.normalize(tp, r) for tp, r in zip(self.game.treeplexes, self.regrets)]
+        self.batch_size = b
 
     # -- the iteration skeleton ------------------------------------------------------------
     def step(self, n: int = 1) -> None:
@@ -175,18 +239,31 @@ class Solver:
                     self._update(p, self.op.cfv(p, x_other), x_own, t)
             self.iteration = t
 
+    def _per_member(self, values: tuple[float, ...]) -> torch.Tensor | float:
+        """A setting as a scalar, or [B, 1] when it differs per batch member."""
+        if len(values) == 1:
+            return values[0]
+        return torch.tensor(values, dtype=self.dtype, device=self.device)[:, None]
+
     def _update(self, p: int, g: torch.Tensor, x: torch.Tensor, t: int) -> None:
         """Regret-matching update of player p from counterfactual values g [B, S]."""
         tp, cfg = self.game.treeplexes[p], self.config
         q, v = T.bottom_up(tp, g, self.sigma[p])  # [B, S], [B, I]
+        inst = q - v[:, tp.seq_infoset.clamp(min=0)]  # [B, S] instantaneous regret (col 0 unused)
+        inst[:, 0] = 0
         regret = self.regrets[p]
-        regret[:, 1:] += q[:, 1:] - v[:, tp.slot_infoset]
+        regret += inst
         if cfg.plus:
             regret.clamp_(min=0)
+        discounts = cfg.discounts(t)
+        if discounts is not None:
+            pos, neg = (self._per_member(d) for d in discounts)
+            regret.copy_(torch.where(regret >= 0, regret * pos, regret * neg))
         w = cfg.average_weight(t)
-        if w:
-            self.average[p].add_(x, alpha=w)
-        self.sigma[p] = T.normalize(tp, regret.clamp(min=0))
+        if any(w):
+            self.average[p].add_(x * self._per_member(w))
+        target = regret + inst if cfg.predictive else regret
+        self.sigma[p] = T.normalize(tp, target.clamp(min=0))
 
     # -- reading the result -----------------------------------------------------------------
     def current_policy(self) -> Policy:
@@ -208,8 +285,17 @@ class Solver:
         return {f"max_p{p}": r[:, 1:].clamp(min=0).amax(1) / t if r.shape[1] > 1 else r[:, 0] * 0
                 for p, r in enumerate(self.regrets)}
 
+    def member_names(self) -> list[str]:
+        """A label per batch member: the game spec, plus the setting where settings differ."""
+        names = list(self.game.batch_names) * (self.batch_size // self.game.batch_size)
+        for k in ("alpha", "beta", "gamma"):
+            vals = _batch(getattr(self.config, k))
+            if vals is not None and len(vals) > 1:
+                names = [f"{n} {k}={v:g}" for n, v in zip(names, vals)]
+        return names
+
     def describe(self) -> dict:
         """The resolved configuration, as printed by the CLI."""
-        return {"game": self.game.name, "batch": list(self.game.batch_names), "algorithm": self.config.name,
+        return {"game": self.game.name, "batch": self.member_names(), "algorithm": self.config.name,
                 **{k: v for k, v in asdict(self.config).items() if k != "name"},
                 "device": str(self.device), "dtype": str(self.dtype).replace("torch.", "")}

@@ -82,7 +82,7 @@ def train(solver: Solver, iterations: int, eval_every: int | None = None,
         done += n
         if solver.iteration % eval_every and done < iterations:
             continue
-        for b in range(solver.game.batch_size):
+        for b in range(solver.batch_size):
             row = evaluation_row(solver, b)
             row.update(ms_per_iteration=1000 * dt / n, seconds=solving)
             if writer is not None:

@@ -13,9 +13,12 @@ from games import CHANCE, TERMINAL
 
 
 class RecursiveCFR:
-    def __init__(self, game, plus=False, updates="simultaneous", averaging="uniform", delay=0):
+    def __init__(self, game, plus=False, updates="simultaneous", averaging="uniform", delay=0,
+                 alpha=None, beta=None, gamma=None, predictive=False):
         self.game = game
         self.plus, self.updates, self.averaging, self.delay = plus, updates, averaging, delay
+        self.alpha, self.beta, self.gamma, self.predictive = alpha, beta, gamma, predictive
+        self.last_regret: dict[str, list[float]] = {}
         self.regret: dict[str, list[float]] = {}
         self.avg: dict[str, list[float]] = {}
         self.actions: dict[str, tuple[str, ...]] = {}
@@ -40,7 +43,10 @@ class RecursiveCFR:
             self._discover(self.game.next_state(state, a))
 
     def strategy(self, key):
-        pos = [max(r, 0.0) for r in self.regret[key]]
+        target = self.regret[key]
+        if self.predictive and key in self.last_regret:
+            target = [r + m for r, m in zip(target, self.last_regret[key])]
+        pos = [max(r, 0.0) for r in target]
         total = sum(pos)
         n = len(pos)
         return [r / total for r in pos] if total > 0 else [1.0 / n] * n
@@ -53,6 +59,8 @@ class RecursiveCFR:
     def _weight(self):
         if self.t <= self.delay:
             return 0.0
+        if self.averaging == "power":
+            return float(self.t - self.delay) ** self.gamma
         return float(self.t - self.delay) if self.averaging == "linear" else 1.0
 
     def _traverse(self, state, reach, chance, policy, updating, regret_acc, counted):
@@ -88,9 +96,16 @@ class RecursiveCFR:
         return v
 
     def _apply(self, regret_acc):
+        t = self.t
         for key, acc in regret_acc.items():
             r = [a + b for a, b in zip(self.regret[key], acc)]
-            self.regret[key] = [max(x, 0.0) for x in r] if self.plus else r
+            if self.plus:
+                r = [max(x, 0.0) for x in r]
+            if self.alpha is not None:  # discounted CFR
+                r = [x * (t ** self.alpha / (t ** self.alpha + 1)) if x >= 0 else
+                     x * (t ** self.beta / (t ** self.beta + 1)) for x in r]
+            self.regret[key] = r
+            self.last_regret[key] = list(acc)
 
     def iterate(self):
         self.t += 1

@@ -72,6 +72,29 @@ def test_random_games_match_oracle(seed, device):
         check_against_oracle(spec, OPTIONS[(seed + 4 * k) % len(OPTIONS)], 8, device)
 
 
+PRESET_NAMES = ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+"]
+
+
+def preset_options(name):
+    from dataclasses import asdict
+    opts = asdict(tensorcfr.PRESETS[name])
+    opts.pop("name")
+    return opts
+
+
+@pytest.mark.parametrize("algo", PRESET_NAMES)
+@pytest.mark.parametrize("spec", ["kuhn", "random(seed=11)", "random(seed=12)", "random(seed=13)"])
+def test_presets_match_oracle_for_20_iterations(algo, spec, device):
+    check_against_oracle(spec, preset_options(algo), 20, device)
+
+
+@pytest.mark.parametrize("algo", ["lcfr", "dcfr", "pcfr+"])
+def test_presets_with_other_schedule_match_oracle(algo, device):
+    opts = preset_options(algo)
+    opts["updates"] = "simultaneous"
+    check_against_oracle("random(seed=21)", opts, 15, device)
+
+
 def test_random_games_have_the_promised_features():
     """Chance, uneven branching, single-action nodes, hidden information, depth >= 4."""
     seen = dict(single=False, uneven=False, hidden=False)

@@ -1,0 +1,48 @@
+"""The CFR family as one parametrised update: presets, batched hyper-parameters, convergence."""
+
+import pytest
+import torch
+
+import tensorcfr
+
+
+def test_batched_dcfr_settings_equal_solo_runs(device):
+    alphas, betas, gammas = (1.0, 1.5, 2.0, 3.0), (0.0, 0.0, -1.0, 0.5), (2.0, 1.0, 2.0, 3.0)
+    batch = tensorcfr.Solver("leduc", tensorcfr.make_config("dcfr", alpha=alphas, beta=betas, gamma=gammas),
+                             device=device)
+    assert batch.batch_size == 4
+    batch.step(30)
+    for b in range(4):
+        solo = tensorcfr.Solver("leduc", tensorcfr.make_config("dcfr", alpha=alphas[b], beta=betas[b], gamma=gammas[b]),
+                                device=device)
+        solo.step(30)
+        for p in (0, 1):
+            assert torch.equal(batch.regrets[p][b], solo.regrets[p][0])
+            assert torch.equal(batch.average[p][b], solo.average[p][0])
+    names = batch.member_names()
+    assert names[1] == "leduc alpha=1.5 beta=0 gamma=1"
+
+
+def test_algorithm_specs_and_errors():
+    assert tensorcfr.make_config("dcfr(alpha=2)").alpha == 2
+    assert tensorcfr.make_config("cfr+", gamma=2).averaging == "power"
+    assert tensorcfr.make_config("dcfr", averaging="linear").gamma is None
+    for bad, msg in [("nope", "unknown algorithm"), ("dcfr(1.5)", "give parameters by name"),
+                     ("dcfr(alpha=(1,2),beta=(0,0,0))", "one length"), ("cfr(speed=2)", "unknown option"),
+                     ("cfr(alpha=1)", "alpha and beta")]:
+        with pytest.raises(tensorcfr.TensorCFRError, match=msg):
+            tensorcfr.make_config(bad)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algo, options, bound", [
+    ("cfr", {"updates": "alternating"}, 2e-2),  # OpenSpiel's CFR schedule; simultaneous gives 4.0e-2
+    ("lcfr", {}, 1e-2),
+    ("cfr+", {}, 1e-3),
+    ("dcfr", {}, 5e-4),
+    ("pcfr+", {}, 1e-3),
+])
+def test_leduc_convergence_after_1000_iterations(algo, options, bound, device):
+    s = tensorcfr.Solver("leduc", algo, device=device, **options)
+    s.step(1000)
+    assert s.evaluate()["average"].exploitability.item() < bound
