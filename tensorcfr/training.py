@@ -39,9 +39,10 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def evaluation_row(solver: Solver, member: int = 0) -> dict:
-    """One row of figures for batch member `member` at the solver's current iteration."""
-    ev = solver.evaluate()
+def evaluation_row(solver: Solver, member: int = 0, ev: dict | None = None) -> dict:
+    """One row of figures for batch member `member` at the solver's current iteration
+    (`ev`: the result of `solver.evaluate()`, when already computed)."""
+    ev = ev or solver.evaluate()
     avg, cur = ev["average"].as_dict(member), ev["current"].as_dict(member)
     row = {"iteration": solver.iteration,
            "exploitability": avg["exploitability"], "exploitability_current": cur["exploitability"],
@@ -82,8 +83,9 @@ def train(solver: Solver, iterations: int, eval_every: int | None = None,
         done += n
         if solver.iteration % eval_every and done < iterations:
             continue
+        ev = solver.evaluate()
         for b in range(solver.batch_size):
-            row = evaluation_row(solver, b)
+            row = evaluation_row(solver, b, ev)
             row.update(ms_per_iteration=1000 * dt / n, seconds=solving)
             if writer is not None:
                 suffix = f"/member{b}" if b else ""
