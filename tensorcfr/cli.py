@@ -132,7 +132,8 @@ def _solve_one(args, algo: str) -> dict:
            "curve": [{k: r[k] for k in ("iteration", "exploitability", "exploitability_current", "game_value")}
                      for r in rows]}
     if solver.batch_size > 1:
-        out["members"] = [{"member": name, **evaluation_row(solver, b)} for b, name in enumerate(solver.member_names())]
+        ev = solver.evaluate()
+        out["members"] = [{"member": name, **evaluation_row(solver, b, ev)} for b, name in enumerate(solver.member_names())]
         if not args.json:
             for m in out["members"]:
                 print(f"  {m['member']}: exploitability {m['exploitability']:.6e}  game value {m['game_value']:+.6f}")

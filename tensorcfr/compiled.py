@@ -98,6 +98,19 @@ class Treeplex:
         """Readable name of every sequence: `""` for the empty one, else `"key/action"`."""
         return [""] + [f"{k}/{a}" for k, acts in zip(self.infoset_keys, self.action_names) for a in acts]
 
+    def per_infoset(self, row: list) -> dict[str, dict[str, object]]:
+        """`{infoset key: {action name: row[sequence]}}` for a per-sequence list `row` [S].
+
+        Example:
+            >>> import tensorcfr
+            >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+            >>> tp.per_infoset(list(range(tp.num_sequences)))["J:"]
+            {'pass': 1, 'bet': 2}
+        """
+        offsets = self.infoset_offsets.tolist()
+        return {key: dict(zip(acts, row[offsets[j]:offsets[j + 1]]))
+                for j, (key, acts) in enumerate(zip(self.infoset_keys, self.action_names))}
+
     def tensors(self) -> dict[str, torch.Tensor]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if f.init and isinstance(getattr(self, f.name), torch.Tensor)}

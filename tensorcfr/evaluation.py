@@ -52,10 +52,7 @@ class Policy:
         """
         out = {}
         for tp, s in zip(self.game.treeplexes, self.sigma):
-            probs = s[min(member, s.shape[0] - 1)].tolist()
-            offsets = tp.infoset_offsets.tolist()
-            for j, (key, acts) in enumerate(zip(tp.infoset_keys, tp.action_names)):
-                out[key] = dict(zip(acts, probs[offsets[j]:offsets[j + 1]]))
+            out.update(tp.per_infoset(s[min(member, s.shape[0] - 1)].tolist()))
         return out
 
     @staticmethod

@@ -233,10 +233,10 @@ class Solver:
                 for p in (0, 1):
                     self._update(p, gs[p], xs[p], t)
             else:
-                for p in (0, 1):
-                    x_other = T.sequence_form(tps[1 - p], self.sigma[1 - p])
-                    x_own = T.sequence_form(tps[p], self.sigma[p])
-                    self._update(p, self.op.cfv(p, x_other), x_own, t)
+                xs = [T.sequence_form(tp, s) for tp, s in zip(tps, self.sigma)]
+                self._update(0, self.op.cfv(0, xs[1]), xs[0], t)
+                xs[0] = T.sequence_form(tps[0], self.sigma[0])  # player 1 answers player 0's new strategy
+                self._update(1, self.op.cfv(1, xs[0]), xs[1], t)
             self.iteration = t
 
     def _per_member(self, values: tuple[float, ...]) -> torch.Tensor | float:
@@ -249,8 +249,8 @@ class Solver:
         """Regret-matching update of player p from counterfactual values g [B, S]."""
         tp, cfg = self.game.treeplexes[p], self.config
         q, v = T.bottom_up(tp, g, self.sigma[p])  # [B, S], [B, I]
-        inst = q - v[:, tp.seq_infoset.clamp(min=0)]  # [B, S] instantaneous regret (col 0 unused)
-        inst[:, 0] = 0
+        inst = torch.zeros_like(q)  # [B, S] instantaneous regret; column 0 (empty sequence) stays 0
+        inst[:, 1:] = q[:, 1:] - v[:, tp.slot_infoset]
         regret = self.regrets[p]
         regret += inst
         if cfg.plus:
@@ -280,10 +280,9 @@ class Solver:
                 "current": evaluate(self.game, self.current_policy(), self.op)}
 
     def regret_summary(self) -> dict[str, torch.Tensor]:
-        """Largest positive cumulative regret per player over t, [B] each (0 before any iteration)."""
+        """Largest positive cumulative regret per player over t, [B] each (column 0 is always 0)."""
         t = max(self.iteration, 1)
-        return {f"max_p{p}": r[:, 1:].clamp(min=0).amax(1) / t if r.shape[1] > 1 else r[:, 0] * 0
-                for p, r in enumerate(self.regrets)}
+        return {f"max_p{p}": r.clamp(min=0).amax(1) / t for p, r in enumerate(self.regrets)}
 
     def member_names(self) -> list[str]:
         """A label per batch member: the game spec, plus the setting where settings differ."""

@@ -30,6 +30,8 @@ TAGS = {
     "value/current": "game_value_current",
     "best_response/p0": "best_response_p0",
     "best_response/p1": "best_response_p1",
+    "regret/max_p0": "regret_max_p0",
+    "regret/max_p1": "regret_max_p1",
     "perf/ms_per_iteration": "ms_per_iteration",
 }
 
@@ -91,8 +93,6 @@ def train(solver: Solver, iterations: int, eval_every: int | None = None,
                 suffix = f"/member{b}" if b else ""
                 for tag, key in TAGS.items():
                     writer.add_scalar(tag + suffix, row[key], solver.iteration)
-                for k in ("regret_max_p0", "regret_max_p1"):
-                    writer.add_scalar(f"regret/{k[7:]}{suffix}", row[k], solver.iteration)
             if b == 0:
                 rows.append(row)
                 if callback is not None:

@@ -27,10 +27,19 @@ def test_layout_invariants(spec):
         for lv in tp.levels:
             assert bool((lv.parent < lv.s0).all())
         assert tp.infoset_offsets[0] == 1 and tp.infoset_offsets[-1] == tp.num_sequences
-    # the payoff matrix holds chance * u0 summed over terminals: total chance mass is 1
+    # the node arrays form a tree, level by level; under uniform play its terminals carry all
+    # the probability mass
     n = cg.num_histories
     assert cg.node_level_offsets[-1] == n and cg.node_parent[0] == -1
     assert bool((cg.node_parent[1:] < torch.arange(1, n)).all())
+    children = torch.bincount(cg.node_parent[1:], minlength=n).to(torch.float64)
+    parent_is_chance = cg.node_player[cg.node_parent[1:]] == -1
+    edge = torch.where(parent_is_chance, cg.node_chance_prob[1:], 1 / children[cg.node_parent[1:]])
+    reach = torch.ones(n, dtype=torch.float64)
+    lo = cg.node_level_offsets.tolist()
+    for a, b in zip(lo[1:-1], lo[2:]):
+        reach[a:b] = reach[cg.node_parent[a:b]] * edge[a - 1:b - 1]
+    assert reach[cg.node_player == -2].sum().item() == pytest.approx(1.0, abs=1e-12)
 
 
 def test_payoff_is_expected_utility_of_uniform_play():

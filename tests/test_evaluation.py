@@ -51,7 +51,14 @@ def small_random_specs():
     return out[:8]
 
 
-@pytest.mark.parametrize("spec", ["kuhn"] + small_random_specs())
+SMALL_RANDOM = small_random_specs()
+
+
+def test_enough_small_random_games_for_brute_force():
+    assert len(SMALL_RANDOM) == 8
+
+
+@pytest.mark.parametrize("spec", ["kuhn"] + SMALL_RANDOM)
 def test_best_response_equals_brute_force(spec, device):
     game = games.make(spec)
     cg = tensorcfr.compile(spec).to(device)

@@ -24,10 +24,7 @@ def solver_tables(solver):
     avg = solver.average_policy().to_dict()
     reg = {}
     for tp, r in zip(solver.game.treeplexes, solver.regrets):
-        vals = r[0].tolist()
-        offsets = tp.infoset_offsets.tolist()
-        for j, (k, acts) in enumerate(zip(tp.infoset_keys, tp.action_names)):
-            reg[k] = dict(zip(acts, vals[offsets[j]:offsets[j + 1]]))
+        reg.update(tp.per_infoset(r[0].tolist()))
     return cur, avg, reg
 
 
