@@ -21,10 +21,11 @@ from typing import Callable
 from .base import CHANCE, TERMINAL, Game, GameError, check_game
 from .kuhn import Kuhn
 from .leduc import Leduc
+from .matrix import MatrixGame, matching_pennies, matrix, rps
 from .random_game import RandomGame
 
-__all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "available", "check_game", "make",
-           "parse_spec", "register"]
+__all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "MatrixGame", "available", "check_game", "make",
+           "matrix", "parse_spec", "register"]
 
 _REGISTRY: dict[str, Callable[..., Game]] = {}
 
@@ -85,3 +86,5 @@ def make(spec: str | Game) -> Game:
 register("kuhn", Kuhn)
 register("leduc", Leduc)
 register("random", RandomGame)
+register("rps", rps)
+register("matching_pennies", matching_pennies)

@@ -13,12 +13,13 @@ from .compiled import CompiledGame, Treeplex
 from .compiler import compile
 from .errors import TensorCFRError
 from .evaluation import Evaluation, Policy, best_response_value, evaluate
-from .solvers import PRESETS, CFRConfig, Solver, algorithms, make_config
+from .solvers import PRESETS, CFRConfig, FTRLConfig, Solver, algorithms, dilated_entropy_weights, make_config
 from .training import train
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "CFRConfig", "CompiledGame", "Evaluation", "PRESETS", "Policy", "Solver", "TensorCFRError",
-    "Treeplex", "algorithms", "best_response_value", "compile", "evaluate", "make_config", "train",
+    "CFRConfig", "CompiledGame", "Evaluation", "FTRLConfig", "PRESETS", "Policy", "Solver", "TensorCFRError",
+    "Treeplex", "algorithms", "best_response_value", "compile", "dilated_entropy_weights", "evaluate",
+    "make_config", "train",
 ]

@@ -18,7 +18,7 @@ import time
 import games as games_pkg
 
 from .errors import TensorCFRError
-from .solvers import AVERAGING, UPDATES, PRESETS
+from .solvers import AVERAGING, PRESETS, UPDATES, WEIGHTS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--alpha", type=float, default=None, help="discount of positive regrets (DCFR)")
     s.add_argument("--beta", type=float, default=None, help="discount of negative regrets (DCFR)")
     s.add_argument("--gamma", type=float, default=None, help="average weights t^gamma")
+    s.add_argument("--eta", type=float, default=None, help="FTRL step size (ftrl, oftrl; default 2)")
+    s.add_argument("--weights", choices=WEIGHTS, default=None,
+                   help="FTRL dilated-entropy weights (default unit)")
     s.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
     s.add_argument("--dtype", choices=("float32", "float64"), default="float64")
     s.add_argument("--logdir", default=None, help="write TensorBoard scalars under this directory")
@@ -103,7 +106,7 @@ def _solve_one(args, algo: str) -> dict:
 
     solver = Solver(args.game if len(args.game) > 1 else args.game[0], algo, device=args.device,
                     dtype=args.dtype, updates=args.updates, averaging=args.averaging, delay=args.delay,
-                    alpha=args.alpha, beta=args.beta, gamma=args.gamma)
+                    alpha=args.alpha, beta=args.beta, gamma=args.gamma, eta=args.eta, weights=args.weights)
     config = {**solver.describe(), "iterations": args.iterations}
     writer = open_writer(args.logdir, solver.game.name, solver.config.name) if args.logdir else None
     if writer is not None:

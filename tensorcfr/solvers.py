@@ -32,6 +32,8 @@ from .evaluation import Evaluation, Policy, evaluate
 
 UPDATES = ("simultaneous", "alternating")
 AVERAGING = ("uniform", "linear", "power")
+WEIGHTS = ("unit", "kroer17", "farina21")
+ETA_DEFAULT = 2.0  # FTRL step size of the presets; see FTRLConfig
 
 Param = float | tuple[float, ...] | None  # a tuple is a batch of settings, one per member
 
@@ -43,32 +45,23 @@ def _batch(value: Param) -> tuple[float, ...] | None:
 
 
 @dataclass(frozen=True)
-class CFRConfig:
-    """The regret-matching family as parameters of one update (DESIGN.md §2).
+class _Schedule:
+    """What every algorithm shares: the update schedule and the average-strategy weights.
 
-    plus:       regret matching+ (cumulative regrets clipped at 0 after each update)
-    updates:    "simultaneous" | "alternating"
+    updates:    "simultaneous" | "alternating" (player 1 answers player 0's new strategy)
     averaging:  weights w_t of the average strategy: "uniform" (1), "linear" (t) or
                 "power" (t^gamma); iterations t <= delay get 0 and t counts from the delay
     delay:      see averaging
-    alpha/beta: after iteration t, positive cumulative regrets are multiplied by
-                t^alpha/(t^alpha+1) and negative ones by t^beta/(t^beta+1) (None: kept)
     gamma:      the exponent of "power" averaging
-    predictive: the next strategy regret-matches R + r_t (the last instantaneous regret as
-                the prediction of the next one)
-
-    alpha, beta and gamma may be tuples: one setting per batch member, all in one run.
     """
 
     name: str = "cfr"
-    plus: bool = False
     updates: str = "simultaneous"
     averaging: str = "uniform"
     delay: int = 0
-    alpha: Param = None
-    beta: Param = None
     gamma: Param = None
-    predictive: bool = False
+
+    BATCHED = ("gamma",)  # the fields that may be tuples (one setting per batch member)
 
     def __post_init__(self):
         if self.updates not in UPDATES:
@@ -79,22 +72,21 @@ class CFRConfig:
             raise TensorCFRError(f"delay must be a non-negative integer, got {self.delay!r}")
         if (self.averaging == "power") != (self.gamma is not None):
             raise TensorCFRError("gamma is the exponent of averaging='power' and needs it (and vice versa)")
-        for k in ("alpha", "beta", "gamma"):
+        for k in self.BATCHED:
             try:
                 _batch(getattr(self, k))
             except (TypeError, ValueError):
                 raise TensorCFRError(f"{k} must be a number or a tuple of numbers, got {getattr(self, k)!r}") from None
-        if (self.alpha is None) != (self.beta is None):
-            raise TensorCFRError("alpha and beta (regret discounting) go together")
         self.batch_size  # noqa: B018  (checks that the tuples agree in length)
 
     @property
     def batch_size(self) -> int:
-        """Number of hyper-parameter settings carried (1 unless alpha/beta/gamma are tuples)."""
-        sizes = {len(_batch(getattr(self, k))) for k in ("alpha", "beta", "gamma") if getattr(self, k) is not None}
+        """Number of hyper-parameter settings carried (1 unless some parameter is a tuple)."""
+        sizes = {len(_batch(getattr(self, k))) for k in self.BATCHED if getattr(self, k) is not None}
         sizes.discard(1)
         if len(sizes) > 1:
-            raise TensorCFRError(f"{self.name}: alpha, beta and gamma tuples must have one length, got {sorted(sizes)}")
+            raise TensorCFRError(f"{self.name}: {', '.join(self.BATCHED)} tuples must have one length, "
+                                 f"got {sorted(sizes)}")
         return sizes.pop() if sizes else 1
 
     def average_weight(self, t: int) -> tuple[float, ...]:
@@ -105,6 +97,37 @@ class CFRConfig:
             return tuple(float(t - self.delay) ** g for g in _batch(self.gamma))
         return (float(t - self.delay) if self.averaging == "linear" else 1.0,)
 
+
+@dataclass(frozen=True)
+class CFRConfig(_Schedule):
+    """The regret-matching family as parameters of one update (DESIGN.md §2).
+
+    plus:       regret matching+ (cumulative regrets clipped at 0 after each update)
+    alpha/beta: after iteration t, positive cumulative regrets are multiplied by
+                t^alpha/(t^alpha+1) and negative ones by t^beta/(t^beta+1) (None: kept)
+    predictive: the next strategy regret-matches R + r_t (the last instantaneous regret as
+                the prediction of the next one)
+    and the schedule of `_Schedule` (updates, averaging, delay, gamma).
+
+    alpha, beta and gamma may be tuples: one setting per batch member, all in one run.
+
+    Example:
+        >>> CFRConfig("my-dcfr", updates="alternating", alpha=(1.0, 2.0), beta=0.0).batch_size
+        2
+    """
+
+    plus: bool = False
+    alpha: Param = None
+    beta: Param = None
+    predictive: bool = False
+
+    BATCHED = ("alpha", "beta", "gamma")
+
+    def __post_init__(self):
+        super().__post_init__()
+        if (self.alpha is None) != (self.beta is None):
+            raise TensorCFRError("alpha and beta (regret discounting) go together")
+
     def discounts(self, t: int):
         """(positive, negative) regret multipliers per setting, or None."""
         if self.alpha is None:
@@ -112,13 +135,122 @@ class CFRConfig:
         f = lambda e: tuple(t ** a / (t ** a + 1) for a in _batch(e))  # noqa: E731
         return f(self.alpha), f(self.beta)
 
+    def init_state(self, zeros) -> dict:
+        return {"regrets": zeros()}
 
-PRESETS: dict[str, CFRConfig] = {
+    def next_strategy(self, solver: "Solver", p: int, g: torch.Tensor, t: int) -> torch.Tensor:
+        """Regret-matching update of player p from counterfactual values g [B, S]."""
+        tp, st = solver.game.treeplexes[p], solver.state[p]
+        q, v = T.bottom_up(tp, g, solver.sigma[p])  # [B, S], [B, I]
+        inst = torch.zeros_like(q)  # [B, S] instantaneous regret; column 0 (empty sequence) stays 0
+        inst[:, 1:] = q[:, 1:] - v[:, tp.slot_infoset]
+        regret = st["regrets"]
+        regret += inst
+        if self.plus:
+            regret.clamp_(min=0)
+        discounts = self.discounts(t)
+        if discounts is not None:
+            pos, neg = (solver.per_member(d) for d in discounts)
+            regret.copy_(torch.where(regret >= 0, regret * pos, regret * neg))
+        target = regret + inst if self.predictive else regret
+        return T.normalize(tp, target.clamp(min=0))
+
+
+@dataclass(frozen=True)
+class FTRLConfig(_Schedule):
+    """Sequence-form FTRL with a dilated-entropy regulariser, and its optimistic form.
+
+    The strategy after t iterations maximises <U_t, x> - psi(x) / eta over the treeplex, where
+    U_t is the sum of the counterfactual-value vectors g_1..g_t (plus g_t once more when
+    `optimistic`) and psi(x) = sum_j beta_j x[p_j] sum_a b(j,a) log b(j,a) is the dilated
+    entropy with per-infoset weights beta_j. The maximiser is a bottom-up softmax per infoset
+    (`treeplex.softmax_bottom_up`) with temperature beta_j / eta.
+
+    eta:        step size (a tuple: one per batch member). Counterfactual values carry the
+                chance probabilities, so a good eta grows with the number of chance outcomes.
+    weights:    "unit"     beta_j = 1, the weight-one dilated entropy (DilEnt) of Fan, Kroer
+                           and Farina (2024), iterate-equivalent to kernelised OMWU;
+                "kroer17"  beta_j = 2 + 2 max_a sum_{j' below (j,a)} beta_j'  (Kroer, Waugh,
+                           Kilinc-Karzan and Sandholm, "Faster algorithms for extensive-form
+                           game solving via improved smoothing functions");
+                "farina21" beta_j = 1 + max_a sum_{j' below (j,a)} beta_j'  (Farina, Kroer and
+                           Sandholm, "Better regularization for sequential decision spaces").
+    optimistic: predict the next utility by the last one (optimistic FTRL).
+    and the schedule of `_Schedule` (updates, averaging, delay, gamma).
+
+    Example:
+        >>> FTRLConfig("my-oftrl", optimistic=True, eta=(0.5, 1.0, 2.0)).batch_size
+        3
+    """
+
+    eta: Param = 1.0
+    weights: str = "unit"
+    optimistic: bool = False
+
+    BATCHED = ("eta", "gamma")
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.weights not in WEIGHTS:
+            raise TensorCFRError(f"weights must be one of {', '.join(WEIGHTS)}, got {self.weights!r}")
+        if self.eta is None or any(e <= 0 for e in _batch(self.eta)):
+            raise TensorCFRError(f"eta (the step size) must be positive, got {self.eta!r}")
+
+    def init_state(self, zeros) -> dict:
+        return {"utility": zeros()}  # [B, S] cumulative counterfactual values
+
+    def temperature(self, solver: "Solver", p: int) -> torch.Tensor:
+        """beta_j / eta per member and infoset: [B or 1, I]."""
+        beta = dilated_entropy_weights(solver.game.treeplexes[p], self.weights).to(solver.dtype)  # [I]
+        eta = solver.per_member(_batch(self.eta))
+        return beta[None, :] / (eta if isinstance(eta, torch.Tensor) else torch.tensor(eta, dtype=solver.dtype))
+
+    def next_strategy(self, solver: "Solver", p: int, g: torch.Tensor, t: int) -> torch.Tensor:
+        st = solver.state[p]
+        st["utility"] += g
+        target = st["utility"] + g if self.optimistic else st["utility"]
+        if "temperature" not in st:
+            st["temperature"] = self.temperature(solver, p).to(solver.device)
+        sigma, _ = T.softmax_bottom_up(solver.game.treeplexes[p], target, st["temperature"])
+        return sigma
+
+
+Config = CFRConfig | FTRLConfig
+
+
+def dilated_entropy_weights(tp, scheme: str = "unit") -> torch.Tensor:
+    """Per-infoset weights beta_j [I] (float64) of a dilated entropy, by name (see FTRLConfig).
+
+    Computed bottom-up over the treeplex levels.
+
+    Example:
+        >>> import tensorcfr
+        >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+        >>> dilated_entropy_weights(tp, "farina21").tolist()[:3]
+        [2.0, 2.0, 2.0]
+    """
+    if scheme not in WEIGHTS:
+        raise TensorCFRError(f"weights must be one of {', '.join(WEIGHTS)}, got {scheme!r}")
+    beta = torch.ones(tp.num_infosets, dtype=torch.float64, device=tp.infoset_parent.device)
+    if scheme == "unit":
+        return beta
+    below = torch.zeros(tp.num_sequences, dtype=torch.float64, device=beta.device)  # [S] sum of child weights
+    for lv in reversed(tp.levels):
+        most = torch.zeros(lv.i1 - lv.i0, dtype=torch.float64, device=beta.device)
+        most.scatter_reduce_(0, lv.segment, below[lv.s0:lv.s1], "amax")
+        beta[lv.i0:lv.i1] = 2 + 2 * most if scheme == "kroer17" else 1 + most
+        below.index_add_(0, lv.parent, beta[lv.i0:lv.i1])
+    return beta
+
+
+PRESETS: dict[str, Config] = {
     "cfr": CFRConfig("cfr"),
     "cfr+": CFRConfig("cfr+", plus=True, updates="alternating", averaging="linear"),
     "lcfr": CFRConfig("lcfr", updates="alternating", alpha=1.0, beta=1.0, averaging="linear"),
     "dcfr": CFRConfig("dcfr", updates="alternating", alpha=1.5, beta=0.0, averaging="power", gamma=2.0),
     "pcfr+": CFRConfig("pcfr+", plus=True, updates="alternating", predictive=True, averaging="power", gamma=2.0),
+    "ftrl": FTRLConfig("ftrl", eta=ETA_DEFAULT),
+    "oftrl": FTRLConfig("oftrl", eta=ETA_DEFAULT, optimistic=True),
 }
 
 
@@ -127,14 +259,17 @@ def algorithms() -> list[str]:
     return list(PRESETS)
 
 
-def make_config(algo: str | CFRConfig, **overrides) -> CFRConfig:
-    """Resolve a preset name or spec (`"cfr+"`, `"cfr+(delay=10)"`) plus overrides (None ignored).
+def make_config(algo: str | Config, **overrides) -> Config:
+    """Resolve a preset name or spec (`"cfr+"`, `"cfr+(delay=10)"`, `"oftrl(eta=2)"`) plus
+    overrides (None values ignored). An option the algorithm does not have is an error.
 
     Example:
         >>> make_config("cfr+", updates="simultaneous").updates
         'simultaneous'
+        >>> make_config("oftrl(eta=(1,2))").batch_size
+        2
     """
-    if isinstance(algo, CFRConfig):
+    if isinstance(algo, (CFRConfig, FTRLConfig)):
         base, params = algo, {}
     else:
         try:
@@ -148,14 +283,14 @@ def make_config(algo: str | CFRConfig, **overrides) -> CFRConfig:
             raise TensorCFRError(f"algorithm {algo!r}: give parameters by name, e.g. {name}(delay=10)")
         base = PRESETS[name]
     params.update({k: v for k, v in overrides.items() if v is not None})
+    allowed = {f.name for f in fields(base)} - {"name"}
+    unknown = set(params) - allowed
+    if unknown:
+        raise TensorCFRError(f"unknown option(s) {sorted(unknown)} for {base.name}; options: {sorted(allowed)}")
     if "gamma" in params and "averaging" not in params:
         params["averaging"] = "power"
     elif params.get("averaging") in ("uniform", "linear"):
         params.setdefault("gamma", None)
-    allowed = {f.name for f in fields(CFRConfig)} - {"name"}
-    unknown = set(params) - allowed
-    if unknown:
-        raise TensorCFRError(f"unknown option(s) {sorted(unknown)} for {base.name}; options: {sorted(allowed)}")
     try:
         return replace(base, **params)
     except TypeError as e:
@@ -186,11 +321,12 @@ def resolve_dtype(dtype: str | torch.dtype) -> torch.dtype:
 
 
 class Solver:
-    """CFR-family solver over a compiled game, batched over the game's payoff vectors.
+    """One iteration skeleton over a compiled game, batched over payoff vectors and settings;
+    the algorithm (a `CFRConfig` or `FTRLConfig`) supplies the update rule.
 
-    State per player p: `regrets[p]` [B, S_p] cumulative regrets (column 0 unused),
-    `average[p]` [B, S_p] weighted sum of realisation plans, `sigma[p]` [B, S_p] the current
-    behavioural strategy.
+    State per player p: `sigma[p]` [B, S_p] the current behavioural strategy, `average[p]`
+    [B, S_p] the weighted sum of realisation plans, and the rule's own tensors in `state[p]`
+    (`regrets` [B, S_p] for the CFR family, column 0 unused; `utility` [B, S_p] for FTRL).
 
     Example:
         >>> import tensorcfr
@@ -201,7 +337,7 @@ class Solver:
         ['bet', 'pass']
     """
 
-    def __init__(self, game: str | games_pkg.Game | CompiledGame, algo: str | CFRConfig = "cfr+", *,
+    def __init__(self, game: str | games_pkg.Game | CompiledGame, algo: str | Config = "cfr+", *,
                  device: str | torch.device = "auto", dtype: str | torch.dtype = "float64", **options):
         self.config = make_config(algo, **options)
         self.device = resolve_device(device)
@@ -215,11 +351,19 @@ class Solver:
             if b not in (1, self.config.batch_size):
                 raise TensorCFRError(f"a batch of {b} games and of {self.config.batch_size} settings do not match")
             b = self.config.batch_size
-        zeros = lambda tp: torch.zeros(b, tp.num_sequences, dtype=self.dtype, device=self.device)  # noqa: E731
-        self.regrets = [zeros(tp) for tp in self.game.treeplexes]
-        self.average = [zeros(tp) for tp in self.game.treeplexes]
-        self.sigma = [T.normalize(tp, r) for tp, r in zip(self.game.treeplexes, self.regrets)]
         self.batch_size = b
+        tps = self.game.treeplexes
+        zeros = lambda tp: torch.zeros(b, tp.num_sequences, dtype=self.dtype, device=self.device)  # noqa: E731
+        self.state = [self.config.init_state(lambda tp=tp: zeros(tp)) for tp in tps]
+        self.average = [zeros(tp) for tp in tps]
+        self.sigma = [T.normalize(tp, zeros(tp)) for tp in tps]  # uniform
+
+    @property
+    def regrets(self) -> list[torch.Tensor]:
+        """Cumulative regrets per player, [B, S_p] (CFR family only)."""
+        if "regrets" not in self.state[0]:
+            raise TensorCFRError(f"{self.config.name} keeps no regrets")
+        return [st["regrets"] for st in self.state]
 
     # -- the iteration skeleton ------------------------------------------------------------
     def step(self, n: int = 1) -> None:
@@ -227,43 +371,29 @@ class Solver:
         tps = self.game.treeplexes
         for _ in range(n):
             t = self.iteration + 1
+            xs = [T.sequence_form(tp, s) for tp, s in zip(tps, self.sigma)]
             if self.config.updates == "simultaneous":
-                xs = [T.sequence_form(tp, s) for tp, s in zip(tps, self.sigma)]
                 gs = [self.op.cfv(0, xs[1]), self.op.cfv(1, xs[0])]
                 for p in (0, 1):
                     self._update(p, gs[p], xs[p], t)
             else:
-                xs = [T.sequence_form(tp, s) for tp, s in zip(tps, self.sigma)]
                 self._update(0, self.op.cfv(0, xs[1]), xs[0], t)
                 xs[0] = T.sequence_form(tps[0], self.sigma[0])  # player 1 answers player 0's new strategy
                 self._update(1, self.op.cfv(1, xs[0]), xs[1], t)
             self.iteration = t
 
-    def _per_member(self, values: tuple[float, ...]) -> torch.Tensor | float:
+    def per_member(self, values: tuple[float, ...]) -> torch.Tensor | float:
         """A setting as a scalar, or [B, 1] when it differs per batch member."""
         if len(values) == 1:
             return values[0]
         return torch.tensor(values, dtype=self.dtype, device=self.device)[:, None]
 
     def _update(self, p: int, g: torch.Tensor, x: torch.Tensor, t: int) -> None:
-        """Regret-matching update of player p from counterfactual values g [B, S]."""
-        tp, cfg = self.game.treeplexes[p], self.config
-        q, v = T.bottom_up(tp, g, self.sigma[p])  # [B, S], [B, I]
-        inst = torch.zeros_like(q)  # [B, S] instantaneous regret; column 0 (empty sequence) stays 0
-        inst[:, 1:] = q[:, 1:] - v[:, tp.slot_infoset]
-        regret = self.regrets[p]
-        regret += inst
-        if cfg.plus:
-            regret.clamp_(min=0)
-        discounts = cfg.discounts(t)
-        if discounts is not None:
-            pos, neg = (self._per_member(d) for d in discounts)
-            regret.copy_(torch.where(regret >= 0, regret * pos, regret * neg))
-        w = cfg.average_weight(t)
+        """Average in x [B, S] (the plan just played), then the rule's next strategy from g [B, S]."""
+        w = self.config.average_weight(t)
         if any(w):
-            self.average[p].add_(x * self._per_member(w))
-        target = regret + inst if cfg.predictive else regret
-        self.sigma[p] = T.normalize(tp, target.clamp(min=0))
+            self.average[p].add_(x * self.per_member(w))
+        self.sigma[p] = self.config.next_strategy(self, p, g, t)
 
     # -- reading the result -----------------------------------------------------------------
     def current_policy(self) -> Policy:
@@ -280,14 +410,17 @@ class Solver:
                 "current": evaluate(self.game, self.current_policy(), self.op)}
 
     def regret_summary(self) -> dict[str, torch.Tensor]:
-        """Largest positive cumulative regret per player over t, [B] each (column 0 is always 0)."""
+        """Largest positive cumulative regret per player over t, [B] each (column 0 is always 0);
+        empty for algorithms that keep no regrets."""
+        if "regrets" not in self.state[0]:
+            return {}
         t = max(self.iteration, 1)
         return {f"max_p{p}": r.clamp(min=0).amax(1) / t for p, r in enumerate(self.regrets)}
 
     def member_names(self) -> list[str]:
         """A label per batch member: the game spec, plus the setting where settings differ."""
         names = list(self.game.batch_names) * (self.batch_size // self.game.batch_size)
-        for k in ("alpha", "beta", "gamma"):
+        for k in self.config.BATCHED:
             vals = _batch(getattr(self.config, k))
             if vals is not None and len(vals) > 1:
                 names = [f"{n} {k}={v:g}" for n, v in zip(names, vals)]

@@ -92,7 +92,8 @@ def train(solver: Solver, iterations: int, eval_every: int | None = None,
             if writer is not None:
                 suffix = f"/member{b}" if b else ""
                 for tag, key in TAGS.items():
-                    writer.add_scalar(tag + suffix, row[key], solver.iteration)
+                    if key in row:  # FTRL keeps no regrets
+                        writer.add_scalar(tag + suffix, row[key], solver.iteration)
             if b == 0:
                 rows.append(row)
                 if callback is not None:

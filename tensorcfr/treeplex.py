@@ -76,6 +76,37 @@ def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None):
     return q, v
 
 
+def softmax_bottom_up(tp: Treeplex, u: torch.Tensor, temperature: torch.Tensor):
+    """Maximiser of <u, x> - sum_j tau_j x[p_j] H(b_j) over the treeplex: the dilated-entropy
+    regularised best response to utilities u [B, S] (temperature tau [B or 1, I] > 0).
+
+    Deepest level first, per infoset: Q(j,a) = u(j,a) + the values of the infosets below (j,a),
+    b(j,.) = softmax(Q(j,.) / tau_j) and V(j) = tau_j logsumexp(Q(j,.) / tau_j), which flows
+    into the parent sequence. Shifting by the per-infoset maximum keeps it finite at any scale.
+    Returns (behavioural strategy [B, S] with column 0 = 1, value [B] of the whole treeplex).
+
+    Example:
+        >>> import torch, tensorcfr
+        >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+        >>> b, _ = softmax_bottom_up(tp, torch.zeros(1, tp.num_sequences), torch.ones(1, tp.num_infosets))
+        >>> b[0, :3].tolist()
+        [1.0, 0.5, 0.5]
+    """
+    batch = max(u.shape[0], temperature.shape[0])
+    q = u.expand(batch, -1).clone()
+    sigma = torch.empty_like(q)
+    sigma[:, 0] = 1.0
+    for lv in reversed(tp.levels):
+        tau = temperature[:, lv.i0:lv.i1]  # [B, n] n = infosets of the level
+        z = q[:, lv.s0:lv.s1] / tau.index_select(1, lv.segment)  # [B, m] m = sequences of the level
+        top = z.new_full((batch, lv.i1 - lv.i0), -torch.inf).scatter_reduce_(1, lv.segment.expand(batch, -1), z, "amax")
+        e = torch.exp(z - top.index_select(1, lv.segment))  # [B, m], in (0, 1]
+        total = e.new_zeros(batch, lv.i1 - lv.i0).index_add_(1, lv.segment, e)  # [B, n], >= 1
+        sigma[:, lv.s0:lv.s1] = e / total.index_select(1, lv.segment)
+        q.index_add_(1, lv.parent, tau * (top + torch.log(total)))
+    return sigma, q[:, 0]
+
+
 @dataclass(frozen=True, eq=False)
 class PayoffOperator:
     """The sparse payoff matrix in the orientation of each player, in a chosen dtype.

@@ -8,6 +8,8 @@ or linear averaging with a delay) the textbook way.
 
 from __future__ import annotations
 
+import math
+
 import games
 from games import CHANCE, TERMINAL
 
@@ -138,3 +140,108 @@ def expected_value(game, policy, state=None):
 
 def make(spec):
     return games.make(spec)
+
+
+class RecursiveFTRL(RecursiveCFR):
+    """Sequence-form FTRL with dilated entropy, the textbook way: a dict of cumulative
+    utilities per (infoset, action), filled by a recursive walk to the terminals, and a
+    recursive per-infoset softmax over each player's tree of infosets.
+
+    Shares with RecursiveCFR only the discovery of infosets, the averaging weights and the
+    reading of the average strategy.
+    """
+
+    def __init__(self, game, eta=1.0, weights="unit", optimistic=False, updates="simultaneous",
+                 averaging="uniform", delay=0, gamma=None):
+        super().__init__(game, updates=updates, averaging=averaging, delay=delay, gamma=gamma)
+        self.eta, self.weights, self.optimistic = eta, weights, optimistic
+        self.children: dict[tuple[str, int], set[str]] = {}  # (infoset, action index) -> own infosets below
+        self.roots: list[set[str]] = [set(), set()]
+        self._link(game.initial_state(), [None, None])
+        self.utility = {k: [0.0] * len(a) for k, a in self.actions.items()}
+        self.sigma = {k: [1.0 / len(a)] * len(a) for k, a in self.actions.items()}
+        self.beta = {}
+        for p in (0, 1):
+            for k in self.roots[p]:
+                self._weight_of(k)
+
+    def _link(self, state, last):
+        g = self.game
+        p = g.player(state)
+        if p == TERMINAL:
+            return
+        if p == CHANCE:
+            for a, _ in g.chance_outcomes(state):
+                self._link(g.next_state(state, a), last)
+            return
+        key = g.infoset_key(state)
+        (self.roots[p] if last[p] is None else self.children.setdefault(last[p], set())).add(key)
+        for i, a in enumerate(self.actions[key]):
+            nxt = list(last)
+            nxt[p] = (key, i)
+            self._link(g.next_state(state, a), nxt)
+
+    def _weight_of(self, key):
+        if key not in self.beta:
+            below = max(sum(self._weight_of(c) for c in self.children.get((key, i), ()))
+                        for i in range(len(self.actions[key])))
+            self.beta[key] = {"unit": 1.0, "farina21": 1.0 + below, "kroer17": 2.0 + 2.0 * below}[self.weights]
+        return self.beta[key]
+
+    def strategy(self, key):
+        return self.sigma[key]
+
+    def _solve(self, key, target):
+        """Value of infoset `key` under the regularised best response; sets its strategy."""
+        q = [target[key][i] + sum(self._solve(c, target) for c in self.children.get((key, i), ()))
+             for i in range(len(self.actions[key]))]
+        tau = self.beta[key] / self.eta
+        top = max(v / tau for v in q)
+        e = [math.exp(v / tau - top) for v in q]
+        self.sigma[key] = [x / sum(e) for x in e]
+        return tau * (top + math.log(sum(e)))
+
+    def _utilities(self, state, reach, chance, last, g_acc, updating, counted):
+        g = self.game
+        p = g.player(state)
+        if p == TERMINAL:
+            u = g.utilities(state)
+            for q in updating:
+                if last[q] is not None:
+                    key, i = last[q]
+                    g_acc.setdefault(key, [0.0] * len(self.actions[key]))[i] += chance * reach[1 - q] * u[q]
+            return
+        if p == CHANCE:
+            for a, pr in g.chance_outcomes(state):
+                self._utilities(g.next_state(state, a), reach, chance * pr, last, g_acc, updating, counted)
+            return
+        key = g.infoset_key(state)
+        sigma = self.sigma[key]
+        if p in updating and key not in counted:
+            counted.add(key)
+            w = self._weight()
+            for i, s in enumerate(sigma):
+                self.avg[key][i] += w * reach[p] * s
+        for i, a in enumerate(self.actions[key]):
+            r = list(reach)
+            r[p] *= sigma[i]
+            nxt = list(last)
+            nxt[p] = (key, i)
+            self._utilities(g.next_state(state, a), r, chance, nxt, g_acc, updating, counted)
+
+    def iterate(self):
+        self.t += 1
+        groups = [(0, 1)] if self.updates == "simultaneous" else [(0,), (1,)]
+        for updating in groups:
+            g_acc: dict[str, list[float]] = {}
+            self._utilities(self.game.initial_state(), [1.0, 1.0], 1.0, [None, None], g_acc, set(updating), set())
+            for p in updating:
+                target = {}
+                for k in self.actions:
+                    if self.player_of[k] != p:
+                        continue
+                    gk = g_acc.get(k, [0.0] * len(self.actions[k]))
+                    self.utility[k] = [u + x for u, x in zip(self.utility[k], gk)]
+                    target[k] = [u + x for u, x in zip(self.utility[k], gk)] if self.optimistic else self.utility[k]
+                for k in self.roots[p]:
+                    self._solve(k, target)

@@ -5,7 +5,8 @@ import pytest
 import games
 from games.kuhn import Kuhn
 
-SMALL_SPECS = ["kuhn", "kuhn(ante=2)", "leduc", "random(seed=0)", "random(seed=1,max_depth=6)"]
+SMALL_SPECS = ["kuhn", "kuhn(ante=2)", "leduc", "random(seed=0)", "random(seed=1,max_depth=6)", "rps",
+               "matching_pennies"]
 
 
 def test_every_registered_game_is_covered():
