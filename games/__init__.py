@@ -21,7 +21,9 @@ from typing import Callable
 from .base import CHANCE, TERMINAL, Game, GameError, check_game
 from .kuhn import Kuhn
 from .leduc import Leduc
+from .dudo import Dudo
 from .matrix import MatrixGame, matching_pennies, matrix, rps
+from .ocp import OCP
 from .random_game import RandomGame
 
 __all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "MatrixGame", "available", "check_game", "make",
@@ -72,6 +74,8 @@ def make(spec: str | Game) -> Game:
     if isinstance(spec, Game):
         return spec
     name, args, kwargs = parse_spec(spec)
+    if name not in _REGISTRY and name.lower() in _REGISTRY:  # the thesis writes OCP(12), Dudo(4,1,2)
+        name = name.lower()
     if name not in _REGISTRY:
         raise GameError(f"unknown game {name!r}; available: {', '.join(available())}")
     factory = _REGISTRY[name]
@@ -86,5 +90,7 @@ def make(spec: str | Game) -> Game:
 register("kuhn", Kuhn)
 register("leduc", Leduc)
 register("random", RandomGame)
+register("ocp", OCP)
+register("dudo", Dudo)
 register("rps", rps)
 register("matching_pennies", matching_pennies)

@@ -16,6 +16,11 @@ from .evaluation import Evaluation, Policy, best_response_value, evaluate
 from .solvers import PRESETS, CFRConfig, FTRLConfig, Solver, algorithms, dilated_entropy_weights, make_config
 from .training import train
 
+import games.dudo as _dudo  # noqa: E402
+from . import continuation as _continuation  # noqa: E402
+
+_dudo.set_value_provider(_continuation.dudo_value)  # Dudo's payoffs: smaller games solved by tensorcfr
+
 __version__ = "0.1.0"
 
 __all__ = [

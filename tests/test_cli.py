@@ -81,3 +81,25 @@ def test_logdir_writes_tensorboard_scalars(tmp_path):
                 "regret/max_p0", "perf/ms_per_iteration"):
         assert tag in tags
     assert [e.step for e in acc.Scalars("exploitability/average")] == [5, 10, 15, 20]
+
+
+def test_ftrl_and_oftrl_report_average_and_current():
+    r = run("solve", "kuhn", "--algo", "ftrl", "oftrl", "--iterations", "2000", "--eval-every", "1000", "--json",
+            "--device", "cpu")
+    assert r.returncode == 0, r.stderr
+    runs = json.loads(r.stdout)["runs"]
+    assert [x["algorithm"] for x in runs] == ["ftrl", "oftrl"]
+    assert [c["iteration"] for c in runs[0]["curve"]] == [c["iteration"] for c in runs[1]["curve"]] == [1000, 2000]
+    for x in runs:
+        assert x["exploitability"] < 1e-2 and x["config"]["eta"] == 2.0
+    assert runs[1]["exploitability_current"] < 1e-3  # the optimistic last iterate converges
+    assert runs[0]["exploitability_current"] > 1e-2  # plain FTRL's last iterate cycles
+
+
+def test_ftrl_flags_and_batched_step_sizes():
+    r = run("solve", "kuhn", "--algo", "oftrl(eta=(1,2,4))", "--weights", "farina21", "--iterations", "20", "--json")
+    out = json.loads(r.stdout)
+    assert out["config"]["weights"] == "farina21"
+    assert [m["member"] for m in out["members"]] == ["kuhn eta=1", "kuhn eta=2", "kuhn eta=4"]
+    r = run("solve", "kuhn", "--algo", "cfr+", "--eta", "2")
+    assert r.returncode == 2 and "unknown option(s) ['eta'] for cfr+" in r.stderr

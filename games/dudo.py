@@ -1,0 +1,139 @@
+"""Dudo(K, D1, D2), the thesis' one-round Liar's Dice.
+
+Rules (../shared/reference/games.md): player 1 rolls D1 dice and player 2 rolls D2 dice with
+K faces, privately (one chance node deals the pair of multisets with multinomial
+probabilities). Bids (q, f), 1 <= q <= D1+D2, 1 <= f <= K, ranked (q-1) K + (f-1); no wild
+faces. Player 1 opens with a bid; then a player bids strictly higher or calls "dudo". On
+dudo with last bid (q, f), n = dice showing f in both hands: n < q, the bidder loses a die;
+otherwise (exact included) the caller does.
+
+The payoff is the value of the continuation game: the loser bids first in the next round
+with one die fewer. With V(a, b) the value of Dudo(K, a, b) for its first bidder, V(0, b) =
+-1 and V(a, 0) = +1; player 1 receives V(D1-1, D2) when it loses the die and -V(D2-1, D1)
+when player 2 does. `continuation(a, b)` supplies V for games with dice on both sides; by
+default it asks the provider installed with `set_value_provider` (tensorcfr installs one
+that solves the smaller games first and caches their values).
+
+Example:
+    >>> import games
+    >>> g = games.make("dudo(4,1,1)")
+    >>> s = g.next_state(g.initial_state(), "2|3")
+    >>> s = g.next_state(g.next_state(s, "1x3"), "dudo")
+    >>> g.utilities(s)  # one 3 shows and one was bid: the caller (player 2) loses
+    (1.0, -1.0)
+"""
+
+from __future__ import annotations
+
+from itertools import combinations_with_replacement
+from math import factorial
+from typing import Callable
+
+from .base import CHANCE, TERMINAL, Game, GameError
+
+DUDO = "dudo"
+_provider: Callable[[int, int, int], float] | None = None
+
+
+def set_value_provider(provider: Callable[[int, int, int], float] | None) -> None:
+    """Install `provider(faces, a, b) -> V(a, b)`, the value of Dudo(faces, a, b) for its
+    first bidder, used by games made without an explicit `continuation`."""
+    global _provider
+    _provider = provider
+
+
+def multisets(faces: int, dice: int) -> list[tuple[tuple[int, ...], float]]:
+    """Every roll of `dice` dice as a sorted tuple, with its multinomial probability."""
+    out = []
+    for roll in combinations_with_replacement(range(1, faces + 1), dice):
+        ways = factorial(dice)
+        for f in set(roll):
+            ways //= factorial(roll.count(f))
+        out.append((roll, ways / faces ** dice))
+    return out
+
+
+class Dudo(Game):
+    """Dudo(faces, dice1, dice2). State = (hands or None, bids as rank tuple, called)."""
+
+    def __init__(self, faces: int = 4, dice1: int = 1, dice2: int = 1,
+                 continuation: Callable[[int, int], float] | None = None):
+        for what, v, lo in (("faces", faces, 2), ("dice1", dice1, 1), ("dice2", dice2, 1)):
+            if not isinstance(v, int) or v < lo:
+                raise GameError(f"dudo: {what} must be an integer >= {lo}, got {v!r}")
+        self.faces, self.dice = faces, (dice1, dice2)
+        self.name = f"dudo({faces},{dice1},{dice2})"
+        self.num_bids = faces * (dice1 + dice2)
+        self.bid_names = tuple(f"{q}x{f}" for q in range(1, dice1 + dice2 + 1) for f in range(1, faces + 1))
+        self._rank = {name: r for r, name in enumerate(self.bid_names)}
+        p1, p2 = multisets(faces, dice1), multisets(faces, dice2)
+        self._deals = [(f"{''.join(map(str, a))}|{''.join(map(str, b))}", pa * pb) for a, pa in p1 for b, pb in p2]
+        self._continuation = continuation
+        self._payoff = {}  # loser -> player 1's payoff, filled on first use
+
+    def value(self, a: int, b: int) -> float:
+        """V(a, b): the first bidder's value of Dudo(faces, a, b)."""
+        if a == 0:
+            return -1.0
+        if b == 0:
+            return 1.0
+        if self._continuation is not None:
+            return float(self._continuation(a, b))
+        if _provider is None:
+            raise GameError(f"{self.name}: payoffs need the value of dudo({self.faces},{a},{b}); pass "
+                            "continuation=... or import tensorcfr, which solves the smaller games first")
+        return float(_provider(self.faces, a, b))
+
+    def payoff(self, loser: int) -> float:
+        """Player 1's payoff when `loser` (0 or 1) loses the die."""
+        if loser not in self._payoff:
+            d1, d2 = self.dice
+            self._payoff[loser] = self.value(d1 - 1, d2) if loser == 0 else -self.value(d2 - 1, d1)
+        return self._payoff[loser]
+
+    def initial_state(self):
+        return (None, (), False)
+
+    def player(self, state):
+        hands, bids, called = state
+        if hands is None:
+            return CHANCE
+        return TERMINAL if called else len(bids) % 2
+
+    def chance_outcomes(self, state):
+        return self._deals
+
+    def legal_actions(self, state):
+        bids = state[1]
+        if not bids:
+            return self.bid_names
+        return self.bid_names[bids[-1] + 1:] + (DUDO,)
+
+    def next_state(self, state, action):
+        hands, bids, _ = state
+        if hands is None:
+            a, b = action.split("|")
+            return ((tuple(map(int, a)), tuple(map(int, b))), bids, False)
+        if action == DUDO:
+            return (hands, bids, True)
+        return (hands, bids + (self._rank[action],), False)
+
+    def utilities(self, state):
+        hands, bids, _ = state
+        q, f = divmod(bids[-1], self.faces)
+        q, f = q + 1, f + 1
+        shown = hands[0].count(f) + hands[1].count(f)
+        bidder = (len(bids) - 1) % 2
+        loser = bidder if shown < q else 1 - bidder
+        u = self.payoff(loser)
+        return (u, -u)
+
+    def infoset_key(self, state):
+        hands, bids, _ = state
+        me = len(bids) % 2
+        return f"{''.join(map(str, hands[me]))}|{','.join(self.bid_names[b] for b in bids)}"
+
+    def describe(self, state, player):
+        hands, bids, _ = state
+        return (f"your dice {hands[player]}; bids so far: "
+                f"{', '.join(self.bid_names[b] for b in bids) or '(none)'}")

@@ -1,0 +1,95 @@
+"""Values of Dudo's continuation games, solved smallest first and cached.
+
+Dudo(K, D1, D2) pays the value of the next round (games/dudo.py), so its payoffs need
+V(a, b), the first bidder's value of Dudo(K, a, b), for the smaller games. `dudo_value`
+solves each one (which in turn asks for its own smaller games) with DCFR until NashConv is at
+most `TARGET_NASH_CONV`: the value of a profile with NashConv e lies within e of the game
+value. Results are kept in memory and in a JSON file (`$TENSORCFR_CACHE`, default
+`~/.cache/tensorcfr/values.json`), so each game is solved once per machine.
+
+Example:
+    >>> from tensorcfr.continuation import dudo_value
+    >>> round(dudo_value(4, 1, 1), 6)
+    -0.125
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+TARGET_NASH_CONV = 1e-7  # moves the larger game's payoffs, so its value, by at most this
+MAX_ITERATIONS = 20_000
+_memory: dict[str, dict] = {}
+
+
+def cache_path() -> str:
+    return os.environ.get("TENSORCFR_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "tensorcfr", "values.json"))
+
+
+def _load() -> dict:
+    try:
+        with open(cache_path()) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def _store(name: str, entry: dict) -> None:
+    path = cache_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        table = _load()
+        table[name] = entry
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(table, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)  # atomic: an interrupted write leaves the old file
+    except OSError:
+        pass  # a read-only home only costs a re-solve next time
+
+
+def dudo_entry(faces: int, a: int, b: int, device: str = "auto") -> dict:
+    """{game, value, nash_conv, iterations, seconds} of Dudo(faces, a, b), solved or cached."""
+    name = f"dudo({faces},{a},{b})"
+    if name in _memory:
+        return _memory[name]
+    entry = _load().get(name)
+    if entry is None or entry.get("nash_conv", 1.0) > TARGET_NASH_CONV:
+        from .solvers import Solver  # late: solvers imports the games, which import this hook
+
+        t0 = time.perf_counter()
+        solver = Solver(name, "dcfr", device=device, dtype="float64")
+        ev = solver.evaluate()["average"]
+        while ev.nash_conv.item() > TARGET_NASH_CONV and solver.iteration < MAX_ITERATIONS:
+            solver.step(100)
+            ev = solver.evaluate()["average"]
+        entry = {"game": name, "value": ev.game_value.item(), "nash_conv": ev.nash_conv.item(),
+                 "iterations": solver.iteration, "seconds": round(time.perf_counter() - t0, 3)}
+        _store(name, entry)
+    _memory[name] = entry
+    return entry
+
+
+def dudo_value(faces: int, a: int, b: int) -> float:
+    """V(a, b): the first bidder's value of Dudo(faces, a, b) (a, b >= 1)."""
+    return dudo_entry(faces, a, b)["value"]
+
+
+def dudo_chain(faces: int, dice1: int, dice2: int) -> list[dict]:
+    """The continuation games Dudo(faces, dice1, dice2) depends on, smallest first, with their
+    values (solving any not yet known).
+
+    Example:
+        >>> [e["game"] for e in dudo_chain(4, 1, 2)]
+        ['dudo(4,1,1)']
+    """
+    need, todo = set(), [(dice1, dice2)]
+    while todo:
+        a, b = todo.pop()
+        for nxt in ((a - 1, b), (b - 1, a)):
+            if min(nxt) >= 1 and nxt not in need:
+                need.add(nxt)
+                todo.append(nxt)
+    return [dudo_entry(faces, a, b) for a, b in sorted(need, key=lambda ab: (sum(ab), ab))]
