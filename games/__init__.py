@@ -21,6 +21,7 @@ from typing import Callable
 from .base import CHANCE, TERMINAL, Game, GameError, check_game
 from .kuhn import Kuhn
 from .leduc import Leduc
+from .domino import Domino
 from .dudo import Dudo
 from .matrix import MatrixGame, matching_pennies, matrix, rps
 from .ocp import OCP
@@ -92,5 +93,6 @@ register("leduc", Leduc)
 register("random", RandomGame)
 register("ocp", OCP)
 register("dudo", Dudo)
+register("domino", Domino)
 register("rps", rps)
 register("matching_pennies", matching_pennies)

@@ -165,6 +165,10 @@ class CompiledGame:
     def sizes(self) -> dict:
         """Sizes as reported by `tensorcfr info --json`.
 
+        `histories` counts every node (chance, decision, terminal): the thesis' node count for
+        games that deal at one root chance node. `infosets_with_choice` counts the infosets of
+        both players with two or more actions: the thesis' information-set count.
+
         Example:
             >>> import tensorcfr
             >>> tensorcfr.compile("leduc").sizes()["infosets"]
@@ -177,6 +181,7 @@ class CompiledGame:
             "chance_nodes": int((self.node_player == -1).sum()),
             "decision_nodes": int((self.node_player >= 0).sum()),
             "infosets": [t0.num_infosets, t1.num_infosets],
+            "infosets_with_choice": int((t0.num_actions >= 2).sum() + (t1.num_actions >= 2).sum()),
             "sequences": [t0.num_sequences - 1, t1.num_sequences - 1],
             "levels": self.num_levels,
             "treeplex_levels": [len(t0.levels), len(t1.levels)],
