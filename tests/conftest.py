@@ -16,3 +16,12 @@ DEVICES = [
 @pytest.fixture(params=DEVICES)
 def device(request):
     return request.param
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _value_cache(tmp_path_factory):
+    """Dudo continuation values go to a fresh cache file, never to the user's home."""
+    import os
+
+    os.environ["TENSORCFR_CACHE"] = str(tmp_path_factory.mktemp("cache") / "values.json")
+    yield
