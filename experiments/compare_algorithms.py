@@ -1,0 +1,178 @@
+"""Every algorithm side by side: exploitability of the average and of the last iterate against
+iterations and against solving time, on Kuhn, Leduc and Dudo(6,1,1).
+
+    python experiments/compare_algorithms.py                    # writes results/, runs/, README table
+    python experiments/compare_algorithms.py --games kuhn --iterations 100 --no-readme
+
+One TensorBoard run per (game, algorithm) under --logdir with identical tags (those of
+`tensorcfr.training.TAGS`, plus `wallclock/exploitability_average|current` whose step is the
+solving time in milliseconds), so one TensorBoard view overlays every algorithm. Also writes
+`compare_algorithms.png` (needs matplotlib), `compare_algorithms.json` and a Markdown table of
+exploitability at 10, 100 and 1,000 iterations.
+
+FTRL's step size depends on the game's payoff scale, so for each game the script first runs
+a batch of step sizes (one batched run per algorithm, `--etas`) and keeps the one with the
+lowest final exploitability (of the average for ftrl, of the last iterate for oftrl).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+
+import tensorcfr
+from tensorcfr.training import TAGS, evaluation_row, open_writer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ALGOS = ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "ftrl", "oftrl"]
+README_START, README_END = "<!-- compare-table:start -->", "<!-- compare-table:end -->"
+
+
+def checkpoints(n: int) -> list[int]:
+    """1, 2, 5, 10, 20, 50, ... up to n (and n)."""
+    out, k = [], 1
+    while k <= n:
+        out += [m * k for m in (1, 2, 5) if m * k <= n]
+        k *= 10
+    return sorted(set(out + [n]))
+
+
+def best_eta(game, algo: str, etas: list[float], iterations: int, device: str) -> float:
+    """The step size of `etas` with the lowest final exploitability (one batched run)."""
+    s = tensorcfr.Solver(game, algo, eta=tuple(etas), device=device)
+    s.step(iterations)
+    ev = s.evaluate()["current" if s.config.optimistic else "average"]
+    return etas[int(ev.exploitability.argmin())]
+
+
+def run(game, spec: str, algo: str, iterations: int, device: str, logdir: str | None) -> list[dict]:
+    """Evaluate at `checkpoints(iterations)`; each row has iteration, seconds (solving only) and
+    exploitability of the average and the current strategy."""
+    solver = tensorcfr.Solver(game, algo, device=device)
+    writer = open_writer(logdir, spec, algo) if logdir else None
+    rows, solving = [], 0.0
+    for target in checkpoints(iterations):
+        t0 = time.perf_counter()
+        solver.step(target - solver.iteration)
+        if solver.device.type == "cuda":
+            torch.cuda.synchronize()
+        solving += time.perf_counter() - t0
+        row = evaluation_row(solver)
+        row["seconds"] = solving
+        rows.append({k: row[k] for k in ("iteration", "seconds", "exploitability", "exploitability_current")})
+        if writer is not None:
+            for tag, key in TAGS.items():
+                if key in row:
+                    writer.add_scalar(tag, row[key], solver.iteration)
+            ms = int(1000 * solving)
+            writer.add_scalar("wallclock/exploitability_average", row["exploitability"], ms)
+            writer.add_scalar("wallclock/exploitability_current", row["exploitability_current"], ms)
+    if writer is not None:
+        writer.close()
+    return rows
+
+
+def plot(results: dict, path: str) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no PNG (pip install matplotlib)", file=sys.stderr)
+        return False
+    games = list(results)
+    fig, axes = plt.subplots(2, len(games), figsize=(5.2 * len(games), 8.5), squeeze=False)
+    colors = dict(zip(ALGOS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    for j, g in enumerate(games):
+        for label, rows in results[g]["runs"].items():
+            base = label.split("(")[0]
+            for i, x in enumerate(("iteration", "seconds")):
+                ax = axes[i][j]
+                xs = [r[x] for r in rows]
+                ax.plot(xs, [r["exploitability"] for r in rows], color=colors.get(base), label=label)
+                if base in ("ftrl", "oftrl", "cfr+", "pcfr+"):
+                    ax.plot(xs, [r["exploitability_current"] for r in rows], color=colors.get(base), ls=":")
+        for i, x in enumerate(("iterations", "solving seconds")):
+            ax = axes[i][j]
+            ax.set(xscale="log", yscale="log", xlabel=x, ylabel="exploitability", title=results[g]["name"])
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0][j].legend(fontsize=8)
+    fig.suptitle("solid: average strategy; dotted: last iterate")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def markdown(results: dict, iterations: int, meta: dict) -> str:
+    marks = [m for m in (10, 100, 1000) if m <= iterations]
+    head = ["game", "algorithm"] + [f"{m:,} it" for m in marks] + [f"last iterate, {marks[-1]:,} it", "ms/it"]
+    lines = [f"Exploitability (NashConv/2) of the average strategy; {meta['device']}, torch {meta['torch']}, "
+             f"{meta['date']}.", "", "| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
+    for g, res in results.items():
+        for label, rows in res["runs"].items():
+            at = {r["iteration"]: r for r in rows}
+            ms = 1000 * rows[-1]["seconds"] / rows[-1]["iteration"]
+            lines.append(f"| {res['name']} | {label} | " + " | ".join(f"{at[m]['exploitability']:.2e}" for m in marks)
+                         + f" | {at[marks[-1]]['exploitability_current']:.2e} | {ms:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--games", nargs="+", default=["kuhn", "leduc", "dudo(6,1,1)"])
+    p.add_argument("--algos", nargs="+", default=ALGOS)
+    p.add_argument("--iterations", type=int, default=1000)
+    p.add_argument("--etas", type=float, nargs="+", default=[0.5, 1, 2, 4, 8, 16, 32, 64, 128])
+    p.add_argument("--device", default="auto")
+    p.add_argument("--out", default=os.path.join(HERE, "results"))
+    p.add_argument("--logdir", default=os.path.join(HERE, "..", "runs", "compare"))
+    p.add_argument("--no-readme", dest="readme", action="store_false")
+    args = p.parse_args(argv)
+    import datetime
+
+    device = str(tensorcfr.solvers.resolve_device(args.device))
+    meta = {"device": device if device == "cpu" else torch.cuda.get_device_name(), "torch": torch.__version__,
+            "date": datetime.date.today().isoformat(), "iterations": args.iterations}
+    results = {}
+    for spec in args.games:
+        cg = tensorcfr.compile(spec)
+        runs = {}
+        for algo in args.algos:
+            label = algo
+            if algo in ("ftrl", "oftrl"):
+                label = f"{algo}(eta={best_eta(cg, algo, args.etas, args.iterations, device):g})"
+            runs[label] = run(cg, spec, label, args.iterations, device, args.logdir)
+            last = runs[label][-1]
+            print(f"{spec:>12} {label:<16} exploitability {last['exploitability']:.3e}  current "
+                  f"{last['exploitability_current']:.3e}  {last['seconds']:.2f} s", flush=True)
+        results[spec] = {"name": cg.name, "runs": runs}
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "compare_algorithms.json"), "w") as f:
+        json.dump({"meta": meta, "results": results}, f, indent=1)
+    md = markdown(results, args.iterations, meta)
+    with open(os.path.join(args.out, "compare_algorithms.md"), "w") as f:
+        f.write(md)
+    plot(results, os.path.join(args.out, "compare_algorithms.png"))
+    print(md)
+    if args.readme:
+        path = os.path.join(HERE, "..", "README.md")
+        text = open(path).read()
+        if README_START in text:
+            head, rest = text.split(README_START, 1)
+            tail = rest.split(README_END, 1)[1]
+            cmd = "python experiments/compare_algorithms.py" + (" " + " ".join(argv) if argv else
+                                                                 "".join(" " + a for a in sys.argv[1:]))
+            with open(path, "w") as f:
+                f.write(f"{head}{README_START}\nMade by `{cmd}`; plot: "
+                        f"[experiments/results/compare_algorithms.png](experiments/results/compare_algorithms.png).\n\n"
+                        f"{md}{README_END}{tail}")
+
+
+if __name__ == "__main__":
+    main()
