@@ -31,6 +31,11 @@ from tensorcfr.training import TAGS, evaluation_row, open_writer
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALGOS = ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "ftrl", "oftrl"]
 README_START, README_END = "<!-- compare-table:start -->", "<!-- compare-table:end -->"
+FLOOR = 1e-15  # exploitability at or below this is rounding noise (it can even come out negative)
+
+
+def fmt(v: float) -> str:
+    return f"≤ {FLOOR:.0e}" if v <= FLOOR else f"{v:.2e}"
 
 
 def checkpoints(n: int) -> list[int]:
@@ -95,9 +100,10 @@ def plot(results: dict, path: str) -> bool:
             for i, x in enumerate(("iteration", "seconds")):
                 ax = axes[i][j]
                 xs = [r[x] for r in rows]
-                ax.plot(xs, [r["exploitability"] for r in rows], color=colors.get(base), label=label)
+                floor = lambda key: [max(r[key], FLOOR) for r in rows]  # noqa: E731  (log axes)
+                ax.plot(xs, floor("exploitability"), color=colors.get(base), label=label)
                 if base in ("ftrl", "oftrl", "cfr+", "pcfr+"):
-                    ax.plot(xs, [r["exploitability_current"] for r in rows], color=colors.get(base), ls=":")
+                    ax.plot(xs, floor("exploitability_current"), color=colors.get(base), ls=":")
         for i, x in enumerate(("iterations", "solving seconds")):
             ax = axes[i][j]
             ax.set(xscale="log", yscale="log", xlabel=x, ylabel="exploitability", title=results[g]["name"])
@@ -118,8 +124,8 @@ def markdown(results: dict, iterations: int, meta: dict) -> str:
         for label, rows in res["runs"].items():
             at = {r["iteration"]: r for r in rows}
             ms = 1000 * rows[-1]["seconds"] / rows[-1]["iteration"]
-            lines.append(f"| {res['name']} | {label} | " + " | ".join(f"{at[m]['exploitability']:.2e}" for m in marks)
-                         + f" | {at[marks[-1]]['exploitability_current']:.2e} | {ms:.2f} |")
+            lines.append(f"| {res['name']} | {label} | " + " | ".join(fmt(at[m]["exploitability"]) for m in marks)
+                         + f" | {fmt(at[marks[-1]]['exploitability_current'])} | {ms:.2f} |")
     return "\n".join(lines) + "\n"
 
 
