@@ -138,6 +138,10 @@ class CFRConfig(_Schedule):
     def init_state(self, zeros) -> dict:
         return {"regrets": zeros()}
 
+    def initial_strategy(self, solver: "Solver", p: int) -> torch.Tensor:
+        """Uniform: regret matching on zero regrets."""
+        return T.normalize(solver.game.treeplexes[p], solver.state[p]["regrets"])
+
     def next_strategy(self, solver: "Solver", p: int, g: torch.Tensor, t: int) -> torch.Tensor:
         """Regret-matching update of player p from counterfactual values g [B, S]."""
         tp, st = solver.game.treeplexes[p], solver.state[p]
@@ -199,6 +203,17 @@ class FTRLConfig(_Schedule):
     def init_state(self, zeros) -> dict:
         return {"utility": zeros()}  # [B, S] cumulative counterfactual values
 
+    def initial_strategy(self, solver: "Solver", p: int) -> torch.Tensor:
+        """The regulariser's minimiser (FTRL on no utilities). Not uniform: an action with
+        infosets below it leads to more entropy, so it gets more weight."""
+        return self._softmax(solver, p, solver.state[p]["utility"])
+
+    def _softmax(self, solver: "Solver", p: int, target: torch.Tensor) -> torch.Tensor:
+        st = solver.state[p]
+        if "temperature" not in st:
+            st["temperature"] = self.temperature(solver, p).to(solver.device)
+        return T.softmax_bottom_up(solver.game.treeplexes[p], target, st["temperature"])[0]
+
     def temperature(self, solver: "Solver", p: int) -> torch.Tensor:
         """beta_j / eta per member and infoset: [B or 1, I]."""
         beta = dilated_entropy_weights(solver.game.treeplexes[p], self.weights).to(solver.dtype)  # [I]
@@ -209,10 +224,7 @@ class FTRLConfig(_Schedule):
         st = solver.state[p]
         st["utility"] += g
         target = st["utility"] + g if self.optimistic else st["utility"]
-        if "temperature" not in st:
-            st["temperature"] = self.temperature(solver, p).to(solver.device)
-        sigma, _ = T.softmax_bottom_up(solver.game.treeplexes[p], target, st["temperature"])
-        return sigma
+        return self._softmax(solver, p, target)
 
 
 Config = CFRConfig | FTRLConfig
@@ -356,7 +368,7 @@ class Solver:
         zeros = lambda tp: torch.zeros(b, tp.num_sequences, dtype=self.dtype, device=self.device)  # noqa: E731
         self.state = [self.config.init_state(lambda tp=tp: zeros(tp)) for tp in tps]
         self.average = [zeros(tp) for tp in tps]
-        self.sigma = [T.normalize(tp, zeros(tp)) for tp in tps]  # uniform
+        self.sigma = [self.config.initial_strategy(self, p) for p in (0, 1)]
 
     @property
     def regrets(self) -> list[torch.Tensor]:

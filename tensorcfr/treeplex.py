@@ -89,8 +89,8 @@ def softmax_bottom_up(tp: Treeplex, u: torch.Tensor, temperature: torch.Tensor):
         >>> import torch, tensorcfr
         >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
         >>> b, _ = softmax_bottom_up(tp, torch.zeros(1, tp.num_sequences), torch.ones(1, tp.num_infosets))
-        >>> b[0, :3].tolist()
-        [1.0, 0.5, 0.5]
+        >>> [round(v, 4) for v in b[0, :3].tolist()]  # "pass" leads to one more infoset's entropy
+        [1.0, 0.6667, 0.3333]
     """
     batch = max(u.shape[0], temperature.shape[0])
     q = u.expand(batch, -1).clone()

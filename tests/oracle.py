@@ -159,11 +159,12 @@ class RecursiveFTRL(RecursiveCFR):
         self.roots: list[set[str]] = [set(), set()]
         self._link(game.initial_state(), [None, None])
         self.utility = {k: [0.0] * len(a) for k, a in self.actions.items()}
-        self.sigma = {k: [1.0 / len(a)] * len(a) for k, a in self.actions.items()}
+        self.sigma = {}
         self.beta = {}
         for p in (0, 1):
             for k in self.roots[p]:
                 self._weight_of(k)
+                self._solve(k, self.utility)  # the first strategy minimises the regulariser
 
     def _link(self, state, last):
         g = self.game

@@ -204,3 +204,14 @@ def test_ftrl_options_and_errors():
             tensorcfr.make_config(bad)
     with pytest.raises(tensorcfr.TensorCFRError, match="keeps no regrets"):
         tensorcfr.Solver("kuhn", "ftrl", device="cpu").regrets  # noqa: B018
+
+
+@pytest.mark.parametrize("weights, ratio", [("unit", 2.0), ("farina21", math.sqrt(2)), ("kroer17", 2 ** (1 / 3))])
+def test_first_iterate_minimises_the_dilated_entropy(weights, ratio, device):
+    """At Kuhn's root infosets 'pass' leads to one more binary infoset, worth beta_child log 2
+    of entropy: pass/bet = exp(beta_child log 2 / beta_root) = 2 (unit), 2^(1/2) (farina21:
+    beta 2 over 1), 2^(2/6) (kroer17: beta 6 over 2), whatever the step size."""
+    s = tensorcfr.Solver("kuhn", "ftrl", weights=weights, eta=3.0, device=device)
+    first = s.current_policy().to_dict()["J:"]
+    assert first["pass"] / first["bet"] == pytest.approx(ratio, rel=1e-12)
+    assert s.current_policy().to_dict()["J:pb"] == {"pass": 0.5, "bet": 0.5}
