@@ -9,8 +9,8 @@ import pytest
 import games
 import tensorcfr
 
-MODULES = sorted({m.name for pkg in (tensorcfr, games) for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")}
-                 | {"tensorcfr", "games"}) - {"tensorcfr.__main__"}  # __main__ runs the CLI on import
+MODULES = sorted(({m.name for pkg in (tensorcfr, games) for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")}
+                  | {"tensorcfr", "games"}) - {"tensorcfr.__main__"})  # __main__ runs the CLI on import
 
 
 @pytest.mark.parametrize("name", MODULES)
