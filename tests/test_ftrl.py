@@ -22,6 +22,13 @@ def _normalised(weights):
     return [w / total for w in weights]
 
 
+def _values(payoff, x, y):
+    """Each row's payoff against y and each column's (negated) payoff against x."""
+    rows, cols = range(len(payoff)), range(len(payoff[0]))
+    return ([sum(payoff[i][j] * y[j] for j in cols) for i in rows],
+            [-sum(payoff[i][j] * x[i] for i in rows) for j in cols])
+
+
 def hedge(payoff, eta, steps, optimistic=False):
     """Simultaneous (optimistic) multiplicative weights, by hand: strategies after each step."""
     rows, cols = len(payoff), len(payoff[0])
@@ -29,8 +36,7 @@ def hedge(payoff, eta, steps, optimistic=False):
     ux, uy = [0.0] * rows, [0.0] * cols
     out = []
     for _ in range(steps):
-        gx = [sum(payoff[i][j] * y[j] for j in range(cols)) for i in range(rows)]
-        gy = [-sum(payoff[i][j] * x[i] for i in range(rows)) for j in range(cols)]
+        gx, gy = _values(payoff, x, y)
         ux = [u + g for u, g in zip(ux, gx)]
         uy = [u + g for u, g in zip(uy, gy)]
         k = 2 if optimistic else 1
@@ -47,8 +53,7 @@ def regret_matching(payoff, steps):
     rx, ry = [0.0] * rows, [0.0] * cols
     out = []
     for _ in range(steps):
-        gx = [sum(payoff[i][j] * y[j] for j in range(cols)) for i in range(rows)]
-        gy = [-sum(payoff[i][j] * x[i] for i in range(rows)) for j in range(cols)]
+        gx, gy = _values(payoff, x, y)
         vx, vy = sum(a * b for a, b in zip(x, gx)), sum(a * b for a, b in zip(y, gy))
         rx = [r + g - vx for r, g in zip(rx, gx)]
         ry = [r + g - vy for r, g in zip(ry, gy)]
