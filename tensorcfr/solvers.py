@@ -211,14 +211,13 @@ class FTRLConfig(_Schedule):
     def _softmax(self, solver: "Solver", p: int, target: torch.Tensor) -> torch.Tensor:
         st = solver.state[p]
         if "temperature" not in st:
-            st["temperature"] = self.temperature(solver, p).to(solver.device)
+            st["temperature"] = self.temperature(solver, p)
         return T.softmax_bottom_up(solver.game.treeplexes[p], target, st["temperature"])[0]
 
     def temperature(self, solver: "Solver", p: int) -> torch.Tensor:
         """beta_j / eta per member and infoset: [B or 1, I]."""
         beta = dilated_entropy_weights(solver.game.treeplexes[p], self.weights).to(solver.dtype)  # [I]
-        eta = solver.per_member(_batch(self.eta))
-        return beta[None, :] / (eta if isinstance(eta, torch.Tensor) else torch.tensor(eta, dtype=solver.dtype))
+        return beta[None, :] / solver.per_member(_batch(self.eta))  # eta: a float or [B, 1]
 
     def next_strategy(self, solver: "Solver", p: int, g: torch.Tensor, t: int) -> torch.Tensor:
         st = solver.state[p]
