@@ -28,9 +28,10 @@ import torch
 import tensorcfr
 from tensorcfr.training import TAGS, evaluation_row, open_writer
 
+from readme_section import command, replace_section
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALGOS = ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "ftrl", "oftrl"]
-README_START, README_END = "<!-- compare-table:start -->", "<!-- compare-table:end -->"
 FLOOR = 1e-15  # exploitability at or below this is rounding noise (it can even come out negative)
 
 
@@ -167,18 +168,9 @@ def main(argv=None) -> None:
     plot(results, os.path.join(args.out, "compare_algorithms.png"))
     print(md)
     if args.readme:
-        path = os.path.join(HERE, "..", "README.md")
-        text = open(path).read()
-        if README_START in text:
-            head, rest = text.split(README_START, 1)
-            tail = rest.split(README_END, 1)[1]
-            cmd = "python experiments/compare_algorithms.py" + (" " + " ".join(argv) if argv else
-                                                                 "".join(" " + a for a in sys.argv[1:]))
-            with open(path, "w") as f:
-                f.write(f"{head}{README_START}\nMade by `{cmd}`; plot: "
-                        f"[experiments/results/compare_algorithms.png](experiments/results/compare_algorithms.png).\n\n"
-                        f"{md}{README_END}{tail}")
-
+        replace_section("compare-table", f"Made by `{command('compare_algorithms.py', argv)}`; plot: "
+                        "[experiments/results/compare_algorithms.png](experiments/results/compare_algorithms.png)."
+                        f"\n\n{md}")
 
 if __name__ == "__main__":
     main()

@@ -20,15 +20,18 @@ import datetime
 import json
 import os
 import platform
-import sys
 import time
 from dataclasses import dataclass, field
 
 import torch
 
+import games
 import tensorcfr
+from games.dudo import Dudo
 from tensorcfr.continuation import dudo_chain
 from tensorcfr.training import TAGS, evaluation_row, open_writer
+
+from readme_section import command, replace_section
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(HERE, "reference", "thesis-reference.json")  # a copy of ../shared/reference
@@ -37,7 +40,6 @@ ROWS = ["ocp(3)", "ocp(12)", "ocp(50)", "ocp(200)", "ocp(1000)",
         "dudo(6,1,1)", "domino(2,2)", "domino(3,2)", "domino(3,3)", "domino(3,4)"]
 PROBE_ROWS = ["ocp(50)", "dudo(5,1,1)", "dudo(4,2,1)", "domino(2,2)"]
 PROBE_ALGOS = ["dcfr", "cfr+", "pcfr+", "lcfr"]
-README_START, README_END = "<!-- thesis-table:start -->", "<!-- thesis-table:end -->"
 
 
 @dataclass
@@ -81,9 +83,10 @@ def thesis_name(spec: str) -> str:
 def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
     """Compile and solve one game until NashConv <= target; returns the row's figures."""
     t0 = time.perf_counter()
-    chain = dudo_chain(*map(int, spec[5:-1].split(","))) if spec.startswith("dudo") else []
+    game = games.make(spec)
+    chain = dudo_chain(game.faces, *game.dice) if isinstance(game, Dudo) else []
     t_chain = time.perf_counter() - t0
-    cg = tensorcfr.compile(spec)
+    cg = tensorcfr.compile(game)
     t_compile = time.perf_counter() - t0 - t_chain
     solver = tensorcfr.Solver(cg, args.algo, device=args.device)
     writer = open_writer(writer_dir, spec, solver.config.name) if writer_dir else None
@@ -109,7 +112,7 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
     if writer is not None:
         writer.close()
     sizes = cg.sizes()
-    return {"game": spec, "histories": sizes["histories"], "infosets": sizes["infosets_with_choice"],
+    return {"game": game.name, "histories": sizes["histories"], "infosets": sizes["infosets_with_choice"],
             "algorithm": solver.config.name, "iterations": solver.iteration,
             "seconds": round(time.perf_counter() - t0, 1), "solve_seconds": round(solving, 1),
             "compile_seconds": round(t_compile, 1), "chain_seconds": round(t_chain, 1),
@@ -176,19 +179,6 @@ def markdown(rows: list[dict], reference: dict, probe_rows: list[dict], meta: di
     return "\n".join(lines) + "\n"
 
 
-def update_readme(md: str, command: str) -> None:
-    path = os.path.join(HERE, "..", "README.md")
-    text = open(path).read()
-    if README_START not in text:
-        print("README has no thesis-table markers; not updated", file=sys.stderr)
-        return
-    head, rest = text.split(README_START, 1)
-    _, tail = rest.split(README_END, 1)
-    body = f"{README_START}\nMade by `{command}`.\n\n{md}{README_END}"
-    with open(path, "w") as f:
-        f.write(head + body + tail)
-
-
 def main(argv=None) -> None:
     args = parse_args(argv)
     with open(args.reference) as f:
@@ -205,8 +195,9 @@ def main(argv=None) -> None:
             "date": datetime.date.today().isoformat(), "torch": torch.__version__}
     rows = []
     for spec in args.rows:
-        if spec in done:
-            rows.append(done[spec])
+        name = games.make(spec).name  # "OCP(12)" and "ocp(12)" are one row
+        if name in done:
+            rows.append(done[name])
             continue
         print(f"{spec}:", flush=True)
         rows.append(solve_row(spec, args, args.logdir))
@@ -219,9 +210,7 @@ def main(argv=None) -> None:
     md = markdown(rows, reference, probe_rows, meta)
     print(md)
     if args.readme:
-        update_readme(md, "python experiments/thesis_tables.py" + ("" if argv is None and len(sys.argv) == 1 else
-                                                                   " " + " ".join(argv if argv is not None else sys.argv[1:])))
-
+        replace_section("thesis-table", f"Made by `{command('thesis_tables.py', argv)}`.\n\n{md}")
 
 if __name__ == "__main__":
     main()

@@ -280,7 +280,7 @@ def make_config(algo: str | Config, **overrides) -> Config:
         >>> make_config("oftrl(eta=(1,2))").batch_size
         2
     """
-    if isinstance(algo, (CFRConfig, FTRLConfig)):
+    if isinstance(algo, _Schedule):
         base, params = algo, {}
     else:
         try:

@@ -77,8 +77,9 @@ def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None):
 
 
 def softmax_bottom_up(tp: Treeplex, u: torch.Tensor, temperature: torch.Tensor):
-    """Maximiser of <u, x> - sum_j tau_j x[p_j] H(b_j) over the treeplex: the dilated-entropy
-    regularised best response to utilities u [B, S] (temperature tau [B or 1, I] > 0).
+    """Maximiser of <u, x> + sum_j tau_j x[p_j] H(b_j) over the treeplex (H the entropy of the
+    behavioural strategy b_j at infoset j): the best response to utilities u [B, S]
+    regularised by the dilated entropy, with temperatures tau [B or 1, I] > 0.
 
     Deepest level first, per infoset: Q(j,a) = u(j,a) + the values of the infosets below (j,a),
     b(j,.) = softmax(Q(j,.) / tau_j) and V(j) = tau_j logsumexp(Q(j,.) / tau_j), which flows

@@ -35,3 +35,14 @@ def test_thesis_tables_solve_small_rows_to_the_target(tmp_path):
     assert all(r["nash_conv"] <= 1e-4 and r["solved"] and r["algorithm"] == "dcfr" for r in rows.values())
     md = open(tmp_path / "thesis_table.md").read()
     assert "| OCP(3) | 55 | 12 | dcfr |" in md and "-1/18" in md and "1,181,763,638 it" in md
+
+
+def test_readme_section_is_replaced_between_its_markers_only(tmp_path):
+    from readme_section import command, replace_section
+
+    path = tmp_path / "README.md"
+    path.write_text("intro\n<!-- t:start -->\nold\n<!-- t:end -->\noutro\n")
+    assert replace_section("t", "new\n", str(path))
+    assert path.read_text() == "intro\n<!-- t:start -->\nnew\n<!-- t:end -->\noutro\n"
+    assert not replace_section("other", "x\n", str(path))
+    assert command("thesis_tables.py", ["--rows", "ocp(12)"]) == "python experiments/thesis_tables.py --rows 'ocp(12)'"
