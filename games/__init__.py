@@ -23,12 +23,13 @@ from .kuhn import Kuhn
 from .leduc import Leduc
 from .domino import Domino
 from .dudo import Dudo
-from .matrix import MatrixGame, matching_pennies, matrix, rps
+from .matrix import (MatrixGame, battle_of_sexes, biased_rps, bimatrix, blotto, ficha_domino, matching_pennies,
+                     matrix, prisoners_dilemma, rps)
 from .ocp import OCP
 from .random_game import RandomGame
 
-__all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "MatrixGame", "available", "check_game", "make",
-           "matrix", "parse_spec", "register"]
+__all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "MatrixGame", "available", "bimatrix", "check_game",
+           "make", "matrix", "parse_spec", "register"]
 
 _REGISTRY: dict[str, Callable[..., Game]] = {}
 
@@ -96,3 +97,8 @@ register("dudo", Dudo)
 register("domino", Domino)
 register("rps", rps)
 register("matching_pennies", matching_pennies)
+register("biased_rps", biased_rps)
+register("ficha_domino", ficha_domino)
+register("blotto", blotto)
+register("battle_of_sexes", battle_of_sexes)
+register("prisoners_dilemma", prisoners_dilemma)

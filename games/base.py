@@ -38,6 +38,7 @@ class Game:
 
     name: str = "game"
     num_players: int = 2
+    zero_sum: bool = True  # False only for the general-sum matrix games of games.matrix
 
     def initial_state(self) -> State:
         raise NotImplementedError
@@ -77,7 +78,8 @@ def check_game(game: Game, max_nodes: int = 200_000) -> dict:
     """Conformance checker: walk the whole tree and check the protocol's promises.
 
     Checks that chance probabilities are in [0, 1] and sum to 1, that legal actions are
-    non-empty and distinct strings, that utilities are finite and zero-sum, that every state
+    non-empty and distinct strings, that utilities are finite and zero-sum (unless the game
+    says `zero_sum = False`), that every state
     is hashable and that states sharing an infoset key agree on player and legal actions.
     Returns counts `{"nodes", "terminals", "chance", "decision"}`; raises `GameError` naming
     the first offending history.
@@ -103,7 +105,7 @@ def check_game(game: Game, max_nodes: int = 200_000) -> dict:
             u = game.utilities(state)
             if len(u) != 2 or not all(math.isfinite(v) for v in u):
                 raise GameError(f"{where}: utilities {u} are not two finite numbers")
-            if abs(u[0] + u[1]) > 1e-9 * max(1.0, abs(u[0])):
+            if game.zero_sum and abs(u[0] + u[1]) > 1e-9 * max(1.0, abs(u[0])):
                 raise GameError(f"{where}: utilities {u} are not zero-sum")
             continue
         if p == CHANCE:

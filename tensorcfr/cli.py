@@ -5,6 +5,7 @@ Flags mirror the Python API (`Solver`, `train`). Bad input prints one line
 
 Example:
     $ tensorcfr solve kuhn --algo cfr+ --iterations 1000 --json
+    $ tensorcfr solve ficha_domino --algo conditional-rm --runs 10 --iterations 100000
     $ tensorcfr info leduc --json
 """
 
@@ -18,6 +19,7 @@ import time
 import games as games_pkg
 
 from .errors import TensorCFRError
+from .normal_form import PROCEDURES
 from .solvers import AVERAGING, PRESETS, UPDATES, WEIGHTS
 
 
@@ -48,7 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--algo", nargs="+", default=["cfr+"],
                    help=f"algorithm preset(s): {', '.join(PRESETS)} (default cfr+); parameters as "
                         "'dcfr(alpha=1.5,beta=0,gamma=2)'; several run one after another with the same "
-                        "evaluation points")
+                        f"evaluation points. Matrix games also take the normal-form procedures "
+                        f"{', '.join(PROCEDURES)}")
     s.add_argument("--iterations", type=_positive_int, default=1000)
     s.add_argument("--eval-every", type=_positive_int, default=None,
                    help="evaluate every K iterations (default: iterations / 10)")
@@ -61,6 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--eta", type=float, default=None, help="FTRL step size (ftrl, oftrl; default 2)")
     s.add_argument("--weights", choices=WEIGHTS, default=None,
                    help="FTRL dilated-entropy weights (default unit)")
+    s.add_argument("--mu", type=float, default=None, help="inertia of conditional-rm (default (m-1) x payoff range)")
+    s.add_argument("--seed", type=int, default=None, help="random seed of the sampled procedures (default 0)")
+    s.add_argument("--runs", type=_positive_int, default=None,
+                   help="independent runs of a sampled procedure, as one batch (default 1)")
     s.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
     s.add_argument("--dtype", choices=("float32", "float64"), default="float64")
     s.add_argument("--logdir", default=None, help="write TensorBoard scalars under this directory")
@@ -93,20 +100,37 @@ def _solve(args) -> int:
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else {"runs": results}))
     elif len(results) > 1:
-        print(f"\n{'algorithm':<12}  {'iterations':>10}  {'seconds':>8}  {'exploitability':>14}  {'(current)':>14}")
+        w = max(12, *(len(r["algorithm"]) for r in results))
+        print(f"\n{'algorithm':<{w}}  {'iterations':>10}  {'seconds':>8}  {'exploitability':>14}  {'(current)':>14}")
         for r in results:
-            print(f"{r['algorithm']:<12}  {r['iterations']:>10}  {r['seconds']:>8.2f}  {r['exploitability']:>14.6e}"
+            print(f"{r['algorithm']:<{w}}  {r['iterations']:>10}  {r['seconds']:>8.2f}  {r['exploitability']:>14.6e}"
                   f"  {r['exploitability_current']:>14.6e}")
     return 0
 
 
-def _solve_one(args, algo: str) -> dict:
+def _make_solver(args, algo: str):
+    """A tree `Solver`, or `RegretMatching` for a normal-form procedure; an option the chosen
+    kind does not have is an error."""
+    from .normal_form import RegretMatching, is_procedure
     from .solvers import Solver
+
+    game = args.game if len(args.game) > 1 else args.game[0]
+    tree = dict(updates=args.updates, averaging=args.averaging, delay=args.delay, alpha=args.alpha,
+                beta=args.beta, gamma=args.gamma, eta=args.eta, weights=args.weights)
+    normal = dict(mu=args.mu, seed=args.seed, runs=args.runs)
+    mine, other = (normal, tree) if is_procedure(algo) else (tree, normal)
+    given = sorted(k for k, v in other.items() if v is not None)
+    if given:
+        raise TensorCFRError(f"{algo} has no option(s) {', '.join('--' + k for k in given)}")
+    if is_procedure(algo):
+        return RegretMatching(game, algo, device=args.device, dtype=args.dtype, **mine)
+    return Solver(game, algo, device=args.device, dtype=args.dtype, **mine)
+
+
+def _solve_one(args, algo: str) -> dict:
     from .training import evaluation_row, open_writer, train
 
-    solver = Solver(args.game if len(args.game) > 1 else args.game[0], algo, device=args.device,
-                    dtype=args.dtype, updates=args.updates, averaging=args.averaging, delay=args.delay,
-                    alpha=args.alpha, beta=args.beta, gamma=args.gamma, eta=args.eta, weights=args.weights)
+    solver = _make_solver(args, algo)
     config = {**solver.describe(), "iterations": args.iterations}
     writer = open_writer(args.logdir, solver.game.name, solver.config.name) if args.logdir else None
     if writer is not None:

@@ -214,6 +214,11 @@ def compile(game: str | Game | Sequence[str | Game]) -> CompiledGame:  # noqa: A
         members = [games_pkg.make(g) for g in members]
     except GameError as e:
         raise TensorCFRError(str(e)) from None
+    for g in members:
+        if not getattr(g, "zero_sum", True):
+            raise TensorCFRError(f"{g.name} is general-sum: the tree solvers need a zero-sum game; the "
+                                 "normal-form procedures (tensorcfr.normal_form: rm, rm+, sampled-rm, "
+                                 "conditional-rm, invariant-rm) take it")
     compiled = [_structure(_Walk(g).run()) for g in members]
     tps, seqs, _, nodes = compiled[0]
     for g, (tps_b, seqs_b, _, nodes_b) in zip(members[1:], compiled[1:]):

@@ -32,6 +32,8 @@ TAGS = {
     "best_response/p1": "best_response_p1",
     "regret/max_p0": "regret_max_p0",
     "regret/max_p1": "regret_max_p1",
+    "regret/conditional_p0": "regret_conditional_p0",  # normal-form procedures only
+    "regret/conditional_p1": "regret_conditional_p1",
     "perf/ms_per_iteration": "ms_per_iteration",
 }
 
@@ -92,7 +94,7 @@ def train(solver: Solver, iterations: int, eval_every: int | None = None,
             if writer is not None:
                 suffix = f"/member{b}" if b else ""
                 for tag, key in TAGS.items():
-                    if key in row:  # FTRL keeps no regrets
+                    if key in row:  # FTRL keeps no regrets; only matrix games have conditional ones
                         writer.add_scalar(tag + suffix, row[key], solver.iteration)
             if b == 0:
                 rows.append(row)
