@@ -246,3 +246,61 @@ class RecursiveFTRL(RecursiveCFR):
                     target[k] = [u + x for u, x in zip(self.utility[k], gk)] if self.optimistic else self.utility[k]
                 for k in self.roots[p]:
                     self._solve(k, target)
+
+
+def reference_normal_form(A, B, procedure, uniforms, mu=None):
+    """Hart and Mas-Colell's procedures on a bimatrix game, one run, in plain Python floats.
+
+    A[i][j], B[i][j]: the row and column player's payoffs; `uniforms`: one (u_row, u_col)
+    per iteration, drawn by inversion of each player's cumulative probabilities. Returns the
+    actions played [(j, l), ...], the cumulative unconditional regrets (row, column) and the
+    distributions of the next play. The invariant vector is a least-squares solve of
+    q Q = 0, sum q = 1 (numpy), with the same tiny perturbation as the library.
+    """
+    import numpy as np
+
+    m, n = len(A), len(A[0])
+    own = [A, [[B[i][j] for i in range(m)] for j in range(n)]]  # own[p][k][other action]
+    size = [m, n]
+    if mu is None:
+        mu = [(k - 1) * (max(map(max, P)) - min(map(min, P))) for k, P in zip(size, own)]
+    else:
+        mu = [mu, mu]
+    R = [[0.0] * k for k in size]
+    D = [[[0.0] * k for _ in range(k)] for k in size]
+    strategy = [[1.0 / k] * k for k in size]
+    plays = []
+    for t, us in enumerate(uniforms, 1):
+        acts = []
+        for p, u in zip(strategy, us):
+            c, a = 0.0, 0
+            for prob in p:
+                c += prob
+                a += c < u
+            acts.append(min(a, len(p) - 1))
+        plays.append(tuple(acts))
+        for i in (0, 1):
+            a, b = acts[i], acts[1 - i]
+            for k in range(size[i]):
+                d = own[i][k][b] - own[i][a][b]
+                R[i][k] += d
+                D[i][a][k] += d
+        for i in (0, 1):
+            k_ = size[i]
+            if procedure == "sampled-rm":
+                pos = [max(r, 0.0) for r in R[i]]
+                s = sum(pos)
+                strategy[i] = [v / s for v in pos] if s > 0 else [1.0 / k_] * k_
+            elif procedure == "conditional-rm":
+                j = acts[i]
+                p = [max(D[i][j][k], 0.0) / t / mu[i] if k != j else 0.0 for k in range(k_)]
+                p[j] = 1.0 - sum(p)
+                strategy[i] = p
+            else:  # invariant-rm
+                M = np.maximum(np.array(D[i]), 0.0) / t
+                M = M + (1e-9 * M.max() + 1e-300)
+                Q = M - np.diag(M.sum(1))
+                system = np.vstack([Q.T, np.ones(k_)])
+                q = np.linalg.lstsq(system, np.r_[np.zeros(k_), 1.0], rcond=None)[0].clip(min=0)
+                strategy[i] = list(q / q.sum())
+    return plays, R, strategy
