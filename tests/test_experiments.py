@@ -46,3 +46,21 @@ def test_readme_section_is_replaced_between_its_markers_only(tmp_path):
     assert path.read_text() == "intro\n<!-- t:start -->\nnew\n<!-- t:end -->\noutro\n"
     assert not replace_section("other", "x\n", str(path))
     assert command("thesis_tables.py", ["--rows", "ocp(12)"]) == "python experiments/thesis_tables.py --rows 'ocp(12)'"
+
+
+def test_regret_matching_table_reproduces_the_thesis_shape(tmp_path):
+    import regret_matching_table
+
+    regret_matching_table.main(["--games", "rps", "ficha_domino", "--runs", "3", "--max-iterations", "3000",
+                                "--no-readme", "--out", str(tmp_path)])
+    rows = json.load(open(tmp_path / "regret_matching_table.json"))["rows"]
+    assert len(rows) == 2 * len(regret_matching_table.PROCEDURES)
+    by = {(r["game"], r["procedure"]): r for r in rows}
+    assert by[("rps", "rm+")]["iterations"] == 1 and by[("rps", "rm+")]["nash_conv"] == 0.0  # uniform start
+    assert by[("ficha_domino", "rm")]["lp_value"] == pytest.approx(1 / 3)
+    for r in rows:  # stopped runs are below the target; zero-sum: NashConv = sum of unconditional regrets
+        assert r["iterations"] <= 3000 and r["runs"] in (1, 3)
+        if r["reached"] == r["runs"]:
+            assert r["nash_conv_max"] < 2 * 0.005 + 1e-12
+    md = open(tmp_path / "regret_matching_table.md").read()
+    assert "| Ficha vs Dominó | A conditional (inertia) |" in md and "108,319,272" in md

@@ -30,3 +30,9 @@ def test_quick_start_commands(tmp_path):
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, f"{cmd}: {r.stderr}"
     assert any((tmp_path / "runs").iterdir())
+
+
+def test_normal_form_example(capsys):
+    exec(compile(block("Normal-form games and regret matching", "python"), "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "0.333333" in out
