@@ -1,18 +1,24 @@
-"""Command line: `tensorcfr solve GAME ...` and `tensorcfr info GAME`.
+"""Command line: `tensorcfr solve | compare | resume | eval | play | info | games`.
 
 Flags mirror the Python API (`Solver`, `train`). Bad input prints one line
-`tensorcfr: error: ...` and exits with code 2, never a traceback.
+`tensorcfr: error: ...` and exits with code 2, never a traceback. A run stopped by Ctrl-C or
+SIGTERM saves a checkpoint, says how to resume, and exits with 130 or 143.
 
 Example:
     $ tensorcfr solve kuhn --algo cfr+ --iterations 1000 --json
+    $ tensorcfr solve leduc --algo dcfr --time-limit 2h --checkpoint-every 1000 --save-policy leduc.json
+    $ tensorcfr resume runs/leduc__dcfr__0__20261122-101500
+    $ tensorcfr eval leduc leduc.json
+    $ tensorcfr play leduc leduc.json
     $ tensorcfr solve ficha_domino --algo conditional-rm --runs 10 --iterations 100000
-    $ tensorcfr info leduc --json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import time
 
@@ -21,6 +27,10 @@ import games as games_pkg
 from .errors import TensorCFRError
 from .normal_form import PROCEDURES
 from .solvers import AVERAGING, PRESETS, UPDATES, WEIGHTS
+
+SOLVE_KEYS = ("game", "algo", "iterations", "eval_every", "updates", "averaging", "delay", "alpha", "beta", "gamma",
+              "eta", "weights", "mu", "seed", "runs", "device", "dtype", "time_limit", "target_exploitability",
+              "checkpoint_every", "track_infosets", "no_histograms")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,17 +48,31 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="tensorcfr", description="Solve two-player zero-sum imperfect-information games "
-                "with CFR as tensor operations.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+def _duration(text: str) -> float:
+    from .runs import parse_duration
 
-    s = sub.add_parser("solve", help="run a solver and report exploitability and game value")
+    try:
+        return parse_duration(text)
+    except TensorCFRError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]) -> None:
     s.add_argument("game", nargs="+", metavar="GAME",
                    help="game spec, e.g. kuhn, 'kuhn(ante=2)', leduc; several specs over one tree "
                         "are solved together as a batch")
-    s.add_argument("--algo", nargs="+", default=["cfr+"],
-                   help=f"algorithm preset(s): {', '.join(PRESETS)} (default cfr+); parameters as "
+    s.add_argument("--algo", nargs="+", default=several_algos_default,
+                   help=f"algorithm preset(s): {', '.join(PRESETS)}; parameters as "
                         "'dcfr(alpha=1.5,beta=0,gamma=2)'; several run one after another with the same "
                         f"evaluation points. Matrix games also take the normal-form procedures "
                         f"{', '.join(PROCEDURES)}")
@@ -65,13 +89,66 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--weights", choices=WEIGHTS, default=None,
                    help="FTRL dilated-entropy weights (default unit)")
     s.add_argument("--mu", type=float, default=None, help="inertia of conditional-rm (default (m-1) x payoff range)")
-    s.add_argument("--seed", type=int, default=None, help="random seed of the sampled procedures (default 0)")
+    s.add_argument("--seed", type=int, default=0,
+                   help="random seed of the sampled procedures, and part of the run's name (default 0)")
     s.add_argument("--runs", type=_positive_int, default=None,
                    help="independent runs of a sampled procedure, as one batch (default 1)")
     s.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
     s.add_argument("--dtype", choices=("float32", "float64"), default="float64")
-    s.add_argument("--logdir", default=None, help="write TensorBoard scalars under this directory")
+    s.add_argument("--time-limit", type=_duration, default=None, metavar="T",
+                   help="stop after T (seconds, or e.g. 90m, 2h, 1h30m); a checkpoint is saved")
+    s.add_argument("--target-exploitability", type=_positive_float, default=None, metavar="E",
+                   help="stop once the average strategy's exploitability is at most E (checked at evaluations)")
+    s.add_argument("--checkpoint-every", type=_positive_int, default=None, metavar="N",
+                   help="save a checkpoint in the run directory every N iterations (always at the end "
+                        "and when stopped)")
+    s.add_argument("--track-infosets", nargs="+", default=[], metavar="KEY",
+                   help="log these infosets' current and average strategies to TensorBoard")
+    s.add_argument("--no-histograms", action="store_true",
+                   help="skip the regret and per-infoset exploitability histograms")
+    s.add_argument("--logdir", default="runs",
+                   help="TensorBoard runs and checkpoints go to LOGDIR/{game}__{algo}__{seed}__{time} (default runs)")
+    s.add_argument("--no-log", action="store_true", help="write no run directory (no TensorBoard, no checkpoints)")
+    s.add_argument("--save-policy", default=None, metavar="FILE",
+                   help="write the average and current policy to FILE (.json, or .npz for large games)")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="tensorcfr", description="Solve two-player zero-sum imperfect-information games "
+                "with CFR as tensor operations.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    _training_flags(sub.add_parser("solve", help="run a solver and report exploitability and game value"), ["cfr+"])
+    _training_flags(sub.add_parser("compare", help="run several algorithms with identical evaluation points "
+                                   "into one log directory and print a table"), ["cfr", "cfr+", "dcfr"])
+
+    r = sub.add_parser("resume", help="continue a stopped run from its checkpoint")
+    r.add_argument("run_dir", metavar="RUN_DIR")
+    r.add_argument("--iterations", type=_positive_int, default=None,
+                   help="total iterations to reach (default: the run's own)")
+    r.add_argument("--time-limit", type=_duration, default=None, metavar="T",
+                   help="stop after T more (default: the run's own limit, counted afresh)")
+    r.add_argument("--save-policy", default=None, metavar="FILE")
+    r.add_argument("--json", action="store_true")
+
+    e = sub.add_parser("eval", help="exploitability of a saved policy, or the exact value of one policy against another")
+    e.add_argument("game", metavar="GAME")
+    e.add_argument("policies", nargs="+", metavar="POLICY", help="one policy file, or two (A against B)")
+    e.add_argument("--strategy", choices=("average", "current"), default="average",
+                   help="which strategy of the files (default average)")
+    e.add_argument("--json", action="store_true")
+
+    pl = sub.add_parser("play", help="simulate POLICY_A against POLICY_B, or play against POLICY yourself")
+    pl.add_argument("game", metavar="GAME")
+    pl.add_argument("policies", nargs="+", metavar="POLICY",
+                    help="two files: A (player 1) against B (player 2), sampled; one file: you play against it")
+    pl.add_argument("--games", type=_positive_int, default=None,
+                    help="games to simulate (default 10000), or to play against the policy (default: until q)")
+    pl.add_argument("--seed", type=int, default=None, help="random seed (default 0 for simulations)")
+    pl.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat against a policy (0: first to act)")
+    pl.add_argument("--strategy", choices=("average", "current"), default="average")
+    pl.add_argument("--json", action="store_true")
 
     i = sub.add_parser("info", help="print the sizes of a compiled game")
     i.add_argument("game", metavar="GAME")
@@ -80,6 +157,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+# -- info ------------------------------------------------------------------------------------------
 def _info(args) -> int:
     from .compiler import compile as compile_game
 
@@ -95,17 +173,30 @@ def _info(args) -> int:
     return 0
 
 
-def _solve(args) -> int:
-    results = [_solve_one(args, algo) for algo in args.algo]
-    if args.json:
-        print(json.dumps(results[0] if len(results) == 1 else {"runs": results}))
-    elif len(results) > 1:
-        w = max(12, *(len(r["algorithm"]) for r in results))
-        print(f"\n{'algorithm':<{w}}  {'iterations':>10}  {'seconds':>8}  {'exploitability':>14}  {'(current)':>14}")
-        for r in results:
-            print(f"{r['algorithm']:<{w}}  {r['iterations']:>10}  {r['seconds']:>8.2f}  {r['exploitability']:>14.6e}"
-                  f"  {r['exploitability_current']:>14.6e}")
-    return 0
+# -- solve, compare, resume ------------------------------------------------------------------------
+class _StopFlag:
+    """SIGINT / SIGTERM ask the loop to stop at its next check (a second Ctrl-C aborts at once)."""
+
+    def __init__(self):
+        self.signal = None
+
+    def __enter__(self):
+        self.old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        for s in self.old:
+            signal.signal(s, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.signal is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.signal = signum
+
+    def __call__(self) -> bool:
+        return self.signal is not None
+
+    def __exit__(self, *exc):
+        for s, h in self.old.items():
+            signal.signal(s, h)
 
 
 def _make_solver(args, algo: str):
@@ -117,54 +208,242 @@ def _make_solver(args, algo: str):
     game = args.game if len(args.game) > 1 else args.game[0]
     tree = dict(updates=args.updates, averaging=args.averaging, delay=args.delay, alpha=args.alpha,
                 beta=args.beta, gamma=args.gamma, eta=args.eta, weights=args.weights)
-    normal = dict(mu=args.mu, seed=args.seed, runs=args.runs)
+    normal = dict(mu=args.mu, runs=args.runs)
     mine, other = (normal, tree) if is_procedure(algo) else (tree, normal)
     given = sorted(k for k, v in other.items() if v is not None)
     if given:
         raise TensorCFRError(f"{algo} has no option(s) {', '.join('--' + k for k in given)}")
     if is_procedure(algo):
-        return RegretMatching(game, algo, device=args.device, dtype=args.dtype, **mine)
+        return RegretMatching(game, algo, device=args.device, dtype=args.dtype, seed=args.seed, **mine)
     return Solver(game, algo, device=args.device, dtype=args.dtype, **mine)
 
 
-def _solve_one(args, algo: str) -> dict:
-    from .training import evaluation_row, open_writer, train
+def _policy_tables(solver) -> tuple[dict, dict]:
+    """({"average": table, "current": table}, {infoset: player}) of batch member 0."""
+    if hasattr(solver, "policy_tables"):
+        tables = solver.policy_tables()
+        return tables, {"row": 0, "col": 1}
+    tables = {"average": solver.average_policy().to_dict(), "current": solver.current_policy().to_dict()}
+    players = {k: tp.player for tp in solver.game.treeplexes for k in tp.infoset_keys}
+    return tables, players
+
+
+def _save_policy(path: str, solver) -> None:
+    from .policy_io import save_policy
+
+    if solver.batch_size > 1:
+        raise TensorCFRError("--save-policy saves one strategy: run a single game and setting")
+    tables, players = _policy_tables(solver)
+    save_policy(path, solver.game.name, tables, players=players, algorithm=solver.config.name,
+                iteration=solver.iteration)
+
+
+def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = None) -> dict:
+    """Build the solver, (re)load its checkpoint, train with logging, stopping and checkpoints."""
+    from .runs import CHECKPOINT, save_checkpoint, write_run_file
+    from .training import Progress, log_config, train
 
     solver = _make_solver(args, algo)
-    config = {**solver.describe(), "iterations": args.iterations}
-    writer = open_writer(args.logdir, solver.game.name, solver.config.name) if args.logdir else None
-    if writer is not None:
-        writer.add_text("config", json.dumps(config, indent=1).replace("\n", "  \n"), 0)
+    config = {**solver.describe(), "iterations": args.iterations, "eval_every": args.eval_every}
+    loop_state = None
+    if checkpoint is not None:
+        solver.load_state_dict(checkpoint["solver"])
+        loop_state = checkpoint["loop"]
+        if loop_state.get("eval_every"):
+            args.eval_every = loop_state["eval_every"]
+    writer = None
+    if run_dir is not None:
+        from torch.utils.tensorboard import SummaryWriter  # imported late: it is slow to import
+
+        writer = SummaryWriter(run_dir)
+        if checkpoint is None:
+            write_run_file(run_dir, {"args": {k: getattr(args, k) for k in SOLVE_KEYS}, "algo": algo,
+                                     "config": config})
+            log_config(writer, config)
+
+    def save(state):
+        save_checkpoint(os.path.join(run_dir, CHECKPOINT), {"solver": solver.state_dict(), "loop": state,
+                                                            "algo": algo, "iteration": solver.iteration})
 
     def line(row):
         print(f"{row['iteration']:>10}  {row['exploitability']:>14.6e}  {row['exploitability_current']:>14.6e}"
               f"  {row['game_value']:>+12.6f}  {row['ms_per_iteration']:>10.3f}", flush=True)
 
     if not args.json:
+        if checkpoint is not None:
+            print(f"tensorcfr resume: {run_dir} at iteration {solver.iteration}")
         print("tensorcfr solve: " + " ".join(f"{k}={v}" for k, v in config.items()))
+        if run_dir is not None:
+            print(f"run directory: {run_dir}")
         print(f"{'iteration':>10}  {'exploitability':>14}  {'(current)':>14}  {'game value':>12}  {'ms/iter':>10}")
     t0 = time.perf_counter()
-    rows = train(solver, args.iterations, args.eval_every, callback=None if args.json else line, writer=writer)
+    with _StopFlag() as stop:
+        rows = train(solver, max(args.iterations - solver.iteration, 0), args.eval_every,
+                     callback=None if args.json else line, writer=writer, time_limit=args.time_limit,
+                     target_exploitability=args.target_exploitability,
+                     checkpoint=save if run_dir is not None else None, checkpoint_every=args.checkpoint_every,
+                     should_stop=stop, track_infosets=args.track_infosets, histograms=not args.no_histograms,
+                     progress=None if args.json else Progress(args.iterations), loop_state=loop_state)
     wall = time.perf_counter() - t0
+    if run_dir is not None and rows.stopped == "iterations":
+        save(dict(rows=list(rows), solving=rows[-1]["seconds"] if rows else 0.0, eval_every=args.eval_every))
     if writer is not None:
         writer.close()
+    if not rows:  # nothing ran (already at the target)
+        from .training import evaluation_row
+
+        rows.append({**evaluation_row(solver), "seconds": 0.0})
     last = rows[-1]
     out = {"game": solver.game.name, "algorithm": solver.config.name, "iterations": solver.iteration,
+           "stopped": rows.stopped,
            "exploitability": last["exploitability"], "nash_conv": last["nash_conv"],
            "game_value": last["game_value"], "exploitability_current": last["exploitability_current"],
            "nash_conv_current": last["nash_conv_current"], "game_value_current": last["game_value_current"],
            "seconds": last["seconds"], "wall_seconds": wall,
-           "ms_per_iteration": 1000 * last["seconds"] / solver.iteration,
-           "device": str(solver.device), "dtype": config["dtype"], "config": config,
+           "ms_per_iteration": 1000 * last["seconds"] / max(solver.iteration, 1),
+           "device": str(solver.device), "dtype": config["dtype"], "config": config, "run_dir": run_dir,
            "curve": [{k: r[k] for k in ("iteration", "exploitability", "exploitability_current", "game_value")}
                      for r in rows]}
     if solver.batch_size > 1:
+        from .training import evaluation_row
+
         ev = solver.evaluate()
         out["members"] = [{"member": name, **evaluation_row(solver, b, ev)} for b, name in enumerate(solver.member_names())]
         if not args.json:
             for m in out["members"]:
                 print(f"  {m['member']}: exploitability {m['exploitability']:.6e}  game value {m['game_value']:+.6f}")
+    if args.save_policy:
+        _save_policy(args.save_policy, solver)
+        out["policy_file"] = args.save_policy
+        if not args.json:
+            print(f"policy saved to {args.save_policy}")
+    if rows.stopped == "interrupted":
+        out["signal"] = stop.signal
+        where = f"checkpoint saved in {run_dir}; continue with: tensorcfr resume {run_dir}" if run_dir else \
+            "no run directory (--no-log): nothing saved"
+        print(f"tensorcfr: interrupted at iteration {solver.iteration}; {where}", file=sys.stderr)
+    elif rows.stopped != "iterations" and not args.json:
+        print(f"stopped at iteration {solver.iteration}: {rows.stopped.replace('_', ' ')} reached")
     return out
+
+
+def _summary_table(results: list[dict]) -> None:
+    w = max(12, *(len(r["algorithm"]) for r in results))
+    print(f"\n{'algorithm':<{w}}  {'iterations':>10}  {'seconds':>8}  {'exploitability':>14}  {'(current)':>14}")
+    for r in results:
+        print(f"{r['algorithm']:<{w}}  {r['iterations']:>10}  {r['seconds']:>8.2f}  {r['exploitability']:>14.6e}"
+              f"  {r['exploitability_current']:>14.6e}")
+
+
+def _exit_code(results: list[dict]) -> int:
+    sig = next((r.get("signal") for r in results if r.get("signal")), None)
+    return 0 if sig is None else 128 + int(sig)
+
+
+def _solve(args, compare: bool = False) -> int:
+    from .runs import new_run_dir
+
+    if args.save_policy and len(args.algo) > 1:
+        raise TensorCFRError("--save-policy with several algorithms would overwrite one file: run them one by one")
+    if args.checkpoint_every and args.no_log:
+        raise TensorCFRError("--checkpoint-every needs a run directory: drop --no-log")
+    logdir = None if args.no_log else args.logdir
+    game_name = args.game[0] if len(args.game) == 1 else f"{args.game[0]}+{len(args.game) - 1}"
+    if compare and logdir is not None:  # one parent directory: one TensorBoard view overlays the algorithms
+        logdir = new_run_dir(logdir, "compare__" + game_name, "-".join(args.algo), args.seed)
+    results = []
+    for algo in args.algo:
+        run_dir = new_run_dir(logdir, game_name, algo, args.seed) if logdir is not None else None
+        results.append(_train_run(args, algo, run_dir))
+        if results[-1].get("signal"):
+            break
+    if args.json:
+        print(json.dumps(results[0] if len(results) == 1 and not compare else {"runs": results, "logdir": logdir}))
+    elif len(results) > 1 or compare:
+        _summary_table(results)
+        if compare and logdir is not None:
+            print(f"\nTensorBoard: tensorboard --logdir {logdir}")
+    return _exit_code(results)
+
+
+def _resume(args) -> int:
+    from .runs import CHECKPOINT, load_checkpoint, read_run_file
+
+    info = read_run_file(args.run_dir)
+    ckpt = load_checkpoint(os.path.join(args.run_dir, CHECKPOINT))
+    run_args = argparse.Namespace(**info["args"])
+    run_args.json, run_args.save_policy = args.json, args.save_policy
+    if args.iterations is not None:
+        run_args.iterations = args.iterations
+    if args.time_limit is not None:
+        run_args.time_limit = args.time_limit
+    out = _train_run(run_args, info["algo"], args.run_dir, checkpoint=ckpt)
+    if args.json:
+        print(json.dumps(out))
+    return _exit_code([out])
+
+
+# -- eval, play ------------------------------------------------------------------------------------
+def _eval(args) -> int:
+    from .compiler import compile as compile_game
+    from .evaluation import Policy, evaluate
+    from .play import exact_value
+    from .policy_io import policy_table
+
+    if len(args.policies) > 2:
+        raise TensorCFRError("eval takes one policy file, or two (A against B)")
+    cg = compile_game(args.game)
+    tables = [policy_table(p, args.strategy) for p in args.policies]
+    if len(tables) == 1:
+        ev = evaluate(cg, Policy.from_dict(cg, tables[0])).as_dict()
+        out = {"game": cg.name, "policy": args.policies[0], "strategy": args.strategy, **ev}
+        text = (f"{cg.name}, {args.policies[0]} ({args.strategy} strategy):\n"
+                f"  exploitability  {ev['exploitability']:.9g}\n  NashConv        {ev['nash_conv']:.9g}\n"
+                f"  game value      {ev['game_value']:+.9g}  (player 1's expected payoff in self-play)\n"
+                f"  best responses  {ev['best_response'][0]:+.9g} (player 1), {ev['best_response'][1]:+.9g} (player 2)")
+    else:
+        a, b = tables
+        first, second = exact_value(cg, a, b), -exact_value(cg, b, a)
+        out = {"game": cg.name, "policy_a": args.policies[0], "policy_b": args.policies[1], "strategy": args.strategy,
+               "value_a_as_player1": first, "value_a_as_player2": second, "value_a": (first + second) / 2}
+        text = (f"{cg.name}: expected payoff of A ({args.policies[0]}) against B ({args.policies[1]}), exact:\n"
+                f"  A as player 1: {first:+.9g}\n  A as player 2: {second:+.9g}\n"
+                f"  mean over seats: {(first + second) / 2:+.9g}")
+    print(json.dumps(out) if args.json else text)
+    return 0
+
+
+def _play(args) -> int:
+    from .compiler import compile as compile_game
+    from .evaluation import Policy
+    from .play import exact_value, interactive, simulate
+    from .policy_io import policy_table
+
+    tables = [policy_table(p, args.strategy) for p in args.policies]
+    if len(tables) == 1:
+        cg = compile_game(args.game)
+        Policy.from_dict(cg, tables[0])  # a policy that does not fit the game fails here, not mid-game
+        results = interactive(args.game, tables[0], seat=args.seat, seed=args.seed, rounds=args.games)
+        if args.json:
+            print(json.dumps({"game": cg.name, "games": len(results), "payoffs": results}))
+        return 0
+    if len(tables) > 2:
+        raise TensorCFRError("play takes one policy file (you play against it) or two (A against B)")
+    cg = compile_game(args.game)
+    exact = exact_value(cg, *tables)
+    seed = 0 if args.seed is None else args.seed
+    r = simulate(args.game, *tables, games=args.games or 10_000, seed=seed)
+    out = {"game": cg.name, "policy_a": args.policies[0], "policy_b": args.policies[1], **r, "exact": exact,
+           "ci95_contains_exact": r["ci95"][0] <= exact <= r["ci95"][1]}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{cg.name}: A ({args.policies[0]}) as player 1 against B ({args.policies[1]}), "
+              f"{r['games']:,} games, seed {seed}")
+        print(f"  mean payoff of A  {r['mean']:+.6f}  (95% CI {r['ci95'][0]:+.6f} .. {r['ci95'][1]:+.6f}, "
+              f"standard error {r['std_error']:.6f})")
+        print(f"  exact value       {exact:+.6f}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,13 +452,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "games":
             print("\n".join(games_pkg.available()))
             return 0
-        return _info(args) if args.command == "info" else _solve(args)
+        handler = {"info": _info, "solve": _solve, "compare": lambda a: _solve(a, compare=True),
+                   "resume": _resume, "eval": _eval, "play": _play}[args.command]
+        return handler(args)
     except (TensorCFRError, games_pkg.GameError) as e:
         print(f"tensorcfr: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("tensorcfr: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return 0
 
 
 if __name__ == "__main__":

@@ -55,6 +55,22 @@ class Policy:
             out.update(tp.per_infoset(s[min(member, s.shape[0] - 1)].tolist()))
         return out
 
+    def infoset(self, key: str, member: int = 0) -> dict[str, float]:
+        """{action: probability} at one infoset (batch member `member`).
+
+        Example:
+            >>> import tensorcfr
+            >>> cg = tensorcfr.compile("kuhn")
+            >>> tensorcfr.Policy.uniform(cg).infoset("Q:p")
+            {'pass': 0.5, 'bet': 0.5}
+        """
+        for tp, s in zip(self.game.treeplexes, self.sigma):
+            j = tp.infoset_index().get(key)
+            if j is not None:
+                a, b = tp.infoset_offsets[j].item(), tp.infoset_offsets[j + 1].item()
+                return dict(zip(tp.action_names[j], s[min(member, s.shape[0] - 1), a:b].tolist()))
+        raise TensorCFRError(f"{self.game.name} has no infoset {key!r}")
+
     @staticmethod
     def from_dict(cg: CompiledGame, table: dict[str, dict[str, float]], dtype=torch.float64,
                   tol: float = 1e-6) -> "Policy":
@@ -111,6 +127,31 @@ def best_response_value(cg: CompiledGame, player: int, x_other: torch.Tensor,
     op = op or T.PayoffOperator.of(cg, x_other.dtype)
     q, _ = T.bottom_up(cg.treeplexes[player], op.cfv(player, x_other))
     return q[:, 0]
+
+
+def infoset_gaps(cg: CompiledGame, policy: Policy, op: T.PayoffOperator | None = None) -> list[torch.Tensor]:
+    """Each infoset's contribution to its player's best-response gain, [B, I_p] per player.
+
+    For infoset j of player p: x_p[parent(j)] * (max_a Q*(j,a) - sum_a sigma(j,a) Q*(j,a)), where
+    Q* is the counterfactual value of (j, a) when p best-responds below j against the other's
+    strategy. Summed over p's infosets this is exactly p's gain from deviating to a best
+    response, BR_p - u_p(policy), so large entries show where a strategy is exploitable.
+
+    Example:
+        >>> import tensorcfr
+        >>> cg = tensorcfr.compile("kuhn")
+        >>> gaps = infoset_gaps(cg, Policy.uniform(cg))
+        >>> round(float(gaps[0].sum() + gaps[1].sum()), 6)  # NashConv of uniform play: 11/12
+        0.916667
+    """
+    plans = policy.sequence_form()
+    op = op or T.PayoffOperator.of(cg, plans[0].dtype)
+    out = []
+    for p, (tp, sigma) in enumerate(zip(cg.treeplexes, policy.sigma)):
+        q, v = T.bottom_up(tp, op.cfv(p, plans[1 - p]))  # best response below each infoset
+        played = T.segment_sum(tp, sigma * q)  # [B, I] sigma's mix of the best-response values
+        out.append(plans[p][:, tp.infoset_parent] * (v - played))
+    return out
 
 
 def evaluate(cg: CompiledGame, policy: Policy, op: T.PayoffOperator | None = None) -> Evaluation:

@@ -384,7 +384,42 @@ class RegretMatching:
         return {"iterations": iterations, "reached": reached,
                 "Z": Z_stop / iterations.to(self.dtype)[:, None, None], "seconds": seconds}
 
+    # -- checkpoints --------------------------------------------------------------------------------
+    _STATE = ("Z", "regrets", "clipped", "strategy", "conditional")
+
+    def state_dict(self) -> dict:
+        """Everything the next iterations depend on, the random stream included."""
+        cpu = lambda v: [cpu(t) for t in v] if isinstance(v, (list, tuple)) else v.detach().cpu().clone()  # noqa: E731
+        d = {k: cpu(getattr(self, k)) for k in self._STATE if hasattr(self, k)}
+        return {**d, "iteration": self.iteration, "generator": self.generator.get_state()}
+
+    def load_state_dict(self, d: dict) -> None:
+        """Continue from `state_dict()` of a run with the same game and procedure."""
+        for k in self._STATE:
+            if hasattr(self, k) != (k in d):
+                raise TensorCFRError("checkpoint does not fit this solver: it was written by another procedure")
+            if k not in d:
+                continue
+            old, new = getattr(self, k), d[k]
+            pairs = list(zip(old, new)) if isinstance(old, (list, tuple)) else [(old, new)]
+            if any(tuple(a.shape) != tuple(b.shape) for a, b in pairs):
+                raise TensorCFRError(f"checkpoint does not fit this solver: {k} has another shape")
+            moved = [b.to(device=a.device, dtype=a.dtype) for a, b in pairs]
+            setattr(self, k, type(old)(moved) if isinstance(old, (list, tuple)) else moved[0])
+        self.iteration = int(d["iteration"])
+        self.generator.set_state(d["generator"])
+
     # -- reading the result -----------------------------------------------------------------------
+    def policy_tables(self, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
+        """{"average" | "current": {"row" | "col": {action: probability}}}: the same keys as the
+        matrix game's one-level tree, so policy files and `tensorcfr eval` take them."""
+        b = min(member, self.batch_size - 1)
+        tables = {}
+        for which, (x, y) in (("average", self.average_strategy()), ("current", self.strategy)):
+            tables[which] = {"row": dict(zip(self.game.rows, x[b].tolist())),
+                             "col": dict(zip(self.game.cols, y[b].tolist()))}
+        return tables
+
     def joint(self) -> torch.Tensor:
         """The empirical joint distribution of play [B, m, n]."""
         return self.Z / max(self.iteration, 1)

@@ -406,6 +406,28 @@ class Solver:
             self.average[p].add_(x * self.per_member(w))
         self.sigma[p] = self.config.next_strategy(self, p, g, t)
 
+    # -- checkpoints ----------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """Everything the next iterations depend on (tensors on the CPU), for `load_state_dict`."""
+        cpu = lambda t: t.detach().cpu().clone()  # noqa: E731
+        return {"iteration": self.iteration, "sigma": [cpu(t) for t in self.sigma],
+                "average": [cpu(t) for t in self.average],
+                "state": [{k: cpu(t) for k, t in st.items()} for st in self.state]}
+
+    def load_state_dict(self, d: dict) -> None:
+        """Continue from `state_dict()`; the solver must have been built with the same game and settings."""
+        def put(old: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
+            if tuple(new.shape) != tuple(old.shape):
+                raise TensorCFRError(f"checkpoint does not fit this solver: a tensor of shape {tuple(new.shape)} "
+                                     f"where {tuple(old.shape)} is expected")
+            return new.to(device=old.device, dtype=old.dtype)
+        self.sigma = [put(o, n) for o, n in zip(self.sigma, d["sigma"])]
+        self.average = [put(o, n) for o, n in zip(self.average, d["average"])]
+        if [sorted(st) for st in self.state] != [sorted(st) for st in d["state"]]:
+            raise TensorCFRError("checkpoint does not fit this solver: it was written by another algorithm")
+        self.state = [{k: put(st[k], new[k]) for k in st} for st, new in zip(self.state, d["state"])]
+        self.iteration = int(d["iteration"])
+
     # -- reading the result -----------------------------------------------------------------
     def current_policy(self) -> Policy:
         """The strategy the next iteration will play."""

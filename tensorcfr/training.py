@@ -1,23 +1,24 @@
-"""The training loop shared by the CLI and the Python API: iterate, evaluate, log.
+"""The training loop shared by the CLI and the Python API: iterate, evaluate, log, stop, checkpoint.
 
 Example:
     >>> import tensorcfr
     >>> s = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
     >>> rows = tensorcfr.train(s, iterations=100, eval_every=50)
-    >>> [r["iteration"] for r in rows]
-    [50, 100]
+    >>> [r["iteration"] for r in rows], rows.stopped
+    ([50, 100], 'iterations')
 """
 
 from __future__ import annotations
 
+import json
 import os
-import re
+import sys
 import time
 from typing import Callable
 
 import torch
 
-from .solvers import Solver
+from .errors import TensorCFRError
 
 # Scalar tags written at every evaluation: identical for every algorithm, so one
 # TensorBoard view overlays them.
@@ -35,7 +36,17 @@ TAGS = {
     "regret/conditional_p0": "regret_conditional_p0",  # normal-form procedures only
     "regret/conditional_p1": "regret_conditional_p1",
     "perf/ms_per_iteration": "ms_per_iteration",
+    "perf/iterations_per_second": "iterations_per_second",
 }
+HPARAM_METRICS = ("exploitability/average", "exploitability/current", "value/average")
+
+
+class TrainResult(list):
+    """The evaluation rows (member 0's), plus `stopped`: why the loop ended — "iterations",
+    "time_limit", "target" (exploitability of the average at or below the target) or
+    "interrupted" (`should_stop` said so)."""
+
+    stopped: str = "iterations"
 
 
 def _sync(device: torch.device) -> None:
@@ -43,7 +54,7 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def evaluation_row(solver: Solver, member: int = 0, ev: dict | None = None) -> dict:
+def evaluation_row(solver, member: int = 0, ev: dict | None = None) -> dict:
     """One row of figures for batch member `member` at the solver's current iteration
     (`ev`: the result of `solver.evaluate()`, when already computed)."""
     ev = ev or solver.evaluate()
@@ -58,55 +69,203 @@ def evaluation_row(solver: Solver, member: int = 0, ev: dict | None = None) -> d
     return row
 
 
-def run_name(game: str, algo: str, seed: int = 0) -> str:
-    """`{game}__{algo}__{seed}__{time}` with characters unsafe in paths replaced."""
-    safe = lambda s: re.sub(r"[^A-Za-z0-9_.+=,-]", "_", s)  # noqa: E731
-    return f"{safe(game)}__{safe(algo)}__{seed}__{int(time.time())}"
+def tracked_strategies(solver, keys, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
+    """{infoset key: {"average" | "current": {action: probability}}} for the infosets `keys`;
+    an unknown key is an error that lists some known ones."""
+    if not keys:
+        return {}
+    if hasattr(solver, "policy_tables"):  # normal-form procedures: infosets "row" and "col"
+        tables = solver.policy_tables(member)
+        known = list(tables["average"])
+        pick = lambda which, key: tables[which][key]  # noqa: E731
+    else:
+        pols = {"average": solver.average_policy(), "current": solver.current_policy()}
+        known = [k for tp in solver.game.treeplexes for k in tp.infoset_keys]
+        pick = lambda which, key: pols[which].infoset(key, member)  # noqa: E731
+    missing = [k for k in keys if k not in set(known)]
+    if missing:
+        raise TensorCFRError(f"--track-infosets: unknown infoset(s) {missing} in {solver.game.name}; "
+                             f"some known keys: {known[:8]}")
+    return {k: {w: pick(w, k) for w in ("average", "current")} for k in keys}
 
 
-def train(solver: Solver, iterations: int, eval_every: int | None = None,
-          callback: Callable[[dict], None] | None = None, writer=None) -> list[dict]:
-    """Run `iterations` more iterations, evaluating every `eval_every` and at the end.
+def log_config(writer, config: dict) -> None:
+    """The resolved configuration as a text summary at step 0 and as TensorBoard hparams (whose
+    metrics are the `HPARAM_METRICS` scalars), so the HParams view compares variants."""
+    from torch.utils.tensorboard.summary import hparams
 
-    Each evaluation produces a row (see `evaluation_row`, plus `ms_per_iteration` and
-    `seconds`, the solving time so far without evaluations) per batch member; `callback(row)`
-    is called with member 0's row and `writer` (a `torch.utils.tensorboard.SummaryWriter`)
-    receives the scalars of `TAGS` with the iteration as step (members after the first get a
-    `/member{b}` suffix). Returns member 0's rows.
+    writer.add_text("config", "```\n" + json.dumps(config, indent=1) + "\n```", 0)
+    flat = {k: (v if isinstance(v, (int, float, str, bool)) else json.dumps(v)) for k, v in config.items()
+            if v is not None}
+    exp, ssi, sei = hparams(flat, {m: float("nan") for m in HPARAM_METRICS})
+    fw = writer._get_file_writer()
+    for summary in (exp, ssi, sei):
+        fw.add_summary(summary)
+
+
+def _log(writer, solver, rows_by_member: list[dict], track: dict, histograms: bool) -> None:
+    step = solver.iteration
+    for b, row in enumerate(rows_by_member):
+        suffix = f"/member{b}" if b else ""
+        for tag, key in TAGS.items():
+            if key in row:  # FTRL keeps no regrets; only matrix games have conditional ones
+                writer.add_scalar(tag + suffix, row[key], step)
+    for key, by in track.items():
+        for which, probs in by.items():
+            for action, p in probs.items():
+                writer.add_scalar(f"strategy/{key}/{action}/{which}", p, step)
+    if not histograms:
+        return
+    if hasattr(solver, "policy_tables"):  # normal-form procedures: unconditional regrets [B, m]
+        regrets = solver.regrets
+    else:  # the CFR family: [B, S], column 0 (the empty sequence) unused
+        regrets = [r[:, 1:] for r in solver.regrets] if "regrets" in solver.state[0] else []
+    for p, r in enumerate(regrets):
+        if r.numel():
+            writer.add_histogram(f"histogram/regret_p{p}", (r[0] / max(step, 1)).float().cpu(), step)
+    if hasattr(solver, "op"):  # per-infoset exploitability needs the compiled tree
+        from .evaluation import infoset_gaps
+
+        for p, gap in enumerate(infoset_gaps(solver.game, solver.average_policy(), solver.op)):
+            if gap.numel():
+                writer.add_histogram(f"histogram/infoset_exploitability_p{p}", gap[0].float().cpu(), step)
+
+
+class Progress:
+    """A one-line progress bar on a terminal (iteration, exploitability, iterations per second,
+    time left); nothing when the stream is not a terminal (the caller prints plain lines)."""
+
+    def __init__(self, total: int, stream=None, enabled: bool | None = None):
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.total, self.last_draw, self.exploitability, self.shown = total, 0.0, None, False
+
+    def update(self, iteration: int, rate: float, exploitability: float | None = None) -> None:
+        if exploitability is not None:
+            self.exploitability = exploitability
+        now = time.monotonic()
+        if not self.enabled or now - self.last_draw < 0.1:
+            return
+        self.last_draw = now
+        frac = min(iteration / max(self.total, 1), 1.0)
+        bar = "#" * int(24 * frac) + "-" * (24 - int(24 * frac))
+        left = (self.total - iteration) / rate if rate > 0 else float("nan")
+        expl = f"{self.exploitability:.3e}" if self.exploitability is not None else "-"
+        self.stream.write(f"\r[{bar}] {iteration:,}/{self.total:,}  exploitability {expl}  {rate:,.0f} it/s"
+                          f"  {left:,.0f}s left ")
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.enabled and self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.shown = False
+
+
+def train(solver, iterations: int, eval_every: int | None = None,
+          callback: Callable[[dict], None] | None = None, writer=None, *,
+          time_limit: float | None = None, target_exploitability: float | None = None,
+          checkpoint: Callable[[dict], None] | None = None, checkpoint_every: int | None = None,
+          should_stop: Callable[[], bool] | None = None, track_infosets=(), histograms: bool = True,
+          progress: Progress | None = None, loop_state: dict | None = None) -> TrainResult:
+    """Run up to `iterations` more iterations, evaluating every `eval_every` (default a tenth)
+    and at the end.
+
+    Each evaluation produces a row (see `evaluation_row`, plus `ms_per_iteration`,
+    `iterations_per_second` and `seconds`, the solving time so far without evaluations) per
+    batch member; `callback(row)` gets member 0's. `writer` (a `SummaryWriter`) receives the
+    scalars of `TAGS` at the iteration as step (members after the first with a `/member{b}`
+    suffix), the strategies of `track_infosets` as `strategy/{key}/{action}/{average|current}`
+    and, with `histograms`, `histogram/regret_p{p}` and `histogram/infoset_exploitability_p{p}`.
+
+    The loop stops early after `time_limit` seconds, once the average's exploitability is at or
+    below `target_exploitability` (checked at evaluations), or when `should_stop()` turns true
+    (checked about every 0.2 s). `checkpoint(loop_state)` is called every `checkpoint_every`
+    iterations and when stopped early; passing that `loop_state` back (with the solver's
+    `load_state_dict`) continues the run exactly. Returns member 0's rows (all of them, those
+    of `loop_state` included) as a `TrainResult`.
     """
     eval_every = eval_every or max(1, iterations // 10)
-    rows, solving, done = [], 0.0, 0
-    while done < iterations:
-        n = min(eval_every - solver.iteration % eval_every, iterations - done)
+    track = tracked_strategies(solver, list(track_infosets))  # validates the keys up front
+    state = dict(loop_state or {"rows": [], "solving": 0.0})
+    rows = TrainResult(state["rows"])
+    target_iteration = solver.iteration + iterations
+    started, chunk = time.perf_counter(), 1
+    since_eval, since_eval_time = 0, 0.0
+
+    def snapshot():
+        return {"rows": list(rows), "solving": state["solving"], "eval_every": eval_every}
+
+    def evaluate_now() -> dict:
+        nonlocal since_eval, since_eval_time
+        ev = solver.evaluate()
+        member_rows = []
+        for b in range(solver.batch_size):
+            row = evaluation_row(solver, b, ev)
+            n, dt = max(since_eval, 1), max(since_eval_time, 1e-12)
+            row.update(ms_per_iteration=1000 * dt / n, iterations_per_second=n / dt, seconds=state["solving"])
+            member_rows.append(row)
+        since_eval, since_eval_time = 0, 0.0
+        rows.append(member_rows[0])
+        if writer is not None:
+            _log(writer, solver, member_rows, tracked_strategies(solver, list(track)), histograms)
+        if progress is not None:
+            progress.update(solver.iteration, member_rows[0]["iterations_per_second"], member_rows[0]["exploitability"])
+            progress.clear()
+        if callback is not None:
+            callback(member_rows[0])
+        return member_rows[0]
+
+    while solver.iteration < target_iteration:
+        if should_stop is not None and should_stop():
+            rows.stopped = "interrupted"
+            break
+        if time_limit is not None and time.perf_counter() - started >= time_limit:
+            rows.stopped = "time_limit"
+            break
+        it = solver.iteration
+        bounds = [target_iteration - it, eval_every - it % eval_every, chunk]
+        if checkpoint is not None and checkpoint_every:
+            bounds.append(checkpoint_every - it % checkpoint_every)
+        n = min(bounds)
         _sync(solver.device)
         t0 = time.perf_counter()
         solver.step(n)
         _sync(solver.device)
         dt = time.perf_counter() - t0
-        solving += dt
-        done += n
-        if solver.iteration % eval_every and done < iterations:
-            continue
-        ev = solver.evaluate()
-        for b in range(solver.batch_size):
-            row = evaluation_row(solver, b, ev)
-            row.update(ms_per_iteration=1000 * dt / n, seconds=solving)
-            if writer is not None:
-                suffix = f"/member{b}" if b else ""
-                for tag, key in TAGS.items():
-                    if key in row:  # FTRL keeps no regrets; only matrix games have conditional ones
-                        writer.add_scalar(tag + suffix, row[key], solver.iteration)
-            if b == 0:
-                rows.append(row)
-                if callback is not None:
-                    callback(row)
+        state["solving"] += dt
+        since_eval, since_eval_time = since_eval + n, since_eval_time + dt
+        chunk = max(1, min(chunk * 2, n * 2)) if dt < 0.2 else max(1, chunk // 2)  # stop checks ~5 per second
+        if progress is not None:
+            progress.update(solver.iteration, since_eval / max(since_eval_time, 1e-9))
+        if solver.iteration % eval_every == 0 or solver.iteration == target_iteration:
+            row = evaluate_now()
+            if target_exploitability is not None and row["exploitability"] <= target_exploitability:
+                rows.stopped = "target"
+                break
+        if checkpoint is not None and checkpoint_every and solver.iteration % checkpoint_every == 0:
+            checkpoint(snapshot())
+    if progress is not None:
+        progress.clear()
+    if rows.stopped != "iterations" and checkpoint is not None:
+        checkpoint(snapshot())  # before the closing evaluation, so a resumed run's rows match
+    if rows.stopped in ("interrupted", "time_limit") and (not rows or rows[-1]["iteration"] != solver.iteration):
+        evaluate_now()
     if writer is not None:
         writer.flush()
     return rows
 
 
 def open_writer(logdir: str, game: str, algo: str, seed: int = 0):
-    """A SummaryWriter on `logdir/{game}__{algo}__{seed}__{time}`."""
+    """A SummaryWriter on a fresh `logdir/{game}__{algo}__{seed}__{time}`."""
     from torch.utils.tensorboard import SummaryWriter  # imported late: it is slow to import
 
-    return SummaryWriter(os.path.join(logdir, run_name(game, algo, seed)))
+    from .runs import new_run_dir
+
+    return SummaryWriter(new_run_dir(logdir, game, algo, seed))
+
+
+def run_dir_of(writer) -> str:
+    """The directory a SummaryWriter writes to."""
+    return os.path.abspath(writer.log_dir)
