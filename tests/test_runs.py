@@ -1,0 +1,298 @@
+"""Training like a research tool (issue 5): TensorBoard contents, stopping, checkpoints and
+bit-identical resume (in-process and through SIGTERM), policy files, eval, play, compare."""
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+import tensorcfr
+from tensorcfr import normal_form as nf
+from tensorcfr.cli import main
+from tensorcfr.evaluation import infoset_gaps
+from tensorcfr.policy_io import load_policy, save_policy
+from tensorcfr.runs import load_checkpoint, parse_duration, save_checkpoint
+from tensorcfr.training import TAGS, Progress, train
+
+
+def _cli(*args, cwd=None, input=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "tensorcfr", *args], cwd=cwd, input=input, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _events(run_dir):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    ea = EventAccumulator(run_dir, size_guidance={"tensors": 0, "scalars": 0, "histograms": 0})
+    ea.Reload()
+    return ea
+
+
+def test_event_files_hold_the_promised_tags(tmp_path, capsys):
+    assert main(["solve", "kuhn", "--algo", "cfr+", "--iterations", "40", "--eval-every", "20", "--logdir",
+                 str(tmp_path), "--track-infosets", "K:pb", "Q:", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    run_dir = out["run_dir"]
+    assert os.path.basename(run_dir).startswith("kuhn__cfr+__0__")
+    ea = _events(run_dir)
+    scalars = set(ea.Tags()["scalars"])
+    assert set(TAGS) - {"regret/conditional_p0", "regret/conditional_p1"} <= scalars
+    assert {"strategy/K:pb/bet/average", "strategy/K:pb/pass/current", "strategy/Q:/bet/average"} <= scalars
+    assert [e.step for e in ea.Scalars("exploitability/average")] == [20, 40]
+    assert ea.Scalars("exploitability/average")[-1].value == pytest.approx(out["exploitability"], rel=1e-6)
+    assert {"histogram/regret_p0", "histogram/regret_p1", "histogram/infoset_exploitability_p0",
+            "histogram/infoset_exploitability_p1"} <= set(ea.Tags()["histograms"])
+    text = ea.Tensors("config/text_summary")[0].tensor_proto.string_val[0].decode()
+    assert '"algorithm": "cfr+"' in text
+    assert "_hparams_/experiment" in ea.PluginTagToContent("hparams")
+    # tracked strategies are the policy's own numbers
+    bet = ea.Scalars("strategy/K:pb/bet/average")[-1].value
+    pol = json.load(open(glob.glob(os.path.join(run_dir, "run.json"))[0]))
+    assert pol["algo"] == "cfr+" and 0.0 <= bet <= 1.0
+
+
+def test_unknown_tracked_infoset_is_a_clear_error(tmp_path, capsys):
+    assert main(["solve", "kuhn", "--iterations", "10", "--track-infosets", "X:zz", "--no-log"]) == 2
+    assert "unknown infoset(s) ['X:zz']" in capsys.readouterr().err
+
+
+def test_infoset_gaps_sum_to_each_players_best_response_gain():
+    for spec in ["leduc", "random(seed=3)", "dudo(3,1,1)"]:
+        s = tensorcfr.Solver(spec, "cfr", device="cpu")
+        s.step(7)
+        pol = s.average_policy()
+        gaps, ev = infoset_gaps(s.game, pol), tensorcfr.evaluate(s.game, pol)
+        assert min(g.min().item() for g in gaps) >= -1e-12
+        assert (gaps[0].sum() + gaps[1].sum()).item() == pytest.approx(ev.nash_conv.item(), abs=1e-12)
+
+
+@pytest.mark.parametrize("algo", ["dcfr", "pcfr+", "oftrl", "cfr"])
+def test_interrupted_and_resumed_equals_uninterrupted_in_process(algo, device):
+    def fresh():
+        return tensorcfr.Solver("leduc", algo, device=device)
+
+    straight = fresh()
+    rows_straight = train(straight, 300, 50)
+    first, saved = fresh(), {}
+    calls = iter(range(10**9))
+    rows = train(first, 300, 50, checkpoint=lambda st: saved.update(loop=st, solver=first.state_dict()),
+                 checkpoint_every=40, should_stop=lambda: next(calls) >= 5)
+    assert rows.stopped == "interrupted" and 0 < first.iteration < 300
+    resumed = fresh()
+    resumed.load_state_dict(saved["solver"])
+    rows2 = train(resumed, 300 - resumed.iteration, 50, loop_state=saved["loop"])
+    for a, b in zip(straight.state_dict()["average"] + straight.state_dict()["sigma"],
+                    resumed.state_dict()["average"] + resumed.state_dict()["sigma"]):
+        assert torch.equal(a, b)
+    assert [r["iteration"] for r in rows2] == [r["iteration"] for r in rows_straight]
+    assert rows2[-1]["exploitability"] == rows_straight[-1]["exploitability"]
+
+
+def test_sampled_procedure_resumes_with_its_random_stream():
+    a = nf.RegretMatching("blotto(5,3)", "invariant-rm", runs=3, seed=9, device="cpu")
+    a.step(120)
+    b = nf.RegretMatching("blotto(5,3)", "invariant-rm", runs=3, seed=9, device="cpu")
+    b.step(50)
+    c = nf.RegretMatching("blotto(5,3)", "invariant-rm", runs=3, seed=1, device="cpu")
+    c.load_state_dict(b.state_dict())
+    c.step(70)
+    assert torch.equal(a.Z, c.Z) and all(torch.equal(x, y) for x, y in zip(a.strategy, c.strategy))
+    with pytest.raises(tensorcfr.TensorCFRError, match="another procedure"):
+        nf.RegretMatching("blotto(5,3)", "sampled-rm", runs=3).load_state_dict(b.state_dict())
+
+
+def test_sigterm_then_resume_is_bit_identical(tmp_path):
+    """A run stopped by SIGTERM mid-way and resumed equals an uninterrupted run bit for bit."""
+    args = ["solve", "leduc", "--algo", "dcfr", "--iterations", "12000", "--eval-every", "3000",
+            "--checkpoint-every", "100", "--logdir", str(tmp_path / "runs"), "--json"]
+    proc = subprocess.Popen([sys.executable, "-m", "tensorcfr", *args, "--save-policy", str(tmp_path / "a.json")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not glob.glob(str(tmp_path / "runs" / "*" / "checkpoint.pt")) and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    stopped = json.loads(out)
+    assert stopped["stopped"] == "interrupted" and 0 < stopped["iterations"] < 12000  # really mid-way
+    assert "tensorcfr resume" in err
+    run_dir = stopped["run_dir"]
+    r = _cli("resume", run_dir, "--json", "--save-policy", str(tmp_path / "b.json"))
+    assert r.returncode == 0, r.stderr
+    resumed = json.loads(r.stdout)
+    assert resumed["iterations"] == 12000 and resumed["stopped"] == "iterations"
+    r = _cli(*args, "--save-policy", str(tmp_path / "c.json"))
+    assert r.returncode == 0, r.stderr
+    straight = json.loads(r.stdout)
+    assert (tmp_path / "b.json").read_bytes() == (tmp_path / "c.json").read_bytes()
+    a = load_checkpoint(os.path.join(run_dir, "checkpoint.pt"))["solver"]
+    b = load_checkpoint(os.path.join(straight["run_dir"], "checkpoint.pt"))["solver"]
+    for k in ("sigma", "average"):
+        assert all(torch.equal(x, y) for x, y in zip(a[k], b[k]))
+    assert all(torch.equal(x["regrets"], y["regrets"]) for x, y in zip(a["state"], b["state"]))
+    assert [c["iteration"] for c in resumed["curve"]] == [c["iteration"] for c in straight["curve"]]
+    assert resumed["curve"][-1] == straight["curve"][-1]
+
+
+def test_truncated_or_altered_checkpoint_is_refused(tmp_path, capsys):
+    assert main(["solve", "kuhn", "--iterations", "30", "--logdir", str(tmp_path), "--json"]) == 0
+    run_dir = json.loads(capsys.readouterr().out)["run_dir"]
+    path = os.path.join(run_dir, "checkpoint.pt")
+    data = open(path, "rb").read()
+    open(path, "wb").write(data[: len(data) - 100])
+    assert main(["resume", run_dir]) == 2
+    assert "is truncated" in capsys.readouterr().err
+    altered = bytearray(data)
+    altered[-10] ^= 0xFF
+    open(path, "wb").write(bytes(altered))
+    with pytest.raises(tensorcfr.TensorCFRError, match="checksum"):
+        load_checkpoint(path)
+    assert main(["resume", str(tmp_path / "nowhere")]) == 2
+    assert "not a tensorcfr run directory" in capsys.readouterr().err
+
+
+def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
+    path = str(tmp_path / "c.pt")
+    save_checkpoint(path, {"iteration": 1})
+
+    def crash(*a, **k):
+        raise OSError("disk full")
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError):
+        save_checkpoint(path, {"iteration": 2})
+    assert load_checkpoint(path)["iteration"] == 1  # the old checkpoint survives a failed write
+
+
+def test_time_limit_and_target_stop_a_run(tmp_path, capsys):
+    assert main(["solve", "leduc", "--iterations", "10000000", "--time-limit", "1", "--logdir", str(tmp_path),
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["stopped"] == "time_limit" and out["iterations"] < 10_000_000
+    assert out["curve"][-1]["iteration"] == out["iterations"]  # evaluated where it stopped
+    assert os.path.exists(os.path.join(out["run_dir"], "checkpoint.pt"))
+    assert main(["solve", "kuhn", "--algo", "cfr+", "--iterations", "100000", "--eval-every", "10",
+                 "--target-exploitability", "1e-3", "--no-log", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["stopped"] == "target" and out["exploitability"] <= 1e-3 and out["iterations"] < 1000
+    with pytest.raises(SystemExit) as e:
+        main(["solve", "kuhn", "--time-limit", "soon"])
+    assert e.value.code == 2 and "cannot read duration 'soon'" in capsys.readouterr().err
+
+
+def test_parse_duration():
+    assert [parse_duration(t) for t in ("2h", "90m", "45s", "1h30m", "1d", "12.5")] == [7200, 5400, 45, 5400, 86400, 12.5]
+    with pytest.raises(tensorcfr.TensorCFRError):
+        parse_duration("-3")
+
+
+@pytest.mark.parametrize("ext", [".json", ".npz"])
+def test_policy_files_round_trip(tmp_path, ext, capsys):
+    path = str(tmp_path / f"leduc{ext}")
+    assert main(["solve", "leduc", "--algo", "dcfr", "--iterations", "50", "--no-log", "--save-policy", path]) == 0
+    capsys.readouterr()
+    d = load_policy(path)
+    assert d["game"] == "leduc" and int(d["version"]) == 1 and int(d["iteration"]) == 50
+    s = tensorcfr.Solver("leduc", "dcfr", device="cpu")
+    s.step(50)
+    assert d["average"] == s.average_policy().to_dict() and d["current"] == s.current_policy().to_dict()
+    assert main(["eval", "leduc", path, "--json"]) == 0
+    ev = json.loads(capsys.readouterr().out)
+    assert ev["exploitability"] == pytest.approx(s.evaluate()["average"].exploitability.item(), abs=1e-12)
+
+
+def test_npz_policy_is_readable_with_numpy_alone(tmp_path):
+    import numpy as np
+
+    cg = tensorcfr.compile("kuhn")
+    path = str(tmp_path / "u.npz")
+    save_policy(path, "kuhn", {"average": tensorcfr.Policy.uniform(cg).to_dict()},
+                players={k: tp.player for tp in cg.treeplexes for k in tp.infoset_keys})
+    z = np.load(path)
+    i = list(z["infoset_keys"]).index("K:pb")
+    a, b = z["offsets"][i], z["offsets"][i + 1]
+    assert list(z["action_names"][a:b]) == ["pass", "bet"] and list(z["average"][a:b]) == [0.5, 0.5]
+    assert z["player"][i] == 0 and str(z["format"]) == "tensorcfr-policy"
+
+
+def test_eval_uniform_kuhn_and_a_against_b(tmp_path, capsys):
+    cg = tensorcfr.compile("kuhn")
+    uniform = str(tmp_path / "uniform.json")
+    save_policy(uniform, "kuhn", {"average": tensorcfr.Policy.uniform(cg).to_dict()})
+    assert main(["eval", "kuhn", uniform, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["nash_conv"] == pytest.approx(11 / 12, abs=1e-12)
+    strong = str(tmp_path / "cfr.json")
+    assert main(["solve", "kuhn", "--iterations", "500", "--no-log", "--save-policy", strong, "--json"]) == 0
+    capsys.readouterr()
+    assert main(["eval", "kuhn", strong, uniform, "--json"]) == 0
+    ab = json.loads(capsys.readouterr().out)
+    from tensorcfr.play import exact_value
+
+    tables = [load_policy(p)["average"] for p in (strong, uniform)]
+    assert ab["value_a_as_player1"] == pytest.approx(exact_value(cg, *tables), abs=1e-12)
+    assert ab["value_a"] > 0.1  # a near-equilibrium strategy beats uniform play
+    # the exact value lies inside play's 95% confidence interval
+    assert main(["play", "kuhn", strong, uniform, "--games", "20000", "--seed", "1", "--json"]) == 0
+    pl = json.loads(capsys.readouterr().out)
+    assert pl["ci95"][0] <= ab["value_a_as_player1"] <= pl["ci95"][1] and pl["ci95_contains_exact"]
+    assert pl["ci95"][1] - pl["ci95"][0] < 0.1
+
+
+def test_policies_that_do_not_fit_are_refused(tmp_path, capsys):
+    cg = tensorcfr.compile("kuhn")
+    table = tensorcfr.Policy.uniform(cg).to_dict()
+    cases = {"missing": ({k: v for k, v in table.items() if k != "K:pb"}, "infoset 'K:pb' is missing"),
+             "sum": ({**table, "K:pb": {"pass": 0.5, "bet": 0.6}}, "do not sum to 1"),
+             "actions": ({**table, "K:pb": {"pass": 0.5, "raise": 0.5}}, "has actions ['pass', 'raise']")}
+    for name, (bad, message) in cases.items():
+        path = str(tmp_path / f"{name}.json")
+        save_policy(path, "kuhn", {"average": bad})
+        assert main(["eval", "kuhn", path]) == 2
+        assert message in capsys.readouterr().err
+    (tmp_path / "junk.json").write_text('{"hello": 1}')
+    assert main(["eval", "kuhn", str(tmp_path / "junk.json")]) == 2
+    assert "not a tensorcfr policy file" in capsys.readouterr().err
+
+
+def test_play_against_a_person_through_stdin(tmp_path):
+    cg = tensorcfr.compile("kuhn")
+    path = str(tmp_path / "uniform.json")
+    save_policy(path, "kuhn", {"average": tensorcfr.Policy.uniform(cg).to_dict()})
+    # whatever the cards, "bet" is legal at the person's first move and after it the game ends
+    # or the person is not asked again in Kuhn: seat 0 bets first, player 2 answers.
+    r = _cli("play", "kuhn", path, "--seat", "0", "--games", "1", "--seed", "4", input="raise\nbet\n")
+    assert r.returncode == 0, r.stderr
+    assert "illegal move 'raise'; legal moves: pass, bet" in r.stdout
+    assert "your card" in r.stdout and "game over" in r.stdout and "Total after 1 game(s)" in r.stdout
+    r = _cli("play", "kuhn", path, input="")  # end of input: a clean exit
+    assert r.returncode == 0
+
+
+def test_compare_writes_one_log_directory_and_a_table(tmp_path):
+    r = _cli("compare", "kuhn", "--algo", "cfr", "cfr+", "dcfr", "--iterations", "60", "--eval-every", "20",
+             "--logdir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "algorithm" in r.stdout and "exploitability" in r.stdout and "(current)" in r.stdout
+    parents = os.listdir(tmp_path)
+    assert len(parents) == 1 and parents[0].startswith("compare__kuhn")
+    runs = sorted(os.listdir(tmp_path / parents[0]))
+    assert sorted(x.split("__")[1] for x in runs) == ["cfr", "cfr+", "dcfr"]
+    steps = [[e.step for e in _events(str(tmp_path / parents[0] / x)).Scalars("exploitability/average")] for x in runs]
+    assert steps == [[20, 40, 60]] * 3  # identical evaluation points, identical tags
+
+
+def test_progress_bar_on_a_terminal():
+    import io
+
+    stream = io.StringIO()
+    bar = Progress(100, stream=stream, enabled=True)
+    bar.update(50, 1234.0, 1e-3)
+    assert "50/100" in stream.getvalue() and "1,234 it/s" in stream.getvalue() and "1.000e-03" in stream.getvalue()
+    quiet = io.StringIO()
+    Progress(100, stream=quiet).update(50, 10.0)  # StringIO is not a terminal: nothing
+    assert quiet.getvalue() == ""
