@@ -79,7 +79,7 @@ def markdown(rows: list[dict], args, cmd: str) -> str:
         th = THESIS.get(r["game"], [])
         k = PROCEDURES.index(r["procedure"])
         t = [f"{th[k][0]:g}", f"{th[k][1]:.3f}", f"{th[k][3]:,}", f"{th[k][2]:g}"] if k < len(th) else ["—"] * 4
-        lines.append(f"| {TITLE.get(r['game'], r['game'])} | {LABEL[r['procedure']]} | {r['value']:+.6f} | "
+        lines.append(f"| {TITLE.get(r['game'], r['game'])} | {LABEL[r['procedure']]} | {round(r['value'], 6) + 0.0:+.6f} | "
                      f"{r['nash_conv']:.4f} | {r['iterations']:,.0f} | {r['reached']}/{r['runs']} | "
                      f"{r['seconds']:.2f} | {r['us_per_iteration']:.0f} | " + " | ".join(t) + " |")
     return "\n".join(lines) + "\n"
@@ -96,9 +96,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="cpu")
     p.add_argument("--out", default=os.path.join(HERE, "results"))
     p.add_argument("--no-readme", action="store_true")
+    p.add_argument("--render-only", action="store_true",
+                   help="rewrite the Markdown (and README) table from the JSON of an earlier run")
     args = p.parse_args(argv)
     cmd = command("regret_matching_table.py", argv)
     os.makedirs(args.out, exist_ok=True)
+    if args.render_only:
+        with open(os.path.join(args.out, "regret_matching_table.json")) as f:
+            saved = json.load(f)
+        return _finish(saved["rows"], argparse.Namespace(**{**vars(args), **saved.get("args", {})}),
+                       saved["command"], args)
     rows = []
     for game in args.games:
         value = nf.lp_solve(game)[0]
@@ -111,8 +118,13 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['iterations']:>12,.0f}  reached {r['reached']}/{r['runs']}  {r['seconds']:.2f} s", flush=True)
             with open(os.path.join(args.out, "regret_matching_table.json"), "w") as f:
                 json.dump({"command": cmd, "target": args.target, "max_iterations": args.max_iterations,
-                           "rows": rows}, f, indent=1)
-    md = markdown(rows, args, cmd)
+                           "args": {"runs": args.runs, "target": args.target, "max_iterations": args.max_iterations},
+                           "date": time.strftime("%Y-%m-%d"), "rows": rows}, f, indent=1)
+    return _finish(rows, args, cmd, args)
+
+
+def _finish(rows: list[dict], settings, cmd: str, args) -> int:
+    md = markdown(rows, settings, cmd.replace(" --no-readme", "").replace(" --render-only", ""))
     with open(os.path.join(args.out, "regret_matching_table.md"), "w") as f:
         f.write(md)
     print(md)

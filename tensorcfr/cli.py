@@ -106,8 +106,9 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                    help="log these infosets' current and average strategies to TensorBoard")
     s.add_argument("--no-histograms", action="store_true",
                    help="skip the regret and per-infoset exploitability histograms")
-    s.add_argument("--logdir", default="runs",
-                   help="TensorBoard runs and checkpoints go to LOGDIR/{game}__{algo}__{seed}__{time} (default runs)")
+    s.add_argument("--logdir", default=os.environ.get("TENSORCFR_LOGDIR", "runs"),
+                   help="TensorBoard runs and checkpoints go to LOGDIR/{game}__{algo}__{seed}__{time} "
+                        "(default runs, or $TENSORCFR_LOGDIR)")
     s.add_argument("--no-log", action="store_true", help="write no run directory (no TensorBoard, no checkpoints)")
     s.add_argument("--save-policy", default=None, metavar="FILE",
                    help="write the average and current policy to FILE (.json, or .npz for large games)")
@@ -273,8 +274,8 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
         if checkpoint is not None:
             print(f"tensorcfr resume: {run_dir} at iteration {solver.iteration}")
         print("tensorcfr solve: " + " ".join(f"{k}={v}" for k, v in config.items()))
-        if run_dir is not None:
-            print(f"run directory: {run_dir}")
+        if run_dir is not None:  # on stderr: stdout keeps its one-line-per-evaluation shape
+            print(f"run directory: {run_dir}", file=sys.stderr)
         print(f"{'iteration':>10}  {'exploitability':>14}  {'(current)':>14}  {'game value':>12}  {'ms/iter':>10}")
     t0 = time.perf_counter()
     with _StopFlag() as stop:

@@ -24,4 +24,5 @@ def _value_cache(tmp_path_factory):
     import os
 
     os.environ["TENSORCFR_CACHE"] = str(tmp_path_factory.mktemp("cache") / "values.json")
+    os.environ["TENSORCFR_LOGDIR"] = str(tmp_path_factory.mktemp("runs"))  # the CLI's default run directories
     yield
