@@ -8,7 +8,7 @@ Example:
     >>> from tensorcfr.play import exact_value, simulate
     >>> cg = tensorcfr.compile("kuhn")
     >>> uniform = tensorcfr.Policy.uniform(cg).to_dict()
-    >>> exact_value(cg, uniform, uniform)
+    >>> round(exact_value(cg, uniform, uniform), 12)
     0.125
     >>> r = simulate("kuhn", uniform, uniform, games=4000, seed=1)
     >>> r["ci95"][0] <= 0.125 <= r["ci95"][1]
