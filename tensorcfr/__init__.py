@@ -14,6 +14,7 @@ from .compiler import compile
 from .errors import TensorCFRError
 from .evaluation import Evaluation, Policy, best_response_value, evaluate
 from .solvers import PRESETS, CFRConfig, FTRLConfig, Solver, algorithms, dilated_entropy_weights, make_config
+from .normal_form import RegretMatching
 from .training import train
 
 import games.dudo as _dudo  # noqa: E402
@@ -24,7 +25,7 @@ _dudo.set_value_provider(_continuation.dudo_value)  # Dudo's payoffs: smaller ga
 __version__ = "0.1.0"
 
 __all__ = [
-    "CFRConfig", "CompiledGame", "Evaluation", "FTRLConfig", "PRESETS", "Policy", "Solver", "TensorCFRError",
+    "CFRConfig", "CompiledGame", "Evaluation", "FTRLConfig", "PRESETS", "Policy", "RegretMatching", "Solver", "TensorCFRError",
     "Treeplex", "algorithms", "best_response_value", "compile", "dilated_entropy_weights", "evaluate",
     "make_config", "train",
 ]

@@ -232,8 +232,6 @@ def _policy_tables(solver) -> tuple[dict, dict]:
 def _save_policy(path: str, solver) -> None:
     from .policy_io import save_policy
 
-    if solver.batch_size > 1:
-        raise TensorCFRError("--save-policy saves one strategy: run a single game and setting")
     tables, players = _policy_tables(solver)
     save_policy(path, solver.game.name, tables, players=players, algorithm=solver.config.name,
                 iteration=solver.iteration)
@@ -245,6 +243,8 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
     from .training import Progress, log_config, train
 
     solver = _make_solver(args, algo)
+    if args.save_policy and solver.batch_size > 1:  # before training, not after it
+        raise TensorCFRError("--save-policy saves one strategy: run a single game and setting")
     config = {**solver.describe(), "iterations": args.iterations, "eval_every": args.eval_every}
     loop_state = None
     if checkpoint is not None:
