@@ -28,9 +28,7 @@ from .errors import TensorCFRError
 from .normal_form import PROCEDURES
 from .solvers import AVERAGING, PRESETS, UPDATES, WEIGHTS
 
-SOLVE_KEYS = ("game", "algo", "iterations", "eval_every", "updates", "averaging", "delay", "alpha", "beta", "gamma",
-              "eta", "weights", "mu", "seed", "runs", "device", "dtype", "time_limit", "target_exploitability",
-              "checkpoint_every", "track_infosets", "no_histograms")
+NOT_SETTINGS = ("command", "json", "save_policy", "logdir", "no_log")  # per invocation, not part of a run
 
 
 class _Parser(argparse.ArgumentParser):
@@ -258,7 +256,7 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
 
         writer = SummaryWriter(run_dir)
         if checkpoint is None:
-            write_run_file(run_dir, {"args": {k: getattr(args, k) for k in SOLVE_KEYS}, "algo": algo,
+            write_run_file(run_dir, {"args": {k: v for k, v in vars(args).items() if k not in NOT_SETTINGS}, "algo": algo,
                                      "config": config})
             log_config(writer, config)
 
@@ -286,14 +284,8 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
                      should_stop=stop, track_infosets=args.track_infosets, histograms=not args.no_histograms,
                      progress=None if args.json else Progress(args.iterations), loop_state=loop_state)
     wall = time.perf_counter() - t0
-    if run_dir is not None and rows.stopped == "iterations":
-        save(dict(rows=list(rows), solving=rows[-1]["seconds"] if rows else 0.0, eval_every=args.eval_every))
     if writer is not None:
         writer.close()
-    if not rows:  # nothing ran (already at the target)
-        from .training import evaluation_row
-
-        rows.append({**evaluation_row(solver), "seconds": 0.0})
     last = rows[-1]
     out = {"game": solver.game.name, "algorithm": solver.config.name, "iterations": solver.iteration,
            "stopped": rows.stopped,

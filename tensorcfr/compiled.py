@@ -91,8 +91,12 @@ class Treeplex:
         return torch.cat([self.infoset_parent.new_zeros(1), self.infoset_parent[self.seq_infoset[1:]]])
 
     def infoset_index(self) -> dict[str, int]:
-        """{infoset key: storage index}."""
-        return {k: i for i, k in enumerate(self.infoset_keys)}
+        """{infoset key: storage index}, built once (lookups by key happen at every evaluation)."""
+        index = self.__dict__.get("_index")
+        if index is None:
+            index = {k: i for i, k in enumerate(self.infoset_keys)}
+            object.__setattr__(self, "_index", index)
+        return index
 
     def sequence_names(self) -> list[str]:
         """Readable name of every sequence: `""` for the empty one, else `"key/action"`."""

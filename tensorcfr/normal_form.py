@@ -232,7 +232,7 @@ class RegretMatching:
     `runs` runs, so the batch has B = games x runs members (member b: game b // runs).
 
     State: `Z` [B, m, n] the summed joint play; `regrets[i]` [B, m_i] the cumulative
-    unconditional regrets (unclipped); `strategy` (x [B, m], y [B, n]) the next play's
+    unconditional regrets (unclipped; rm+ plays by its clipped `clipped[i]`); `strategy` (x [B, m], y [B, n]) the next play's
     distribution; for conditional-rm and invariant-rm `conditional[i]` [B, m_i, m_i], t times D_t.
 
     Example:
@@ -268,9 +268,10 @@ class RegretMatching:
         zeros = lambda *s: torch.zeros(self.batch_size, *s, dtype=self.dtype, device=self.device)  # noqa: E731
         self.Z = zeros(m, n)
         self.regrets = [zeros(m), zeros(n)]
-        self.clipped = [zeros(m), zeros(n)]  # rm+'s clipped regrets
         self.strategy = (zeros(m) + 1 / m, zeros(n) + 1 / n)
         name = self.config.name
+        if name == "rm+":
+            self.clipped = [zeros(m), zeros(n)]  # the regrets it plays by
         if name in ("conditional-rm", "invariant-rm"):
             self.conditional = [zeros(m, m), zeros(n, n)]
         if name == "conditional-rm":
@@ -278,10 +279,8 @@ class RegretMatching:
                 self.mu = [self.config.mu, self.config.mu]
             else:  # large enough that the switching probabilities sum to at most 1
                 self.mu = [(P.shape[1] - 1) * max(float(P.amax() - P.amin()), 1e-12) for P in self.P]
-            # any row's regret sum is at most (m - 1) * range: the staying probability stays >= 0
         self.generator = torch.Generator(device=self.device).manual_seed(self.config.seed)
         self._rows = torch.arange(self.batch_size, device=self.device)
-        self._last = None  # the actions just played (sampled procedures)
 
     # -- the dynamics ---------------------------------------------------------------------------
     def step(self, n: int = 1) -> None:

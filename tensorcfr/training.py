@@ -182,12 +182,13 @@ def train(solver, iterations: int, eval_every: int | None = None,
     The loop stops early after `time_limit` seconds, once the average's exploitability is at or
     below `target_exploitability` (checked at evaluations), or when `should_stop()` turns true
     (checked about every 0.2 s). `checkpoint(loop_state)` is called every `checkpoint_every`
-    iterations and when stopped early; passing that `loop_state` back (with the solver's
+    iterations and when the loop ends; passing that `loop_state` back (with the solver's
     `load_state_dict`) continues the run exactly. Returns member 0's rows (all of them, those
     of `loop_state` included) as a `TrainResult`.
     """
     eval_every = eval_every or max(1, iterations // 10)
-    track = tracked_strategies(solver, list(track_infosets))  # validates the keys up front
+    track = list(track_infosets)
+    tracked_strategies(solver, track)  # an unknown key fails now, not at the first evaluation
     state = dict(loop_state or {"rows": [], "solving": 0.0})
     rows = TrainResult(state["rows"])
     target_iteration = solver.iteration + iterations
@@ -209,7 +210,7 @@ def train(solver, iterations: int, eval_every: int | None = None,
         since_eval, since_eval_time = 0, 0.0
         rows.append(member_rows[0])
         if writer is not None:
-            _log(writer, solver, member_rows, tracked_strategies(solver, list(track)), histograms)
+            _log(writer, solver, member_rows, tracked_strategies(solver, track), histograms)
         if progress is not None:
             progress.update(solver.iteration, member_rows[0]["iterations_per_second"], member_rows[0]["exploitability"])
             progress.clear()
@@ -248,8 +249,8 @@ def train(solver, iterations: int, eval_every: int | None = None,
             checkpoint(snapshot())
     if progress is not None:
         progress.clear()
-    if rows.stopped != "iterations" and checkpoint is not None:
-        checkpoint(snapshot())  # before the closing evaluation, so a resumed run's rows match
+    if checkpoint is not None:
+        checkpoint(snapshot())  # before a closing evaluation, so a resumed run's rows match
     if rows.stopped in ("interrupted", "time_limit") and (not rows or rows[-1]["iteration"] != solver.iteration):
         evaluate_now()
     if writer is not None:

@@ -265,8 +265,8 @@ def test_play_against_a_person_through_stdin(tmp_path):
     cg = tensorcfr.compile("kuhn")
     path = str(tmp_path / "uniform.json")
     save_policy(path, "kuhn", {"average": tensorcfr.Policy.uniform(cg).to_dict()})
-    # whatever the cards, "bet" is legal at the person's first move and after it the game ends
-    # or the person is not asked again in Kuhn: seat 0 bets first, player 2 answers.
+    # Kuhn, seat 0: "raise" is refused, "bet" is legal whatever the card, and player 2's answer
+    # (pass or bet) ends the game, so the person is asked nothing more.
     r = _cli("play", "kuhn", path, "--seat", "0", "--games", "1", "--seed", "4", input="raise\nbet\n")
     assert r.returncode == 0, r.stderr
     assert "illegal move 'raise'; legal moves: pass, bet" in r.stdout
