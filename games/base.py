@@ -70,6 +70,11 @@ class Game:
         """What `player` sees at `state`, for a person playing in a terminal."""
         return self.infoset_key(state)
 
+    def vectorized(self):
+        """The level-by-level form of this game (a `games.vector.VectorGame`), or None if the
+        game has none; `tensorcfr.compile` then walks it one node at a time."""
+        return None
+
     def __repr__(self) -> str:
         return f"<game {self.name}>"
 

@@ -29,7 +29,10 @@ from itertools import combinations_with_replacement
 from math import factorial
 from typing import Callable
 
+import numpy as np
+
 from .base import CHANCE, TERMINAL, Game, GameError
+from .vector import VectorGame, popcount
 
 DUDO = "dudo"
 _provider: Callable[[int, int, int], float] | None = None
@@ -137,3 +140,90 @@ class Dudo(Game):
         hands, bids, _ = state
         return (f"your dice {hands[player]}; bids so far: "
                 f"{', '.join(self.bid_names[b] for b in bids) or '(none)'}")
+
+    def vectorized(self):
+        return DudoVector(self)
+
+
+class DudoVector(VectorGame):
+    """The vectorised form of Dudo. State row = (hand 0, hand 1, bids, last bid, called):
+    hands index `multisets` (-1 until dealt), bids is the set of bid ranks made so far as a
+    bit set (bids only rise, so the set is the sequence), last bid -1 before the first."""
+
+    width = 5
+
+    def __init__(self, game: Dudo):
+        self.game, self.name = game, game.name
+        self.actions = game.bid_names + (DUDO,)
+        k = game.faces
+        rolls = [[r for r, _ in multisets(k, d)] for d in game.dice]
+        self.rolls = rolls
+        # [hands, faces + 1]: dice of each hand showing each face (column 0 unused)
+        self.shows = [np.array([[r.count(f) for f in range(k + 1)] for r in rs], dtype=np.int64) for rs in rolls]
+        probs = [np.array([p for _, p in multisets(k, d)]) for d in game.dice]
+        self._deal = np.outer(*probs).reshape(1, -1)  # [1, C]: pairs of hands, player 0's major
+        self.num_outcomes = self._deal.shape[1]
+        self._names = [["".join(map(str, r)) for r in rs] for rs in rolls]
+        self._bids: dict[int, str] = {}
+
+    def initial(self):
+        return np.array([[-1, -1, 0, -1, 0]], dtype=np.int64)
+
+    def mover(self, s):
+        return popcount(s[:, 2]) % 2
+
+    def player(self, s):
+        return np.where(s[:, 0] < 0, CHANCE, np.where(s[:, 4] > 0, TERMINAL, self.mover(s)))
+
+    def legal(self, s):
+        a = np.arange(len(self.actions))
+        return np.where(a < self.game.num_bids, a > s[:, 3:4], s[:, 3:4] >= 0)
+
+    def chance(self, s):
+        return np.broadcast_to(self._deal, (len(s), self.num_outcomes))
+
+    def next(self, s, a):
+        out = s.copy()
+        deal = s[:, 0] < 0
+        call = ~deal & (a == self.game.num_bids)
+        bid = ~deal & ~call
+        out[deal, 0], out[deal, 1] = np.divmod(a[deal], len(self.rolls[1]))
+        out[call, 4] = 1
+        out[bid, 2] |= np.left_shift(1, a[bid])
+        out[bid, 3] = a[bid]
+        return out
+
+    def shown(self, s, face):
+        """[n]: dice of both hands that count for `face` [n]."""
+        return self.shows[0][s[:, 0], face] + self.shows[1][s[:, 1], face]
+
+    def loser_payoffs(self):
+        return self.game.payoff(0), self.game.payoff(1)
+
+    def utility(self, s):
+        q, f = np.divmod(s[:, 3], self.game.faces)
+        bidder = (popcount(s[:, 2]) - 1) % 2
+        loser = np.where(self.shown(s, f + 1) < q + 1, bidder, 1 - bidder)
+        return np.where(loser == 0, *self.loser_payoffs())
+
+    def infoset(self, s):
+        hand = np.where(self.mover(s) == 0, s[:, 0], s[:, 1])
+        return (hand << self.game.num_bids) | s[:, 2]
+
+    def bid_string(self, bids: int) -> str:
+        text = self._bids.get(bids)
+        if text is None:
+            text = self._bids[bids] = self.join([self.actions[b] for b in range(self.game.num_bids) if bids >> b & 1])
+        return text
+
+    def join(self, bids: list[str]) -> str:
+        return ",".join(bids)
+
+    def infoset_names(self, keys):
+        hands, bids = np.divmod(keys, 1 << self.game.num_bids)
+        movers = (popcount(bids) % 2).tolist()
+        return [f"{self._names[m][h]}|{self.bid_string(b)}" for h, b, m in zip(hands.tolist(), bids.tolist(), movers)]
+
+    def outcome_name(self, s, a):
+        i, j = divmod(a, len(self.rolls[1]))
+        return f"{self._names[0][i]}|{self._names[1][j]}"

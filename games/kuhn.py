@@ -72,3 +72,7 @@ class Kuhn(Game):
         cards, h = state
         names = {"p": "pass", "b": "bet"}
         return f"your card {cards[player]}; moves so far: {' '.join(names[c] for c in h) or '-'}"
+
+    def vectorized(self):
+        from .ocp import CardPokerVector
+        return CardPokerVector(self.name, 3, "sequential", ante=self.ante, card_names=CARDS)

@@ -15,7 +15,10 @@ Example:
 
 from __future__ import annotations
 
+import numpy as np
+
 from .base import CHANCE, TERMINAL, Game, GameError
+from .vector import VectorGame
 
 ACTIONS = ("pass", "bet")
 _TERMINAL = {"pp", "bp", "bb", "pbp", "pbb"}
@@ -71,3 +74,76 @@ class OCP(Game):
     def describe(self, state, player):
         deal, h = state
         return f"your card {deal[player]} of 0..{self.n - 1}; betting so far: {h or '(none)'}"
+
+    def vectorized(self):
+        return CardPokerVector(self.name, self.n, "pair")
+
+
+# The betting of one-card poker as a small automaton over history codes.
+HISTORIES = ("", "p", "b", "pp", "pb", "bp", "bb", "pbp", "pbb")
+_H = {h: i for i, h in enumerate(HISTORIES)}
+_NEXT = np.array([[_H.get(h + a, -1) for a in "pb"] for h in HISTORIES], dtype=np.int64)  # [9, 2]
+_MOVER = np.array([TERMINAL if h in _TERMINAL else len(h) % 2 for h in HISTORIES], dtype=np.int64)  # [9]
+_STAKE = np.array([1.0 if h == "pp" else 2.0 for h in HISTORIES])  # showdown stake per history
+_FOLD = np.array([{"bp": 1.0, "pbp": -1.0}.get(h, 0.0) for h in HISTORIES])  # payoff to player 0 on a fold
+_FOLDED = np.array([h in ("bp", "pbp") for h in HISTORIES])
+
+
+class CardPokerVector(VectorGame):
+    """The vectorised form of OCP(n) and Kuhn poker. State row = (card 0, card 1, history code),
+    cards -1 until dealt. `deal="pair"` deals both cards at one chance node (OCP),
+    `"sequential"` one card per chance node (Kuhn, as OpenSpiel deals it)."""
+
+    width = 3
+    actions = ACTIONS
+
+    def __init__(self, name: str, n: int, deal: str, ante: float = 1.0, card_names=None):
+        self.name, self.n, self.deal, self.ante = name, n, deal, float(ante)
+        self.card_names = tuple(card_names or map(str, range(n)))
+        self.num_outcomes = n * n if deal == "pair" else n
+
+    def initial(self):
+        return np.array([[-1, -1, 0]], dtype=np.int64)
+
+    def player(self, s):
+        return np.where(s[:, 1] < 0, CHANCE, _MOVER[s[:, 2]])
+
+    def legal(self, s):
+        return np.ones((len(s), 2), dtype=bool)
+
+    def chance(self, s):
+        n = self.n
+        if self.deal == "pair":
+            probs = np.full((n, n), 1.0 / (n * (n - 1)))
+            np.fill_diagonal(probs, 0.0)
+            return np.broadcast_to(probs.reshape(1, -1), (len(s), n * n))
+        dealt = s[:, :1] == np.arange(n)  # [m, n]: the card already dealt (to player 0)
+        first = s[:, :1] < 0
+        return np.where(first, 1.0 / n, np.where(dealt, 0.0, 1.0 / (n - 1)))
+
+    def next(self, s, a):
+        out = s.copy()
+        chance = s[:, 1] < 0
+        if self.deal == "pair":
+            out[chance, 0], out[chance, 1] = a[chance] // self.n, a[chance] % self.n
+        else:
+            slot = np.where(s[:, 0] < 0, 0, 1)
+            out[chance, slot[chance]] = a[chance]
+        out[~chance, 2] = _NEXT[s[~chance, 2], a[~chance]]
+        return out
+
+    def utility(self, s):
+        h = s[:, 2]
+        win = np.where(s[:, 0] > s[:, 1], 1.0, -1.0)
+        stake = self.ante * _STAKE[h] if self.deal == "pair" else (self.ante + _STAKE[h] - 1)
+        return np.where(_FOLDED[h], self.ante * _FOLD[h], win * stake)
+
+    def infoset(self, s):
+        card = np.where(_MOVER[s[:, 2]] == 0, s[:, 0], s[:, 1])
+        return card * len(HISTORIES) + s[:, 2]
+
+    def infoset_names(self, keys):
+        return [f"{self.card_names[k // len(HISTORIES)]}:{HISTORIES[k % len(HISTORIES)]}" for k in keys.tolist()]
+
+    def outcome_name(self, s, a):
+        return f"{a // self.n},{a % self.n}" if self.deal == "pair" else self.card_names[a]

@@ -28,7 +28,7 @@ import torch
 
 from .errors import TensorCFRError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: int32 indices, node_counts, optional per-node arrays
 
 
 class Level(NamedTuple):
@@ -137,14 +137,17 @@ class CompiledGame:
     name: str  # spec of the game (of the first batch member)
     batch_names: tuple[str, ...]  # [B] spec of each batch member
     treeplexes: tuple[Treeplex, Treeplex]
-    payoff_seq: torch.Tensor  # [2, Z] int64: player 0's and player 1's sequence of each nonzero
+    payoff_seq: torch.Tensor  # [2, Z] int32 (int64 past 2^31 sequences): (s0, s1) of each nonzero
     payoff: torch.Tensor  # [B, Z] float64: chance-weighted utility of player 0
+    node_counts: torch.Tensor  # [3] int64: chance, decision and terminal nodes
     node_level_offsets: torch.Tensor  # [L+1] int64: level d holds nodes offsets[d]:[d+1]
-    node_parent: torch.Tensor  # [N] int64: parent node, -1 for the root
-    node_player: torch.Tensor  # [N] int8: 0 or 1 to move, -1 chance, -2 terminal
-    node_infoset: torch.Tensor  # [N] int64: infoset of the player to move, -1 elsewhere
-    node_action: torch.Tensor  # [N] int64: index of the action or outcome leading here, -1 root
-    node_chance_prob: torch.Tensor  # [N] float64: probability of the chance edge into the node, else 1
+    # Per-node arrays, int32 where N < 2^31; the solvers never read them, so compile keeps them
+    # only up to `compiler.NODES_KEPT` histories (None past that, or with nodes=False).
+    node_parent: torch.Tensor | None = None  # [N]: parent node, -1 for the root
+    node_player: torch.Tensor | None = None  # [N] int8: 0 or 1 to move, -1 chance, -2 terminal
+    node_infoset: torch.Tensor | None = None  # [N]: infoset of the player to move, -1 elsewhere
+    node_action: torch.Tensor | None = None  # [N]: index of the action or outcome leading here, -1 root
+    node_chance_prob: torch.Tensor | None = None  # [N] float64: probability of the chance edge into the node, else 1
 
     @property
     def batch_size(self) -> int:
@@ -156,11 +159,11 @@ class CompiledGame:
 
     @property
     def num_histories(self) -> int:
-        return int(self.node_parent.numel())
+        return int(self.node_counts.sum())
 
     @property
     def num_terminals(self) -> int:
-        return int((self.node_player == -2).sum())
+        return int(self.node_counts[2])
 
     @property
     def num_levels(self) -> int:
@@ -182,8 +185,8 @@ class CompiledGame:
         return {
             "histories": self.num_histories,
             "terminals": self.num_terminals,
-            "chance_nodes": int((self.node_player == -1).sum()),
-            "decision_nodes": int((self.node_player >= 0).sum()),
+            "chance_nodes": int(self.node_counts[0]),
+            "decision_nodes": int(self.node_counts[1]),
             "infosets": [t0.num_infosets, t1.num_infosets],
             "infosets_with_choice": int((t0.num_actions >= 2).sum() + (t1.num_actions >= 2).sum()),
             "sequences": [t0.num_sequences - 1, t1.num_sequences - 1],
@@ -196,6 +199,11 @@ class CompiledGame:
     def _tensors(self) -> dict[str, torch.Tensor]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if isinstance(getattr(self, f.name), torch.Tensor)}
+
+    def nbytes(self) -> int:
+        """Bytes held by the tensors (the per-node arrays included when kept)."""
+        own = sum(t.numel() * t.element_size() for t in self._tensors().values())
+        return own + sum(t.numel() * t.element_size() for tp in self.treeplexes for t in tp.tensors().values())
 
     def to(self, device) -> "CompiledGame":
         """A copy on `device` (the game's structure is shared, tensors are moved)."""

@@ -15,6 +15,10 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
+import sys
 from typing import Sequence
 
 import numpy as np
@@ -27,6 +31,7 @@ from .compiled import CompiledGame, Treeplex
 from .errors import TensorCFRError
 
 _TOL = 1e-9
+NODES_KEPT = 1 << 24  # node arrays are kept up to this many histories (21 bytes each)
 
 
 class _Walk:
@@ -92,6 +97,23 @@ class _Walk:
             frontier = nxt
         return self
 
+    def raw(self, keep_nodes: bool = True) -> "RawTree":
+        player = np.array(self.player, dtype=np.int8)
+        counts = [int((player == CHANCE).sum()), int((player >= 0).sum()), int((player == TERMINAL).sum())]
+        nodes = dict(parent=np.array(self.parent, dtype=np.int64), player=player,
+                     infoset=np.array(self.infoset, dtype=np.int64), action=np.array(self.action, dtype=np.int64),
+                     prob=np.array(self.prob, dtype=np.float64)) if keep_nodes else None
+        term = np.array(self.terminals, dtype=np.float64).reshape(-1, 4)
+        keys = [[None] * len(self.info[p]) for p in (0, 1)]
+        for p in (0, 1):
+            for k, j in self.ids[p].items():
+                keys[p][j] = k
+        return RawTree(self.level_offsets, counts, nodes, keys,
+                       actions=[[a for a, _, _ in self.info[p]] for p in (0, 1)],
+                       info_parent=[np.array([par for _, par, _ in self.info[p]], dtype=np.int64) for p in (0, 1)],
+                       first_slot=[np.array(self.first_slot[p] + [self.num_slots[p]], dtype=np.int64) for p in (0, 1)],
+                       terminals=(term[:, 0].astype(np.int64), term[:, 1].astype(np.int64), term[:, 2] * term[:, 3]))
+
     def _add(self, parent: int, action: int, label: str, prob: float) -> int:
         self.parent.append(parent)
         self.player.append(TERMINAL)
@@ -138,68 +160,364 @@ class _Walk:
         return actions, self.first_slot[p][j]
 
 
-def _treeplex(walk: _Walk, p: int):
+class _LevelWalk:
+    """The level-by-level walk of a `games.vector.VectorGame`: every step expands one whole
+    level of the tree with a few numpy calls (no Python call per node), with the checks of
+    `_Walk`, and yields the same `RawTree`."""
+
+    def __init__(self, vg, keep_nodes: bool | None, max_nodes: int = NODES_KEPT):
+        self.vg = vg
+        self.keep_nodes, self.max_nodes = keep_nodes, max_nodes
+        self.levels: list[dict] = []  # per level: node arrays while they are kept
+        self.level_offsets = [0]
+        self.counts = [0, 0, 0]
+        # per player: sorted known keys and their ids; per infoset (discovery order) its legal
+        # mask, tmp parent sequence and first slot; the key of each id
+        self.known = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
+        self.known_ids = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
+        self.keys = [[], []]  # per player: [I] int64 keys in discovery order, in chunks
+        self.legal = [[], []]
+        self.parent = [[], []]
+        self.slots = [[np.zeros(1, np.int64)], [np.zeros(1, np.int64)]]  # cumulative slot counts
+        self.num_infosets, self.num_slots = [0, 0], [0, 0]
+        self.terminals: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def fail(self, what: str, state: np.ndarray, node: int | None = None) -> TensorCFRError:
+        where = f"{self.vg.name}: state {state.tolist()}"
+        if node is not None and self.levels and "parent" in self.levels[0]:
+            where = f"{self.vg.name}: history {self.history(node)}"
+        return TensorCFRError(f"{where}: {what}")
+
+    def history(self, node: int) -> list[str]:
+        parent = np.concatenate([lv["parent"] for lv in self.levels])
+        action = np.concatenate([lv["action"] for lv in self.levels])
+        player = np.concatenate([lv["player"] for lv in self.levels])
+        path = []
+        while node > 0:
+            up = int(parent[node])
+            path.append(f"chance#{action[node]}" if player[up] == CHANCE else f"#{action[node]}")
+            node = up
+        return path[::-1]
+
+    def run(self) -> "_LevelWalk":
+        vg = self.vg
+        states = np.asarray(vg.initial(), dtype=np.int64)  # [n, W] the frontier: one whole level
+        seq = [np.zeros(1, np.int64), np.zeros(1, np.int64)]  # [n] tmp sequence of each player
+        reach = np.ones(1)  # [n] chance reach
+        parent = np.full(1, -1, np.int64)  # [n] parent node id
+        action = np.full(1, -1, np.int64)  # [n] action rank leading here
+        prob = np.ones(1)  # [n] probability of the chance edge leading here
+        while len(states):
+            start = self.level_offsets[-1]
+            n = len(states)
+            self.level_offsets.append(start + n)
+            player = np.asarray(vg.player(states), dtype=np.int64)  # [n]
+            bad = ~np.isin(player, (0, 1, CHANCE, TERMINAL))
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise self.fail(f"player {player[i]} is not 0, 1, chance or terminal", states[i])
+            infoset = np.full(n, -1, np.int64)
+            keep = self.keep_nodes is True or (self.keep_nodes is None and start + n <= self.max_nodes)
+            if keep:
+                self.levels.append(dict(parent=parent, player=player.astype(np.int8), infoset=infoset,
+                                        action=action, prob=prob))
+            elif self.levels:
+                self.levels = []  # past the size limit: node arrays are dropped, not half kept
+            t = np.flatnonzero(player == TERMINAL)
+            if len(t):
+                u = np.asarray(vg.utility(states[t]), dtype=np.float64)
+                if not np.isfinite(u).all():
+                    i = int(np.argmax(~np.isfinite(u)))
+                    raise self.fail(f"utility {u[i]} is not finite", states[t[i]], start + t[i])
+                self.terminals.append((seq[0][t], seq[1][t], reach[t] * u))
+            # children, per kind of parent: (parent row [m], action or outcome id [m], rank [m])
+            kids = []
+            c = np.flatnonzero(player == CHANCE)
+            if len(c):
+                p_c = np.asarray(vg.chance(states[c]), dtype=np.float64)  # [nc, C]
+                total = p_c.sum(axis=1)
+                bad = (np.abs(total - 1.0) > _TOL) | (p_c < 0).any(axis=1)
+                if bad.any():
+                    i = int(np.argmax(bad))
+                    raise self.fail(f"chance probabilities {p_c[i][p_c[i] != 0].tolist()} do not sum to 1",
+                                    states[c[i]], start + c[i])
+                rows, outcome = np.nonzero(p_c > 0)
+                kids.append((c[rows], outcome, p_c[rows, outcome]))
+            for p in (0, 1):
+                d = np.flatnonzero(player == p)
+                if len(d):
+                    infoset[d], first, legal = self._decisions(p, states[d], seq[p][d], start + d)
+                    rows, act = np.nonzero(legal)
+                    kids.append((d[rows], act, None, p, first[rows]))
+            self.counts[0] += len(c)
+            self.counts[1] += int((player >= 0).sum())
+            self.counts[2] += len(t)
+            if not kids:
+                break
+            # children in breadth-first order: grouped by parent row, actions ascending
+            rows = np.concatenate([k[0] for k in kids])
+            acts = np.concatenate([k[1] for k in kids])
+            order = np.argsort(rows, kind="stable")
+            inv = np.empty(len(order), np.int64)
+            inv[order] = np.arange(len(order))
+            rows, acts = rows[order], acts[order]
+            starts = np.searchsorted(rows, rows, side="left")  # first child of each child's parent
+            rank = np.arange(len(rows)) - starts  # [m] index of the action among the legal ones
+            edge = np.ones(len(rows))
+            new_seq = [seq[0][rows], seq[1][rows]]
+            off = 0
+            for k in kids:
+                m = len(k[0])
+                pos = inv[off:off + m]  # where this group's children went
+                if k[2] is not None:
+                    edge[pos] = k[2]
+                else:
+                    new_seq[k[3]][pos] = k[4] + rank[pos] + 1
+                off += m
+            states = np.asarray(vg.next(states[rows], acts), dtype=np.int64)
+            reach = reach[rows] * edge
+            seq = new_seq
+            parent, action, prob = start + rows, rank, edge
+        return self
+
+    def _decisions(self, p: int, states: np.ndarray, parent_seq: np.ndarray, nodes: np.ndarray):
+        """Infoset ids of a level's decision states of player p, discovering new infosets and
+        checking old ones (same legal actions, perfect recall).
+        Returns (ids [n], first tmp slot [n], legal actions [n, A] bool)."""
+        vg = self.vg
+        keys = np.asarray(vg.infoset(states), dtype=np.int64)  # [n]
+        legal = np.asarray(vg.legal(states), dtype=bool)  # [n, A]
+        empty = ~legal.any(axis=1)
+        if empty.any():
+            i = int(np.argmax(empty))
+            raise self.fail("no legal actions", states[i], nodes[i])
+        uniq, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+        known, known_ids = self.known[p], self.known_ids[p]
+        pos = np.minimum(np.searchsorted(known, uniq), max(len(known) - 1, 0))
+        found = (known[pos] == uniq) if len(known) else np.zeros(len(uniq), bool)
+        ids = np.empty(len(uniq), np.int64)
+        ids[found] = known_ids[pos[found]]
+        new = np.flatnonzero(~found)
+        new = new[np.argsort(first[new], kind="stable")]  # discovery order: first history first
+        ids[new] = self.num_infosets[p] + np.arange(len(new))
+        if len(new):
+            rows = first[new]
+            counts = legal[rows].sum(axis=1)
+            self.keys[p].append(uniq[new])
+            self.legal[p].append(legal[rows])
+            self.parent[p].append(parent_seq[rows].astype(np.int64))
+            self.slots[p].append(self.num_slots[p] + np.cumsum(counts))
+            self.num_infosets[p] += len(new)
+            self.num_slots[p] += int(counts.sum())
+            merged = np.concatenate([known, uniq[new]])
+            order = np.argsort(merged, kind="stable")
+            self.known[p], self.known_ids[p] = merged[order], np.concatenate([known_ids, ids[new]])[order]
+        node_ids = ids[inv]
+        info_legal = np.concatenate(self.legal[p]) if len(self.legal[p]) > 1 else self.legal[p][0]
+        info_parent = np.concatenate(self.parent[p]) if len(self.parent[p]) > 1 else self.parent[p][0]
+        self.legal[p], self.parent[p] = [info_legal], [info_parent]
+        names = lambda j: vg.infoset_names(np.asarray([self.all_keys(p)[j]]))[0]  # noqa: E731
+        differ = (legal != info_legal[node_ids]).any(axis=1)
+        if differ.any():
+            i = int(np.argmax(differ))
+            acts = lambda row: [vg.actions[a] for a in np.flatnonzero(row)]  # noqa: E731
+            raise self.fail(f"infoset {names(node_ids[i])!r} has legal actions {acts(info_legal[node_ids[i]])} "
+                            f"at its first history but {acts(legal[i])} here", states[i], nodes[i])
+        recall = parent_seq != info_parent[node_ids]
+        if recall.any():
+            i = int(np.argmax(recall))
+            raise self.fail(f"perfect recall fails at infoset {names(node_ids[i])!r}: its histories differ in "
+                            f"player {p}'s earlier infosets or actions", states[i], nodes[i])
+        if len(self.slots[p]) > 1:
+            self.slots[p] = [np.concatenate(self.slots[p])]
+        return node_ids, self.slots[p][0][node_ids], legal
+
+    def all_keys(self, p: int) -> np.ndarray:
+        return np.concatenate(self.keys[p]) if self.keys[p] else np.zeros(0, np.int64)
+
+    def raw(self) -> RawTree:
+        vg = self.vg
+        keys = [self.all_keys(p) for p in (0, 1)]
+        both = np.intersect1d(keys[0], keys[1])
+        if len(both):
+            name = vg.infoset_names(both[:1])[0]
+            raise TensorCFRError(f"{vg.name}: infoset {name!r} holds histories of both players")
+        actions = []
+        for p in (0, 1):
+            legal = self.legal[p][0] if self.legal[p] else np.zeros((0, len(vg.actions)), bool)
+            patterns, which = np.unique(legal, axis=0, return_inverse=True)  # few distinct action sets
+            names = [tuple(vg.actions[a] for a in np.flatnonzero(row)) for row in patterns]
+            actions.append([names[w] for w in which.ravel().tolist()])
+        nodes = None
+        if self.levels:
+            nodes = {k: np.concatenate([lv[k] for lv in self.levels]) for k in self.levels[0]}
+        terminals = tuple(np.concatenate([t[i] for t in self.terminals]) for i in range(3))
+        return RawTree(self.level_offsets, self.counts, nodes,
+                       keys=[vg.infoset_names(k) for k in keys], actions=actions,
+                       info_parent=[self.parent[p][0] if self.parent[p] else np.zeros(0, np.int64) for p in (0, 1)],
+                       first_slot=[self.slots[p][0] for p in (0, 1)], terminals=terminals)
+
+
+class RawTree:
+    """What a walk (per node or per level) hands to `_structure`: plain numpy arrays.
+
+    Infosets and sequences are numbered in discovery order (breadth-first, a level's
+    infosets in the order of their first history); "tmp" sequence k+1 is discovery slot k,
+    0 the empty sequence. Node arrays are None when the walk did not keep them.
+    """
+
+    def __init__(self, level_offsets, counts, nodes, keys, actions, info_parent, first_slot, terminals):
+        self.level_offsets = np.asarray(level_offsets, dtype=np.int64)  # [L+1]
+        self.counts = counts  # [3]: chance, decision, terminal nodes
+        self.nodes = nodes  # {parent, player, infoset, action, prob}: [N] arrays, or None
+        self.keys = keys  # per player: [I] infoset key strings
+        self.actions = actions  # per player: [I] tuples of action names
+        self.info_parent = info_parent  # per player: [I] int64 tmp parent sequence
+        self.first_slot = first_slot  # per player: [I+1] int64 first tmp slot of each infoset
+        self.terminals = terminals  # (tmp seq 0 [T], tmp seq 1 [T], chance reach * u0 [T])
+
+
+def _index_dtype(bound: int):
+    """int32 where every index fits (halves the memory of the big arrays), else int64."""
+    return np.int32 if bound < 2 ** 31 else np.int64
+
+
+def _treeplex(raw: RawTree, p: int):
     """Order player p's infosets by treeplex depth; return the Treeplex and tmp->final maps."""
-    info = walk.info[p]
-    n = len(info)
-    first = np.array(walk.first_slot[p] + [walk.num_slots[p]], dtype=np.int64)
-    slot_owner = np.repeat(np.arange(n), np.diff(first))  # tmp slot -> tmp infoset
+    first = np.asarray(raw.first_slot[p], dtype=np.int64)  # [I+1]
+    n = len(first) - 1
+    counts = np.diff(first)  # [I] actions per infoset, discovery order
+    slot_owner = np.repeat(np.arange(n), counts)  # [slots] tmp slot -> tmp infoset
+    parent_seq = np.asarray(raw.info_parent[p], dtype=np.int64)  # [I]
+    parent_info = np.where(parent_seq > 0, slot_owner[np.maximum(parent_seq - 1, 0)] if n else 0, -1)
     depth = np.zeros(n, dtype=np.int64)
-    for j, (_, parent_seq, _) in enumerate(info):  # parents are discovered before children
-        depth[j] = 0 if parent_seq == 0 else depth[slot_owner[parent_seq - 1]] + 1
+    while True:  # parents have smaller depth; converges in (treeplex depth) rounds
+        new = np.where(parent_info >= 0, depth[np.maximum(parent_info, 0)] + 1, 0)
+        if np.array_equal(new, depth):
+            break
+        depth = new
     order = np.argsort(depth, kind="stable")  # final -> tmp infoset
-    num_actions = np.diff(first)[order]
-    offsets = np.concatenate([[1], 1 + np.cumsum(num_actions)])  # final infoset -> first seq
-    seq_map = np.zeros(walk.num_slots[p] + 1, dtype=np.int64)  # tmp seq -> final seq
-    for jf, jt in enumerate(order):
-        seq_map[1 + first[jt]:1 + first[jt + 1]] = np.arange(offsets[jf], offsets[jf + 1])
     inv = np.empty(n, dtype=np.int64)
     inv[order] = np.arange(n)  # tmp -> final infoset
-    keys = {j: k for k, j in walk.ids[p].items()}
-    parent = seq_map[np.array([info[j][1] for j in order], dtype=np.int64)] if n else np.zeros(0, np.int64)
-    seq_infoset = np.concatenate([[-1], np.repeat(np.arange(n), num_actions)])
-    levels = np.searchsorted(depth[order], np.arange(depth.max() + 2 if n else 1))
+    num_actions = counts[order]
+    offsets = np.concatenate([[1], 1 + np.cumsum(num_actions)]).astype(np.int64)  # final infoset -> first seq
+    rank = np.arange(len(slot_owner)) - first[slot_owner]  # position of a slot in its infoset
+    seq_map = np.concatenate([[0], offsets[inv[slot_owner]] + rank]).astype(np.int64)  # tmp seq -> final seq
+    keys, actions = raw.keys[p], raw.actions[p]
     tp = Treeplex(
         player=p,
-        infoset_keys=tuple(keys[j] for j in order),
-        action_names=tuple(info[j][0] for j in order),
-        infoset_parent=torch.from_numpy(parent),
+        infoset_keys=tuple(keys[j] for j in order.tolist()),
+        action_names=tuple(actions[j] for j in order.tolist()),
+        infoset_parent=torch.from_numpy(seq_map[parent_seq[order]]),
         infoset_offsets=torch.from_numpy(offsets),
-        seq_infoset=torch.from_numpy(seq_infoset),
-        level_offsets=torch.from_numpy(levels.astype(np.int64)),
+        seq_infoset=torch.from_numpy(np.concatenate([[-1], np.repeat(np.arange(n), num_actions)]).astype(np.int64)),
+        level_offsets=torch.from_numpy(np.searchsorted(depth[order], np.arange(depth.max() + 2 if n else 1)).astype(np.int64)),
     )
     return tp, seq_map, inv
 
 
-def _structure(walk: _Walk):
-    tps, seq_maps, infoset_maps = zip(*(_treeplex(walk, p) for p in (0, 1)))
-    term = np.array(walk.terminals, dtype=np.float64).reshape(-1, 4)
-    s0 = seq_maps[0][term[:, 0].astype(np.int64)]
-    s1 = seq_maps[1][term[:, 1].astype(np.int64)]
-    pairs, where = np.unique(s0 * tps[1].num_sequences + s1, return_inverse=True)
-    player = np.array(walk.player, dtype=np.int8)
-    infoset = np.array(walk.infoset, dtype=np.int64)
-    for p in (0, 1):
-        infoset[player == p] = infoset_maps[p][infoset[player == p]]
-    nodes = dict(
-        node_level_offsets=torch.tensor(walk.level_offsets, dtype=torch.int64),
-        node_parent=torch.tensor(walk.parent, dtype=torch.int64),
-        node_player=torch.from_numpy(player),
-        node_infoset=torch.from_numpy(infoset),
-        node_action=torch.tensor(walk.action, dtype=torch.int64),
-        node_chance_prob=torch.tensor(walk.prob, dtype=torch.float64),
-    )
-    seqs = np.stack([pairs // tps[1].num_sequences, pairs % tps[1].num_sequences])
-    payoff = np.bincount(where.ravel(), weights=term[:, 2] * term[:, 3], minlength=len(pairs))
+def _structure(raw: RawTree):
+    tps, seq_maps, infoset_maps = zip(*(_treeplex(raw, p) for p in (0, 1)))
+    t0, t1, w = raw.terminals
+    s1_count = tps[1].num_sequences
+    pair = seq_maps[0][t0] * s1_count + seq_maps[1][t1]  # [T] int64
+    del t0, t1
+    pairs, where = np.unique(pair, return_inverse=True)
+    del pair
+    payoff = np.bincount(where.ravel(), weights=w, minlength=len(pairs))
+    del where
+    idx = _index_dtype(max(tps[0].num_sequences, s1_count))
+    seqs = np.stack([(pairs // s1_count).astype(idx), (pairs % s1_count).astype(idx)])
+    nodes = {"node_counts": torch.tensor(raw.counts, dtype=torch.int64),
+             "node_level_offsets": torch.from_numpy(raw.level_offsets)}
+    if raw.nodes is not None:
+        nd = raw.nodes
+        n = len(nd["parent"])
+        idx = _index_dtype(n)
+        player = np.asarray(nd["player"], dtype=np.int8)
+        infoset = np.asarray(nd["infoset"], dtype=np.int64)
+        for p in (0, 1):
+            infoset[player == p] = infoset_maps[p][infoset[player == p]]
+        nodes.update(
+            node_parent=torch.from_numpy(np.asarray(nd["parent"]).astype(idx)),
+            node_player=torch.from_numpy(player),
+            node_infoset=torch.from_numpy(infoset.astype(idx)),
+            node_action=torch.from_numpy(np.asarray(nd["action"]).astype(idx)),
+            node_chance_prob=torch.from_numpy(np.asarray(nd["prob"], dtype=np.float64)),
+        )
     return tps, torch.from_numpy(seqs), torch.from_numpy(payoff), nodes
 
 
-def compile(game: str | Game | Sequence[str | Game]) -> CompiledGame:  # noqa: A001
+METHODS = ("auto", "vectorized", "per-node")
+CACHE_MIN_HISTORIES = 1_000_000  # smaller games compile faster than a file loads
+
+
+PROTOCOL = ("initial_state", "player", "chance_outcomes", "legal_actions", "next_state", "utilities", "infoset_key")
+
+
+def vector_form(g: Game):
+    """`g.vectorized()`, or None where a subclass overrides a per-node method below the class
+    that defines `vectorized` (its vectorised form would describe the parent's tree).
+
+    Example:
+        >>> import games
+        >>> vector_form(games.make("ocp(5)")).name
+        'ocp(5)'
+    """
+    mro = type(g).__mro__
+    owner = lambda name: next(c for c in mro if name in c.__dict__)  # noqa: E731
+    vec = owner("vectorized")
+    if any(issubclass(owner(m), vec) and owner(m) is not vec for m in PROTOCOL):
+        return None
+    return g.vectorized()
+
+
+def _walk(g: Game, method: str, nodes: bool | None) -> RawTree:
+    vg = vector_form(g) if method != "per-node" else None
+    if vg is None:
+        if method == "vectorized":
+            raise TensorCFRError(f"{g.name} has no vectorised form (Game.vectorized, defined by the class that "
+                                 "defines the per-node methods); use method='per-node'")
+        return _Walk(g).run().raw(keep_nodes=nodes is not False)
+    return _LevelWalk(vg, nodes).run().raw()
+
+
+def _source_digest(g: Game) -> str:
+    """Hash of the code that defines the compiled tree: a changed game or compiler misses the cache."""
+    h = hashlib.sha256()
+    for mod in {type(g).__module__, "games.vector", "games.base", __name__, CompiledGame.__module__}:
+        path = getattr(sys.modules.get(mod), "__file__", None)
+        if path:
+            with open(path, "rb") as f:
+                h.update(f.read())
+    h.update(repr(getattr(g, "cache_token", lambda: "")()).encode())
+    return h.hexdigest()[:16]
+
+
+def cache_file(g: Game) -> str:
+    """Where the compiled form of `g` is cached: `compiled/` beside the continuation-value
+    cache (`$TENSORCFR_CACHE`'s folder, default `~/.cache/tensorcfr`)."""
+    from .continuation import cache_path
+
+    safe = re.sub(r"[^A-Za-z0-9_.,=()-]", "_", g.name)
+    return os.path.join(os.path.dirname(cache_path()), "compiled", f"{safe}-{_source_digest(g)}.pt")
+
+
+def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes: bool | None = None,  # noqa: A001
+            cache: bool | None = None) -> CompiledGame:
     """Compile a game, or a list of games over one tree (a batch of payoff vectors).
 
     Accepts a spec string, a `games.Game`, or a list of them that differ only in payoffs
     (e.g. Kuhn with several antes): the result's `payoff` is then [B, Z], one row each.
     Raises `TensorCFRError` naming the offending history or infoset on an invalid game.
+
+    method: "vectorized" expands a whole tree level per step (games with `Game.vectorized()`),
+            "per-node" calls the game once per node, "auto" the first where the game allows.
+            Both give identical compiled games.
+    nodes:  keep the per-node arrays (`node_parent`, ...): True, False, or None for "up to
+            `NODES_KEPT` histories". The solvers do not need them.
+    cache:  read and write the compiled game on disk (`cache_file`); None: for single games of
+            at least `CACHE_MIN_HISTORIES` histories.
 
     Example:
         >>> import tensorcfr
@@ -207,6 +525,8 @@ def compile(game: str | Game | Sequence[str | Game]) -> CompiledGame:  # noqa: A
         >>> cg.payoff.shape[0]
         2
     """
+    if method not in METHODS:
+        raise TensorCFRError(f"compile: method must be one of {', '.join(METHODS)}, got {method!r}")
     members = list(game) if isinstance(game, (list, tuple)) else [game]
     if not members:
         raise TensorCFRError("compile: empty list of games")
@@ -219,20 +539,34 @@ def compile(game: str | Game | Sequence[str | Game]) -> CompiledGame:  # noqa: A
             raise TensorCFRError(f"{g.name} is general-sum: the tree solvers need a zero-sum game; the "
                                  "normal-form procedures (tensorcfr.normal_form: rm, rm+, sampled-rm, "
                                  "conditional-rm, invariant-rm) take it")
-    compiled = [_structure(_Walk(g).run()) for g in members]
-    tps, seqs, _, nodes = compiled[0]
+    path = cache_file(members[0]) if cache is not False and len(members) == 1 and nodes is not True else None
+    if path and os.path.exists(path):
+        try:
+            return CompiledGame.load(path)
+        except TensorCFRError:
+            pass  # unreadable: compile afresh and overwrite
+    compiled = [_structure(_walk(g, method, nodes)) for g in members]
+    tps, seqs, _, nodes_a = compiled[0]
     for g, (tps_b, seqs_b, _, nodes_b) in zip(members[1:], compiled[1:]):
-        same = (torch.equal(seqs, seqs_b) and all(torch.equal(nodes[k], nodes_b[k]) for k in nodes)
+        same = (torch.equal(seqs, seqs_b) and nodes_a.keys() == nodes_b.keys()
+                and all(torch.equal(nodes_a[k], nodes_b[k]) for k in nodes_a)
                 and all(a.infoset_keys == b.infoset_keys and a.action_names == b.action_names
                         for a, b in zip(tps, tps_b)))
         if not same:
             raise TensorCFRError(f"compile: {g.name} does not have the tree of {members[0].name}; "
                                  "a batch must differ in payoffs only")
-    return CompiledGame(
+    cg = CompiledGame(
         name=members[0].name,
         batch_names=tuple(g.name for g in members),
         treeplexes=tps,
         payoff_seq=seqs,
         payoff=torch.stack([c[2] for c in compiled]),
-        **nodes,
+        **nodes_a,
     )
+    if path and (cache or cg.num_histories >= CACHE_MIN_HISTORIES):
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            cg.save(path)
+        except OSError:
+            pass  # a read-only cache only costs a recompile
+    return cg

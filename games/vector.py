@@ -1,0 +1,96 @@
+"""The level-by-level form of a game: pure functions over batches of integer-encoded states.
+
+A game that can describe itself this way returns a `VectorGame` from `Game.vectorized()`;
+`tensorcfr.compile` then expands one whole level of the tree per call instead of one node
+per call, which is what games of 10^8 histories need. Arrays are numpy arrays: games still
+know nothing of tensors.
+
+The vectorised form must describe exactly the tree of the per-node protocol (`games.base`):
+the same players, legal actions in the same order, chance outcomes in the same order and
+with the same probabilities, the same utilities and the same infoset key strings. A test
+compiles every registered game both ways and asserts every tensor equal.
+
+Conventions:
+- A batch of states is an int64 array [n, width]; a game chooses its encoding.
+- Decision actions are indices into `actions` (the game's action alphabet). The legal actions
+  of a state are those its `legal` row marks, listed in alphabet order, which must be the order
+  of `Game.legal_actions`.
+- Chance outcomes are indices 0..num_outcomes-1; `chance` gives each one's probability, and
+  outcomes of probability 0 are not part of the tree. Their order must be the order of
+  `Game.chance_outcomes`.
+- `infoset` returns one int64 key per decision state, equal exactly when the per-node keys are
+  equal (distinct across players); `infoset_names` turns keys back into the per-node strings.
+
+Example:
+    >>> import games
+    >>> vg = games.make("ocp(3)").vectorized()
+    >>> root = vg.initial()
+    >>> int(vg.player(root)[0]) == games.CHANCE, vg.chance(root).shape
+    (True, (1, 9))
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class VectorGame:
+    """Base class of the vectorised form of a game (see the module docstring).
+
+    Every method takes a batch `s` [n, width] int64 of states of one kind (the compiler calls
+    `legal`/`infoset` on decision states only, `chance` on chance states only, `utility` on
+    terminal states only) and returns one row per state.
+    """
+
+    name: str = "game"
+    width: int = 1  # columns of a state row
+    actions: tuple[str, ...] = ()  # decision-action alphabet [A]
+    num_outcomes: int = 0  # chance-outcome alphabet size [C]
+
+    def initial(self) -> np.ndarray:
+        """[1, width] int64: the root."""
+        raise NotImplementedError
+
+    def player(self, s: np.ndarray) -> np.ndarray:
+        """[n] int64: 0, 1, `CHANCE` or `TERMINAL`."""
+        raise NotImplementedError
+
+    def legal(self, s: np.ndarray) -> np.ndarray:
+        """[n, A] bool: the legal decision actions."""
+        raise NotImplementedError
+
+    def chance(self, s: np.ndarray) -> np.ndarray:
+        """[n, C] float64: the probability of each outcome (0: not an outcome here)."""
+        raise NotImplementedError
+
+    def next(self, s: np.ndarray, a: np.ndarray) -> np.ndarray:
+        """[n, width]: the states after action or outcome `a` [n] int64 (legal ones only)."""
+        raise NotImplementedError
+
+    def utility(self, s: np.ndarray) -> np.ndarray:
+        """[n] float64: player 0's payoff (player 1 receives its negation)."""
+        raise NotImplementedError
+
+    def infoset(self, s: np.ndarray) -> np.ndarray:
+        """[n] int64: the key of the mover's infoset."""
+        raise NotImplementedError
+
+    def infoset_names(self, keys: np.ndarray) -> list[str]:
+        """The per-node protocol's key string of each int64 key in `keys` [m]."""
+        raise NotImplementedError
+
+    def outcome_name(self, s: np.ndarray, a: int) -> str:
+        """The name of chance outcome `a` at one state `s` [width] (for error messages)."""
+        return f"outcome {a}"
+
+
+def popcount(x: np.ndarray) -> np.ndarray:
+    """Number of set bits of each element of an int64 array (bit sets of bids, for example)."""
+    if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+        return np.bitwise_count(x.astype(np.uint64)).astype(np.int64)
+    x = x.astype(np.uint64)
+    count = np.zeros(x.shape, dtype=np.int64)
+    while x.any():
+        count += (x & np.uint64(1)).astype(np.int64)
+        x = x >> np.uint64(1)
+    return count
