@@ -23,6 +23,7 @@ from .kuhn import Kuhn
 from .leduc import Leduc
 from .domino import Domino
 from .dudo import Dudo
+from .liars_dice import LiarsDice
 from .matrix import (MatrixGame, battle_of_sexes, biased_rps, bimatrix, blotto, ficha_domino, matching_pennies,
                      matrix, prisoners_dilemma, rps)
 from .ocp import OCP
@@ -95,6 +96,7 @@ register("random", RandomGame)
 register("ocp", OCP)
 register("dudo", Dudo)
 register("domino", Domino)
+register("liars_dice", LiarsDice)
 register("rps", rps)
 register("matching_pennies", matching_pennies)
 register("biased_rps", biased_rps)

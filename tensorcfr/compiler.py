@@ -345,7 +345,7 @@ class _LevelWalk:
         actions = []
         for p in (0, 1):
             legal = self.legal[p][0] if self.legal[p] else np.zeros((0, len(vg.actions)), bool)
-            patterns, which = np.unique(legal, axis=0, return_inverse=True)  # few distinct action sets
+            patterns, which = _unique_rows(legal)  # few distinct action sets
             names = [tuple(vg.actions[a] for a in np.flatnonzero(row)) for row in patterns]
             actions.append([names[w] for w in which.ravel().tolist()])
         nodes = None
@@ -356,6 +356,16 @@ class _LevelWalk:
                        keys=[vg.infoset_names(k) for k in keys], actions=actions,
                        info_parent=[self.parent[p][0] if self.parent[p] else np.zeros(0, np.int64) for p in (0, 1)],
                        first_slot=[self.slots[p][0] for p in (0, 1)], terminals=terminals)
+
+
+def _unique_rows(mask: np.ndarray):
+    """np.unique(mask, axis=0, return_inverse=True) for a bool matrix [n, A], fast: rows of up
+    to 63 columns are packed into one integer each."""
+    if mask.shape[1] > 63:
+        return np.unique(mask, axis=0, return_inverse=True)
+    packed = mask.astype(np.int64) @ (np.int64(1) << np.arange(mask.shape[1], dtype=np.int64))  # [n]
+    codes, first, which = np.unique(packed, return_index=True, return_inverse=True)
+    return mask[first], which
 
 
 class RawTree:
