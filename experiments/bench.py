@@ -1,11 +1,22 @@
-"""Milliseconds per iteration: tensorcfr against OpenSpiel's C++ CFRSolver / CFRPlusSolver.
+"""Milliseconds per iteration: tensorcfr against OpenSpiel's C++ CFRSolver / CFRPlusSolver and
+LiteEFG, on the same games, in this one script.
 
-Runs every solver on the same game in this one process and prints ratios (absolute times on
-shared CPUs are noise; ratios are not). Peers that are not installed are skipped, saying so
-(`pip install -e ".[bench]"` installs OpenSpiel). On a machine with CUDA it adds GPU rows.
+Games: Kuhn, Leduc and Liar's Dice as OpenSpiel ships them (ours compile to the same trees),
+and OCP(1000), Dudo(6,1,1), Dudo(4,2,2), which OpenSpiel runs from our Gambit `.efg` export
+(`tensorcfr.interop.to_efg`). Every solver runs the same number of iterations from the same
+start, and both CFR implementations update alternately, so their exploitabilities after the
+run must agree: the table shows both, as a check that the same thing was computed.
 
-    python experiments/bench.py                       # Kuhn and Leduc, CFR and CFR+
-    python experiments/bench.py --games leduc --iterations 500 --out experiments/results
+Peers that are not installed are skipped, saying so: `pip install -e ".[bench]"` installs
+OpenSpiel; LiteEFG (PyPI `liteefg`, built from source) is used where importable. A peer run
+stops after `--peer-seconds` of iterations; its ms/iteration is still measured.
+
+On a machine with CUDA it adds GPU rows and reports the GPU time as a multiple of the
+bytes-moved floor: the bytes one iteration must at least read and write (`bytes_per_iteration`)
+over the device's copy bandwidth, measured here. CPU rows report the same multiple.
+
+    python experiments/bench.py                             # every game, cfr and cfr+
+    python experiments/bench.py --games kuhn leduc --algos cfr+
 
 Writes `bench.json` and `bench.md` into `--out`.
 """
@@ -13,7 +24,9 @@ Writes `bench.json` and `bench.md` into `--out`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
+import io
 import json
 import os
 import platform
@@ -23,75 +36,188 @@ import torch
 
 import tensorcfr
 
-OPENSPIEL_NAMES = {"kuhn": "kuhn_poker", "leduc": "leduc_poker"}
+# game -> (OpenSpiel name or "efg", iterations timed)
+GAMES = {
+    "kuhn": ("kuhn_poker", 1000),
+    "leduc": ("leduc_poker", 100),
+    "liars_dice": ("liars_dice", 20),
+    "ocp(1000)": ("efg", 5),
+    "dudo(6,1,1)": ("efg", 20),
+    "dudo(4,2,2)": ("efg", 3),
+}
 
 
-def time_tensorcfr(game: str, algo: str, iterations: int, device: str, dtype: str) -> tuple[float, float]:
-    """(ms per iteration, exploitability of the average after the run)."""
-    solver = tensorcfr.Solver(game, algo, device=device, dtype=dtype)
-    solver.step(10)  # warm-up: allocator, caches
-    if solver.device.type == "cuda":
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
         torch.cuda.synchronize()
+
+
+_BANDWIDTH: dict[str, float] = {}
+
+
+def copy_bandwidth(device: torch.device, mbytes: int = 512) -> float:
+    """Bytes per second of a large copy on `device` (read + write counted), best of 5, once per device."""
+    if str(device) not in _BANDWIDTH:
+        x = torch.ones(mbytes * 2 ** 20 // 8, dtype=torch.float64, device=device)
+        y = torch.zeros_like(x)
+        best = float("inf")
+        for _ in range(6):
+            sync(device)
+            t0 = time.perf_counter()
+            y.copy_(x)
+            sync(device)
+            best = min(best, time.perf_counter() - t0)
+        _BANDWIDTH[str(device)] = 2 * x.numel() * 8 / best
+    return _BANDWIDTH[str(device)]
+
+
+def bytes_per_iteration(cg: tensorcfr.CompiledGame, dtype: torch.dtype) -> int:
+    """A lower bound on the memory traffic of one CFR iteration: per player, the payoff matrix
+    read once (value + int32 column index per nonzero, one int32 row offset per sequence), the
+    other player's plan read and the values written, and five per-sequence tensors (regrets,
+    strategy, realisation plan, average, sequence values) read and written once each."""
+    e = torch.finfo(dtype).bits // 8
+    z = cg.sizes()["payoff_nonzeros"]
+    s = [tp.num_sequences for tp in cg.treeplexes]
+    total = 0
+    for p in (0, 1):
+        total += z * (e + 4) + 4 * s[p] + e * (s[1 - p] + s[p]) + 5 * 2 * e * s[p]
+    return total
+
+
+def time_tensorcfr(cg, algo: str, iterations: int, device: str, dtype: str) -> dict:
+    warm = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating")
+    warm.step(2)  # allocator, caches
+    solver = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating")
+    sync(solver.device)
     t0 = time.perf_counter()
     solver.step(iterations)
-    if solver.device.type == "cuda":
-        torch.cuda.synchronize()
+    sync(solver.device)
     ms = 1000 * (time.perf_counter() - t0) / iterations
-    return ms, solver.evaluate()["average"].exploitability.item()
+    t0 = time.perf_counter()
+    ev = solver.evaluate()["average"]
+    sync(solver.device)
+    eval_ms = 1000 * (time.perf_counter() - t0)
+    floor_ms = 1000 * bytes_per_iteration(solver.game, solver.dtype) / copy_bandwidth(solver.device)
+    return {"ms": ms, "exploitability": ev.exploitability.item(), "evaluate_ms": eval_ms,
+            "floor_ms": floor_ms, "x_floor": ms / floor_ms}
 
 
-def time_openspiel(game: str, algo: str, iterations: int):
+def openspiel_game(game: str, name: str):
+    import pyspiel
+
+    if name != "efg":
+        return pyspiel.load_game(name)
+    from tensorcfr.interop import to_efg
+
+    return pyspiel.load_efg_game(to_efg(game))
+
+
+def time_openspiel(g, algo: str, iterations: int, budget_s: float) -> dict:
+    import pyspiel
+
+    solver = (pyspiel.CFRSolver if algo == "cfr" else pyspiel.CFRPlusSolver)(g)
+    t0, done = time.perf_counter(), 0
+    while done < iterations and (done == 0 or time.perf_counter() - t0 < budget_s):
+        solver.evaluate_and_update_policy()
+        done += 1
+    ms = 1000 * (time.perf_counter() - t0) / done
+    t0 = time.perf_counter()
+    expl = pyspiel.exploitability(g, solver.average_policy()) if done == iterations else None
+    return {"ms": ms, "iterations": done, "exploitability": expl, "evaluate_ms": 1000 * (time.perf_counter() - t0)}
+
+
+def time_liteefg(g, algo: str, iterations: int, budget_s: float) -> dict | None:
     try:
-        import pyspiel
+        import LiteEFG
     except ImportError:
         return None
-    g = pyspiel.load_game(OPENSPIEL_NAMES[game])
-    solver = (pyspiel.CFRSolver if algo == "cfr" else pyspiel.CFRPlusSolver)(g)
-    t0 = time.perf_counter()
-    for _ in range(iterations):
-        solver.evaluate_and_update_policy()
-    ms = 1000 * (time.perf_counter() - t0) / iterations
-    return ms, pyspiel.exploitability(g, solver.average_policy())
+    with contextlib.redirect_stdout(io.StringIO()):  # its constructors print banners
+        graph = (LiteEFG.baselines.CFR if algo == "cfr" else LiteEFG.baselines.CFRplus).graph()
+        env = LiteEFG.OpenSpielEnv(g, traverse_type="Enumerate")  # converts the tree once (Python)
+        env.set_graph(graph)
+    t0, done = time.perf_counter(), 0
+    while done < iterations and (done == 0 or time.perf_counter() - t0 < budget_s):
+        graph.update_graph(env)
+        env.update_strategy(graph.current_strategy())
+        done += 1
+    ms = 1000 * (time.perf_counter() - t0) / done
+    return {"ms": ms, "iterations": done}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--games", nargs="+", default=["kuhn", "leduc"], choices=sorted(OPENSPIEL_NAMES))
+    ap.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES))
     ap.add_argument("--algos", nargs="+", default=["cfr", "cfr+"], choices=["cfr", "cfr+"])
-    ap.add_argument("--iterations", type=int, default=300)
+    ap.add_argument("--dtypes", nargs="+", default=["float64", "float32"], choices=["float64", "float32"])
+    ap.add_argument("--peer-seconds", type=float, default=60.0, help="stop a peer's run after this long")
+    ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--liteefg-max-histories", type=int, default=2_000_000,
+                    help="LiteEFG converts OpenSpiel trees in Python: skip it on larger games")
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    for device in devices:
+        print(f"copy bandwidth on {device}: {copy_bandwidth(torch.device(device)) / 1e9:.1f} GB/s", flush=True)
     machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
                f" ({torch.get_num_threads()} threads)"
                + (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""))
+    try:
+        import pyspiel  # noqa: F401
+        have_openspiel = not args.no_peers
+    except ImportError:
+        have_openspiel = False
+        print("OpenSpiel (pyspiel) is not installed: skipping it; pip install -e '.[bench]'")
+    try:
+        import LiteEFG  # noqa: F401
+    except ImportError:
+        print("LiteEFG is not installed: skipping it; pip install liteefg")
     rows = []
     for game in args.games:
+        name, iterations = GAMES[game]
+        t0 = time.perf_counter()
+        cg = tensorcfr.compile(game)
+        compile_s = time.perf_counter() - t0
+        sizes = cg.sizes()
+        print(f"{game}: {sizes['histories']:,} histories, {sizes['payoff_nonzeros']:,} nonzeros, "
+              f"compiled in {compile_s:.1f} s", flush=True)
+        g = openspiel_game(game, name) if have_openspiel else None
         for algo in args.algos:
-            peer = time_openspiel(game, algo, args.iterations)
-            if peer is None:
-                print("OpenSpiel (pyspiel) is not installed: skipping the peer; pip install -e '.[bench]'")
+            peer = time_openspiel(g, algo, iterations, args.peer_seconds) if g is not None else None
+            lite = (time_liteefg(g, algo, iterations, args.peer_seconds)
+                    if g is not None and sizes["histories"] <= args.liteefg_max_histories else None)
             for device in devices:
-                for dtype in ("float64", "float32"):
-                    ms, expl = time_tensorcfr(game, algo, args.iterations, device, dtype)
-                    row = {"game": game, "algorithm": algo, "device": device, "dtype": dtype,
-                           "iterations": args.iterations, "tensorcfr_ms": ms, "tensorcfr_exploitability": expl,
-                           "openspiel_ms": peer[0] if peer else None,
-                           "openspiel_exploitability": peer[1] if peer else None,
-                           "speedup_vs_openspiel": peer[0] / ms if peer else None}
+                for dtype in args.dtypes:
+                    ours = time_tensorcfr(cg, algo, iterations, device, dtype)
+                    row = {"game": game, "histories": sizes["histories"], "nonzeros": sizes["payoff_nonzeros"],
+                           "algorithm": algo, "device": device, "dtype": dtype, "iterations": iterations,
+                           "compile_s": compile_s, "tensorcfr": ours, "openspiel": peer, "liteefg": lite,
+                           "speedup_vs_openspiel": peer["ms"] / ours["ms"] if peer else None,
+                           "speedup_vs_liteefg": lite["ms"] / ours["ms"] if lite else None}
                     rows.append(row)
-                    print(json.dumps(row))
+                    print(json.dumps(row), flush=True)
     stamp = datetime.date.today().isoformat()
-    lines = [f"Measured {stamp} on {machine}; {args.iterations} iterations each.", "",
-             "| game | algorithm | device | dtype | tensorcfr ms/iter | OpenSpiel C++ ms/iter | speed-up |",
-             "|---|---|---|---|---:|---:|---:|"]
+    lines = [f"Measured {stamp} on {machine}. Alternating updates for every solver; iterations per game as "
+             "listed (a peer stopped early shows how many it ran). Exploitability after the run: ours / "
+             "OpenSpiel's (they agree when the same iterations ran). × floor: time over the bytes-moved floor.",
+             "",
+             "| game | histories | algorithm | device | dtype | iterations | tensorcfr ms/it | × floor "
+             "| OpenSpiel C++ ms/it | speed-up | LiteEFG ms/it | speed-up | exploitability (ours / OpenSpiel) |",
+             "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        peer = f"{r['openspiel_ms']:.3f}" if r["openspiel_ms"] else "not installed"
-        ratio = f"{r['speedup_vs_openspiel']:.1f}x" if r["speedup_vs_openspiel"] else "-"
-        lines.append(f"| {r['game']} | {r['algorithm']} | {r['device']} | {r['dtype']} | {r['tensorcfr_ms']:.3f} | {peer} | {ratio} |")
+        o, p, lt = r["tensorcfr"], r["openspiel"], r["liteefg"]
+        peer = (f"{p['ms']:.3f}" + (f" ({p['iterations']} it)" if p["iterations"] != r["iterations"] else "")
+                if p else "not run")
+        lite = f"{lt['ms']:.3f}" if lt else "not run"
+        expl = f"{o['exploitability']:.6g} / " + (f"{p['exploitability']:.6g}" if p and p["exploitability"] is not None else "-")
+        up_os = f"{r['speedup_vs_openspiel']:.1f}x" if p else "-"
+        up_lite = f"{r['speedup_vs_liteefg']:.1f}x" if lt else "-"
+        lines.append(f"| {r['game']} | {r['histories']:,} | {r['algorithm']} | {r['device']} | {r['dtype']} | "
+                     f"{r['iterations']} | {o['ms']:.3f} | {o['x_floor']:.1f} | {peer} | "
+                     f"{up_os} | {lite} | {up_lite} | {expl} |")
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "bench.json"), "w") as f:
         json.dump({"date": stamp, "machine": machine, "rows": rows}, f, indent=1)

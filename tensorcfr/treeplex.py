@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -114,6 +115,9 @@ class PayoffOperator:
 
     `cfv(p, x_other)` [B, S_p] is player p's counterfactual value of each of its sequences
     against the other player's realisation plan: A @ y for player 0, -A^T @ x for player 1.
+    With one payoff vector the matrix is kept as CSR in each orientation (a multi-threaded
+    sparse mat-mul on the CPU, cuSPARSE on a GPU, each row summed in a fixed order); a batch of
+    payoff vectors uses gathers and an `index_add_` over the nonzeros.
 
     Example:
         >>> import torch, tensorcfr
@@ -124,23 +128,43 @@ class PayoffOperator:
         0.0
     """
 
-    rows: tuple[torch.Tensor, torch.Tensor]  # [Z] own sequence of each nonzero, per player
-    cols: tuple[torch.Tensor, torch.Tensor]  # [Z] the other player's sequence
-    vals: tuple[torch.Tensor, torch.Tensor]  # [B, Z] payoff in each player's own sign
     sizes: tuple[int, int]  # S_0, S_1
+    csr: tuple[torch.Tensor, torch.Tensor] | None = None  # [S_p, S_other] sparse CSR, when B == 1
+    # with a batch of payoff vectors instead (None with CSR, to keep one copy of the matrix):
+    rows: tuple[torch.Tensor, torch.Tensor] | None = None  # [Z] int64: own sequence of each nonzero
+    cols: tuple[torch.Tensor, torch.Tensor] | None = None  # [Z] int64: the other player's sequence
+    vals: tuple[torch.Tensor, torch.Tensor] | None = None  # [B, Z] payoff in each player's own sign
 
     @staticmethod
     def of(cg: CompiledGame, dtype: torch.dtype) -> "PayoffOperator":
         a = cg.payoff.to(dtype)
-        s0, s1 = cg.payoff_seq[0], cg.payoff_seq[1]
-        return PayoffOperator((s0, s1), (s1, s0), (a, -a),
-                              (cg.treeplexes[0].num_sequences, cg.treeplexes[1].num_sequences))
+        s0, s1 = cg.payoff_seq[0].long(), cg.payoff_seq[1].long()  # index_add_ is slow with int32 on CPU
+        sizes = (cg.treeplexes[0].num_sequences, cg.treeplexes[1].num_sequences)
+        if a.shape[0] == 1:
+            return PayoffOperator(sizes, csr=(_csr(s0, s1, a[0], sizes), _csr(s1, s0, -a[0], sizes[::-1])))
+        return PayoffOperator(sizes, rows=(s0, s1), cols=(s1, s0), vals=(a, -a))
 
     def cfv(self, player: int, x_other: torch.Tensor) -> torch.Tensor:
+        if self.csr is not None:
+            return (self.csr[player] @ x_other.T).T  # [B, S_p]
         vals = self.vals[player] * x_other.index_select(1, self.cols[player])  # [B, Z]
         out = vals.new_zeros(vals.shape[0], self.sizes[player])
         return out.index_add_(1, self.rows[player], vals)
 
     def value(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """x^T A y [B]: player 0's expected payoff."""
+        if self.csr is not None:
+            return (x * self.cfv(0, y)).sum(1)
         return (self.vals[0] * x.index_select(1, self.rows[0]) * y.index_select(1, self.cols[0])).sum(1)
+
+
+def _csr(rows: torch.Tensor, cols: torch.Tensor, vals: torch.Tensor, shape: tuple[int, int]) -> torch.Tensor:
+    """CSR matrix [shape] from COO triplets [Z] (sorted here by row, then column)."""
+    order = torch.argsort(rows * shape[1] + cols)
+    rows, cols, vals = rows[order], cols[order], vals[order]
+    crow = torch.zeros(shape[0] + 1, dtype=torch.int64, device=rows.device)
+    crow[1:] = torch.cumsum(torch.bincount(rows, minlength=shape[0]), 0)
+    idx = torch.int32 if max(shape[1], len(cols)) < 2 ** 31 else torch.int64  # int32: less to read per nonzero
+    with warnings.catch_warnings():  # "sparse CSR support is in beta": it is what we measured
+        warnings.simplefilter("ignore", UserWarning)
+        return torch.sparse_csr_tensor(crow.to(idx), cols.to(idx), vals, shape, check_invariants=False)
