@@ -35,6 +35,7 @@ import time
 import torch
 
 import tensorcfr
+from readme_section import command, replace_section
 
 # game -> (OpenSpiel name or "efg", iterations timed)
 GAMES = {
@@ -145,6 +146,29 @@ def time_liteefg(g, algo: str, iterations: int, budget_s: float) -> dict | None:
     return {"ms": ms, "iterations": done}
 
 
+def markdown(rows: list[dict], machine: str, stamp: str) -> str:
+    """The table of `bench.md` and of the README's benchmark section."""
+    lines = [f"Measured {stamp} on {machine}. Alternating updates for every solver; iterations per game as "
+             "listed (a peer stopped early shows how many it ran). Exploitability after the run: ours / "
+             "OpenSpiel's (they agree when the same iterations ran). × floor: time over the bytes-moved floor.",
+             "",
+             "| game | histories | algorithm | device | dtype | iterations | tensorcfr ms/it | × floor "
+             "| OpenSpiel C++ ms/it | speed-up | LiteEFG ms/it | speed-up | exploitability (ours / OpenSpiel) |",
+             "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        o, p, lt = r["tensorcfr"], r["openspiel"], r["liteefg"]
+        peer = (f"{p['ms']:.3f}" + (f" ({p['iterations']} it)" if p["iterations"] != r["iterations"] else "")
+                if p else "not run")
+        lite = f"{lt['ms']:.3f}" if lt else "not run"
+        expl = f"{o['exploitability']:.6g} / " + (f"{p['exploitability']:.6g}" if p and p["exploitability"] is not None else "-")
+        up_os = f"{r['speedup_vs_openspiel']:.1f}x" if p else "-"
+        up_lite = f"{r['speedup_vs_liteefg']:.1f}x" if lt else "-"
+        lines.append(f"| {r['game']} | {r['histories']:,} | {r['algorithm']} | {r['device']} | {r['dtype']} | "
+                     f"{r['iterations']} | {o['ms']:.3f} | {o['x_floor']:.1f} | {peer} | "
+                     f"{up_os} | {lite} | {up_lite} | {expl} |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES))
@@ -156,7 +180,14 @@ def main():
                     help="LiteEFG converts OpenSpiel trees in Python: skip it on larger games")
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    ap.add_argument("--no-readme", dest="readme", action="store_false", help="do not rewrite the README table")
+    ap.add_argument("--render-only", action="store_true", help="redraw bench.md and the README from OUT/bench.json")
     args = ap.parse_args()
+    if args.render_only:
+        with open(os.path.join(args.out, "bench.json")) as f:
+            data = json.load(f)
+        write_tables(data["rows"], data["machine"], data["date"], args)
+        return
     if args.threads:
         torch.set_num_threads(args.threads)
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -200,30 +231,19 @@ def main():
                     rows.append(row)
                     print(json.dumps(row), flush=True)
     stamp = datetime.date.today().isoformat()
-    lines = [f"Measured {stamp} on {machine}. Alternating updates for every solver; iterations per game as "
-             "listed (a peer stopped early shows how many it ran). Exploitability after the run: ours / "
-             "OpenSpiel's (they agree when the same iterations ran). × floor: time over the bytes-moved floor.",
-             "",
-             "| game | histories | algorithm | device | dtype | iterations | tensorcfr ms/it | × floor "
-             "| OpenSpiel C++ ms/it | speed-up | LiteEFG ms/it | speed-up | exploitability (ours / OpenSpiel) |",
-             "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
-    for r in rows:
-        o, p, lt = r["tensorcfr"], r["openspiel"], r["liteefg"]
-        peer = (f"{p['ms']:.3f}" + (f" ({p['iterations']} it)" if p["iterations"] != r["iterations"] else "")
-                if p else "not run")
-        lite = f"{lt['ms']:.3f}" if lt else "not run"
-        expl = f"{o['exploitability']:.6g} / " + (f"{p['exploitability']:.6g}" if p and p["exploitability"] is not None else "-")
-        up_os = f"{r['speedup_vs_openspiel']:.1f}x" if p else "-"
-        up_lite = f"{r['speedup_vs_liteefg']:.1f}x" if lt else "-"
-        lines.append(f"| {r['game']} | {r['histories']:,} | {r['algorithm']} | {r['device']} | {r['dtype']} | "
-                     f"{r['iterations']} | {o['ms']:.3f} | {o['x_floor']:.1f} | {peer} | "
-                     f"{up_os} | {lite} | {up_lite} | {expl} |")
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "bench.json"), "w") as f:
         json.dump({"date": stamp, "machine": machine, "rows": rows}, f, indent=1)
+    write_tables(rows, machine, stamp, args)
+
+
+def write_tables(rows, machine, stamp, args) -> None:
+    md = markdown(rows, machine, stamp)
     with open(os.path.join(args.out, "bench.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
+        f.write(md)
+    print(md)
+    if args.readme:
+        replace_section("bench-table", f"Made by `{command('bench.py', None)}`.\n\n{md}")
 
 
 if __name__ == "__main__":

@@ -36,3 +36,18 @@ def test_liars_dice_is_openspiels(algo, device):
         ours.step(n)
         expected = pyspiel.exploitability(g, theirs.average_policy())
         assert ours.evaluate()["average"].exploitability.item() == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("game", ["ocp(5)", "dudo(3,1,1)", "random(seed=4)"])
+def test_efg_export_is_the_same_game_for_openspiel(game):
+    """OpenSpiel's C++ CFR on our `.efg` export reproduces our CFR's exploitability."""
+    from tensorcfr.interop import to_efg
+
+    g = pyspiel.load_efg_game(to_efg(game))
+    theirs = pyspiel.CFRSolver(g)
+    ours = tensorcfr.Solver(game, "cfr", device="cpu", updates="alternating")
+    for _ in range(7):
+        theirs.evaluate_and_update_policy()
+    ours.step(7)
+    expected = pyspiel.exploitability(g, theirs.average_policy())
+    assert ours.evaluate()["average"].exploitability.item() == pytest.approx(expected, abs=1e-9)
