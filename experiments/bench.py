@@ -86,7 +86,7 @@ def bytes_per_iteration(cg: tensorcfr.CompiledGame, dtype: torch.dtype) -> int:
     return total
 
 
-def time_tensorcfr(cg, algo: str, iterations: int, device: str, dtype: str) -> dict:
+def time_tensorcfr(cg, algo: str, iterations: int, device: str, dtype: str, bandwidth_mb: int = 512) -> dict:
     warm = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating")
     warm.step(2)  # allocator, caches
     solver = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating")
@@ -99,7 +99,7 @@ def time_tensorcfr(cg, algo: str, iterations: int, device: str, dtype: str) -> d
     ev = solver.evaluate()["average"]
     sync(solver.device)
     eval_ms = 1000 * (time.perf_counter() - t0)
-    floor_ms = 1000 * bytes_per_iteration(solver.game, solver.dtype) / copy_bandwidth(solver.device)
+    floor_ms = 1000 * bytes_per_iteration(solver.game, solver.dtype) / copy_bandwidth(solver.device, bandwidth_mb)
     return {"ms": ms, "exploitability": ev.exploitability.item(), "evaluate_ms": eval_ms,
             "floor_ms": floor_ms, "x_floor": ms / floor_ms}
 
@@ -169,7 +169,7 @@ def markdown(rows: list[dict], machine: str, stamp: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES))
     ap.add_argument("--algos", nargs="+", default=["cfr", "cfr+"], choices=["cfr", "cfr+"])
@@ -180,9 +180,10 @@ def main():
                     help="LiteEFG converts OpenSpiel trees in Python: skip it on larger games")
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    ap.add_argument("--bandwidth-mb", type=int, default=512, help="size of the copy that measures bandwidth")
     ap.add_argument("--no-readme", dest="readme", action="store_false", help="do not rewrite the README table")
     ap.add_argument("--render-only", action="store_true", help="redraw bench.md and the README from OUT/bench.json")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.render_only:
         with open(os.path.join(args.out, "bench.json")) as f:
             data = json.load(f)
@@ -192,7 +193,8 @@ def main():
         torch.set_num_threads(args.threads)
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     for device in devices:
-        print(f"copy bandwidth on {device}: {copy_bandwidth(torch.device(device)) / 1e9:.1f} GB/s", flush=True)
+        bw = copy_bandwidth(torch.device(device), args.bandwidth_mb)
+        print(f"copy bandwidth on {device}: {bw / 1e9:.1f} GB/s", flush=True)
     machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
                f" ({torch.get_num_threads()} threads)"
                + (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""))
@@ -222,7 +224,7 @@ def main():
                     if g is not None and sizes["histories"] <= args.liteefg_max_histories else None)
             for device in devices:
                 for dtype in args.dtypes:
-                    ours = time_tensorcfr(cg, algo, iterations, device, dtype)
+                    ours = time_tensorcfr(cg, algo, iterations, device, dtype, args.bandwidth_mb)
                     row = {"game": game, "histories": sizes["histories"], "nonzeros": sizes["payoff_nonzeros"],
                            "algorithm": algo, "device": device, "dtype": dtype, "iterations": iterations,
                            "compile_s": compile_s, "tensorcfr": ours, "openspiel": peer, "liteefg": lite,

@@ -64,3 +64,18 @@ def test_regret_matching_table_reproduces_the_thesis_shape(tmp_path):
             assert r["nash_conv_max"] < 2 * 0.005 + 1e-12
     md = open(tmp_path / "regret_matching_table.md").read()
     assert "| Ficha vs Dominó | A conditional (inertia) |" in md and "108,319,272" in md
+
+
+def test_bench_runs_the_peers_on_the_same_game(tmp_path, monkeypatch):
+    import bench
+
+    monkeypatch.setitem(bench.GAMES, "kuhn", ("kuhn_poker", 30))
+    bench.main(["--games", "kuhn", "--algos", "cfr", "--dtypes", "float64", "--no-readme", "--out", str(tmp_path),
+                "--bandwidth-mb", "16"])
+    rows = json.load(open(tmp_path / "bench.json"))["rows"]
+    assert [(r["game"], r["device"]) for r in rows][0] == ("kuhn", "cpu")
+    ours = rows[0]["tensorcfr"]
+    assert ours["ms"] > 0 and ours["floor_ms"] > 0
+    if rows[0]["openspiel"] is not None:  # the same 30 alternating CFR iterations
+        assert ours["exploitability"] == pytest.approx(rows[0]["openspiel"]["exploitability"], abs=1e-12)
+    assert "| kuhn | 58 | cfr | cpu | float64 | 30 |" in open(tmp_path / "bench.md").read()
