@@ -176,6 +176,9 @@ def main(argv=None):
     ap.add_argument("--dtypes", nargs="+", default=["float64", "float32"], choices=["float64", "float32"])
     ap.add_argument("--peer-seconds", type=float, default=60.0, help="stop a peer's run after this long")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--peer-max-histories", type=int, default=2_000_000,
+                    help="OpenSpiel reads OCP and Dudo from our .efg export, written in Python (about 10^6 "
+                         "histories a minute): skip the peers on larger games")
     ap.add_argument("--liteefg-max-histories", type=int, default=2_000_000,
                     help="LiteEFG converts OpenSpiel trees in Python: skip it on larger games")
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
@@ -217,7 +220,8 @@ def main(argv=None):
         sizes = cg.sizes()
         print(f"{game}: {sizes['histories']:,} histories, {sizes['payoff_nonzeros']:,} nonzeros, "
               f"compiled in {compile_s:.1f} s", flush=True)
-        g = openspiel_game(game, name) if have_openspiel else None
+        g = (openspiel_game(game, name) if have_openspiel and (name != "efg" or sizes["histories"] <= args.peer_max_histories)
+             else None)
         for algo in args.algos:
             peer = time_openspiel(g, algo, iterations, args.peer_seconds) if g is not None else None
             lite = (time_liteefg(g, algo, iterations, args.peer_seconds)

@@ -38,9 +38,12 @@ def test_liars_dice_is_openspiels(algo, device):
         assert ours.evaluate()["average"].exploitability.item() == pytest.approx(expected, abs=1e-9)
 
 
-@pytest.mark.parametrize("game", ["ocp(5)", "dudo(3,1,1)", "random(seed=4)"])
+@pytest.mark.parametrize("game", ["ocp(3)", "dudo(3,1,1)", "random(seed=4)"])
 def test_efg_export_is_the_same_game_for_openspiel(game):
-    """OpenSpiel's C++ CFR on our `.efg` export reproduces our CFR's exploitability."""
+    """OpenSpiel's C++ CFR on our `.efg` export reproduces our CFR's exploitability. (Not on
+    OCP(5): there, at infoset '1:b' after one iteration, the regrets of pass and bet are equal
+    in exact arithmetic, and the rounding of the two sums decides whether regret matching plays
+    uniform (ours) or bet (OpenSpiel's); the runs part from iteration 2 on.)"""
     from tensorcfr.interop import to_efg
 
     g = pyspiel.load_efg_game(to_efg(game))
