@@ -30,6 +30,7 @@ import io
 import json
 import os
 import platform
+import sys
 import time
 
 import torch
@@ -249,7 +250,8 @@ def write_tables(rows, machine, stamp, args) -> None:
         f.write(md)
     print(md)
     if args.readme:
-        replace_section("bench-table", f"Made by `{command('bench.py', None)}`.\n\n{md}")
+        argv = [a for a in sys.argv[1:] if a != "--render-only"]  # the run that measured, not the redraw
+        replace_section("bench-table", f"Made by `{command('bench.py', argv)}`.\n\n{md}")
 
 
 if __name__ == "__main__":
