@@ -172,8 +172,8 @@ class DudoVector(VectorGame):
     def mover(self, s):
         return popcount(s[:, 2]) % 2
 
-    def player(self, s):
-        return np.where(s[:, 0] < 0, CHANCE, np.where(s[:, 4] > 0, TERMINAL, self.mover(s)))
+    def player(self, s):  # chance until player 1's hand is dealt (the last of the deal)
+        return np.where(s[:, 1] < 0, CHANCE, np.where(s[:, 4] > 0, TERMINAL, self.mover(s)))
 
     def legal(self, s):
         a = np.arange(len(self.actions))

@@ -25,7 +25,6 @@ import numpy as np
 
 from .base import CHANCE, TERMINAL, Game, GameError
 from .dudo import DudoVector
-from .vector import popcount
 
 LIAR = "Liar"
 
@@ -93,7 +92,8 @@ class LiarsDice(Game):
 
 
 class LiarsDiceVector(DudoVector):
-    """Dudo's vectorised form with one chance node per die, the wild face and OpenSpiel's names."""
+    """Dudo's vectorised form with one chance node per die, the wild face and OpenSpiel's names
+    (hands index the faces: a one-die roll's name is its face, as in Dudo)."""
 
     def __init__(self, game: LiarsDice):
         super().__init__(game)
@@ -103,13 +103,9 @@ class LiarsDiceVector(DudoVector):
         wild[:, 1:] = self.shows[0][:, game.faces:game.faces + 1]  # a wild die counts for every face
         wild[:, game.faces] = 0  # ... once, when the bid is on the wild face itself
         self.shows = [self.shows[0] + wild, self.shows[1] + wild]
-        self._names = [[str(f) for f in range(1, game.faces + 1)]] * 2
 
     def chance(self, s):
         return np.full((len(s), self.game.faces), 1.0 / self.game.faces)
-
-    def player(self, s):
-        return np.where(s[:, 1] < 0, CHANCE, np.where(s[:, 4] > 0, TERMINAL, popcount(s[:, 2]) % 2))
 
     def next(self, s, a):
         out = s.copy()

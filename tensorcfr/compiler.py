@@ -1,7 +1,7 @@
 """Compile a game (the protocol of `games/`) into a `CompiledGame`.
 
 This module knows games and tensors, nothing of algorithms. Two walks build the same tree:
-`_Walk` calls the game once per node (any game; about 15 µs a node), `_LevelWalk` expands a
+`_Walk` calls the game once per node (any game; 4 to 12 µs a node), `_LevelWalk` expands a
 whole level of a `games.vector.VectorGame` with a few numpy calls (games of 10^8 histories).
 Both check the game while they walk: chance probabilities sum to 1, utilities are zero-sum,
 the histories of an infoset agree on player and legal actions, and perfect recall holds
@@ -174,27 +174,24 @@ class _LevelWalk:
         self.levels: list[dict] = []  # per level: node arrays while they are kept
         self.level_offsets = [0]
         self.counts = [0, 0, 0]
-        # per player: sorted known keys and their ids; per infoset (discovery order) its legal
-        # mask, tmp parent sequence and first slot; the key of each id
+        # per player: the known keys sorted, with their ids (for lookups), and per infoset in
+        # discovery order its key, legal mask, tmp parent sequence and first slot
         self.known = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
         self.known_ids = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
-        self.keys = [[], []]  # per player: [I] int64 keys in discovery order, in chunks
-        self.legal = [[], []]
-        self.parent = [[], []]
-        self.slots = [[np.zeros(1, np.int64)], [np.zeros(1, np.int64)]]  # cumulative slot counts
-        self.num_infosets, self.num_slots = [0, 0], [0, 0]
+        self.keys = [np.zeros(0, np.int64), np.zeros(0, np.int64)]  # [I]
+        self.legal = [np.zeros((0, len(vg.actions)), bool), np.zeros((0, len(vg.actions)), bool)]  # [I, A]
+        self.parent = [np.zeros(0, np.int64), np.zeros(0, np.int64)]  # [I]
+        self.slots = [np.zeros(1, np.int64), np.zeros(1, np.int64)]  # [I+1] cumulative slot counts
         self.terminals: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def fail(self, what: str, state: np.ndarray, node: int | None = None) -> TensorCFRError:
-        where = f"{self.vg.name}: state {state.tolist()}"
-        if node is not None and self.levels and "parent" in self.levels[0]:
-            where = f"{self.vg.name}: history {self.history(node)}"
-        return TensorCFRError(f"{where}: {what}")
+        where = f"state {state.tolist()}"
+        if node is not None and self.levels:  # the node arrays are still kept: name the history
+            where = f"history {self.history(node)}"
+        return TensorCFRError(f"{self.vg.name}: {where}: {what}")
 
     def history(self, node: int) -> list[str]:
-        parent = np.concatenate([lv["parent"] for lv in self.levels])
-        action = np.concatenate([lv["action"] for lv in self.levels])
-        player = np.concatenate([lv["player"] for lv in self.levels])
+        parent, action, player = (np.concatenate([lv[k] for lv in self.levels]) for k in ("parent", "action", "player"))
         path = []
         while node > 0:
             up = int(parent[node])
@@ -220,11 +217,10 @@ class _LevelWalk:
                 i = int(np.argmax(bad))
                 raise self.fail(f"player {player[i]} is not 0, 1, chance or terminal", states[i])
             infoset = np.full(n, -1, np.int64)
-            keep = self.keep_nodes is True or (self.keep_nodes is None and start + n <= self.max_nodes)
-            if keep:
+            if self.keep_nodes is True or (self.keep_nodes is None and start + n <= self.max_nodes):
                 self.levels.append(dict(parent=parent, player=player.astype(np.int8), infoset=infoset,
                                         action=action, prob=prob))
-            elif self.levels:
+            else:
                 self.levels = []  # past the size limit: node arrays are dropped, not half kept
             t = np.flatnonzero(player == TERMINAL)
             if len(t):
@@ -233,53 +229,39 @@ class _LevelWalk:
                     i = int(np.argmax(~np.isfinite(u)))
                     raise self.fail(f"utility {u[i]} is not finite", states[t[i]], start + t[i])
                 self.terminals.append((seq[0][t], seq[1][t], reach[t] * u))
-            # children, per kind of parent: (parent row [m], action or outcome id [m], rank [m])
-            kids = []
+            # the edges out of this level, one group per kind of parent, each group listing
+            # (parent row, action or outcome id, edge probability, mover, mover's first slot) [m]
+            groups = []
             c = np.flatnonzero(player == CHANCE)
             if len(c):
                 p_c = np.asarray(vg.chance(states[c]), dtype=np.float64)  # [nc, C]
-                total = p_c.sum(axis=1)
-                bad = (np.abs(total - 1.0) > _TOL) | (p_c < 0).any(axis=1)
+                bad = (np.abs(p_c.sum(axis=1) - 1.0) > _TOL) | (p_c < 0).any(axis=1)
                 if bad.any():
                     i = int(np.argmax(bad))
                     raise self.fail(f"chance probabilities {p_c[i][p_c[i] != 0].tolist()} do not sum to 1",
                                     states[c[i]], start + c[i])
                 rows, outcome = np.nonzero(p_c > 0)
-                kids.append((c[rows], outcome, p_c[rows, outcome]))
+                groups.append((c[rows], outcome, p_c[rows, outcome], np.full(len(rows), CHANCE), np.zeros(len(rows), np.int64)))
             for p in (0, 1):
                 d = np.flatnonzero(player == p)
                 if len(d):
                     infoset[d], first, legal = self._decisions(p, states[d], seq[p][d], start + d)
                     rows, act = np.nonzero(legal)
-                    kids.append((d[rows], act, None, p, first[rows]))
+                    groups.append((d[rows], act, np.ones(len(rows)), np.full(len(rows), p), first[rows]))
             self.counts[0] += len(c)
             self.counts[1] += int((player >= 0).sum())
             self.counts[2] += len(t)
-            if not kids:
+            if not groups:
                 break
-            # children in breadth-first order: grouped by parent row, actions ascending
-            rows = np.concatenate([k[0] for k in kids])
-            acts = np.concatenate([k[1] for k in kids])
+            # children in breadth-first order: grouped by parent row (each parent is of one kind,
+            # so a stable sort keeps its actions ascending)
+            rows, acts, edge, mover, first = (np.concatenate(x) for x in zip(*groups))
             order = np.argsort(rows, kind="stable")
-            inv = np.empty(len(order), np.int64)
-            inv[order] = np.arange(len(order))
-            rows, acts = rows[order], acts[order]
-            starts = np.searchsorted(rows, rows, side="left")  # first child of each child's parent
-            rank = np.arange(len(rows)) - starts  # [m] index of the action among the legal ones
-            edge = np.ones(len(rows))
-            new_seq = [seq[0][rows], seq[1][rows]]
-            off = 0
-            for k in kids:
-                m = len(k[0])
-                pos = inv[off:off + m]  # where this group's children went
-                if k[2] is not None:
-                    edge[pos] = k[2]
-                else:
-                    new_seq[k[3]][pos] = k[4] + rank[pos] + 1
-                off += m
+            rows, acts, edge, mover, first = rows[order], acts[order], edge[order], mover[order], first[order]
+            rank = np.arange(len(rows)) - np.searchsorted(rows, rows)  # [m] index among the parent's edges
+            seq = [np.where(mover == p, first + rank + 1, seq[p][rows]) for p in (0, 1)]
             states = np.asarray(vg.next(states[rows], acts), dtype=np.int64)
             reach = reach[rows] * edge
-            seq = new_seq
             parent, action, prob = start + rows, rank, edge
         return self
 
@@ -302,63 +284,45 @@ class _LevelWalk:
         ids[found] = known_ids[pos[found]]
         new = np.flatnonzero(~found)
         new = new[np.argsort(first[new], kind="stable")]  # discovery order: first history first
-        ids[new] = self.num_infosets[p] + np.arange(len(new))
+        ids[new] = len(self.keys[p]) + np.arange(len(new))
         if len(new):
             rows = first[new]
-            counts = legal[rows].sum(axis=1)
-            self.keys[p].append(uniq[new])
-            self.legal[p].append(legal[rows])
-            self.parent[p].append(parent_seq[rows].astype(np.int64))
-            self.slots[p].append(self.num_slots[p] + np.cumsum(counts))
-            self.num_infosets[p] += len(new)
-            self.num_slots[p] += int(counts.sum())
+            self.keys[p] = np.concatenate([self.keys[p], uniq[new]])
+            self.legal[p] = np.concatenate([self.legal[p], legal[rows]])
+            self.parent[p] = np.concatenate([self.parent[p], parent_seq[rows]])
+            self.slots[p] = np.concatenate([self.slots[p], self.slots[p][-1] + np.cumsum(legal[rows].sum(axis=1))])
             merged = np.concatenate([known, uniq[new]])
             order = np.argsort(merged, kind="stable")
             self.known[p], self.known_ids[p] = merged[order], np.concatenate([known_ids, ids[new]])[order]
         node_ids = ids[inv]
-        info_legal = np.concatenate(self.legal[p]) if len(self.legal[p]) > 1 else self.legal[p][0]
-        info_parent = np.concatenate(self.parent[p]) if len(self.parent[p]) > 1 else self.parent[p][0]
-        self.legal[p], self.parent[p] = [info_legal], [info_parent]
-        names = lambda j: vg.infoset_names(np.asarray([self.all_keys(p)[j]]))[0]  # noqa: E731
-        differ = (legal != info_legal[node_ids]).any(axis=1)
+        name = lambda j: vg.infoset_names(self.keys[p][j:j + 1])[0]  # noqa: E731
+        differ = (legal != self.legal[p][node_ids]).any(axis=1)
         if differ.any():
             i = int(np.argmax(differ))
             acts = lambda row: [vg.actions[a] for a in np.flatnonzero(row)]  # noqa: E731
-            raise self.fail(f"infoset {names(node_ids[i])!r} has legal actions {acts(info_legal[node_ids[i]])} "
+            raise self.fail(f"infoset {name(node_ids[i])!r} has legal actions {acts(self.legal[p][node_ids[i]])} "
                             f"at its first history but {acts(legal[i])} here", states[i], nodes[i])
-        recall = parent_seq != info_parent[node_ids]
+        recall = parent_seq != self.parent[p][node_ids]
         if recall.any():
             i = int(np.argmax(recall))
-            raise self.fail(f"perfect recall fails at infoset {names(node_ids[i])!r}: its histories differ in "
+            raise self.fail(f"perfect recall fails at infoset {name(node_ids[i])!r}: its histories differ in "
                             f"player {p}'s earlier infosets or actions", states[i], nodes[i])
-        if len(self.slots[p]) > 1:
-            self.slots[p] = [np.concatenate(self.slots[p])]
-        return node_ids, self.slots[p][0][node_ids], legal
-
-    def all_keys(self, p: int) -> np.ndarray:
-        return np.concatenate(self.keys[p]) if self.keys[p] else np.zeros(0, np.int64)
+        return node_ids, self.slots[p][node_ids], legal
 
     def raw(self) -> RawTree:
         vg = self.vg
-        keys = [self.all_keys(p) for p in (0, 1)]
-        both = np.intersect1d(keys[0], keys[1])
+        both = np.intersect1d(self.keys[0], self.keys[1])
         if len(both):
-            name = vg.infoset_names(both[:1])[0]
-            raise TensorCFRError(f"{vg.name}: infoset {name!r} holds histories of both players")
+            raise TensorCFRError(f"{vg.name}: infoset {vg.infoset_names(both[:1])[0]!r} holds histories of both players")
         actions = []
         for p in (0, 1):
-            legal = self.legal[p][0] if self.legal[p] else np.zeros((0, len(vg.actions)), bool)
-            patterns, which = _unique_rows(legal)  # few distinct action sets
+            patterns, which = _unique_rows(self.legal[p])  # few distinct action sets
             names = [tuple(vg.actions[a] for a in np.flatnonzero(row)) for row in patterns]
             actions.append([names[w] for w in which.ravel().tolist()])
-        nodes = None
-        if self.levels:
-            nodes = {k: np.concatenate([lv[k] for lv in self.levels]) for k in self.levels[0]}
-        terminals = tuple(np.concatenate([t[i] for t in self.terminals]) for i in range(3))
-        return RawTree(self.level_offsets, self.counts, nodes,
-                       keys=[vg.infoset_names(k) for k in keys], actions=actions,
-                       info_parent=[self.parent[p][0] if self.parent[p] else np.zeros(0, np.int64) for p in (0, 1)],
-                       first_slot=[self.slots[p][0] for p in (0, 1)], terminals=terminals)
+        nodes = {k: np.concatenate([lv[k] for lv in self.levels]) for k in self.levels[0]} if self.levels else None
+        terminals = tuple(np.concatenate(x) for x in zip(*self.terminals))
+        return RawTree(self.level_offsets, self.counts, nodes, keys=[vg.infoset_names(k) for k in self.keys],
+                       actions=actions, info_parent=self.parent, first_slot=self.slots, terminals=terminals)
 
 
 def _unique_rows(mask: np.ndarray):
@@ -367,7 +331,7 @@ def _unique_rows(mask: np.ndarray):
     if mask.shape[1] > 63:
         return np.unique(mask, axis=0, return_inverse=True)
     packed = mask.astype(np.int64) @ (np.int64(1) << np.arange(mask.shape[1], dtype=np.int64))  # [n]
-    codes, first, which = np.unique(packed, return_index=True, return_inverse=True)
+    _, first, which = np.unique(packed, return_index=True, return_inverse=True)
     return mask[first], which
 
 
@@ -530,7 +494,7 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
     nodes:  keep the per-node arrays (`node_parent`, ...): True, False, or None for "up to
             `NODES_KEPT` histories". The solvers do not need them.
     cache:  read and write the compiled game on disk (`cache_file`); None: for single games of
-            at least `CACHE_MIN_HISTORIES` histories.
+            at least `CACHE_MIN_HISTORIES` histories. Only with nodes=None.
 
     Example:
         >>> import tensorcfr
@@ -552,7 +516,8 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             raise TensorCFRError(f"{g.name} is general-sum: the tree solvers need a zero-sum game; the "
                                  "normal-form procedures (tensorcfr.normal_form: rm, rm+, sampled-rm, "
                                  "conditional-rm, invariant-rm) take it")
-    path = cache_file(members[0]) if cache is not False and len(members) == 1 and nodes is not True else None
+    # the cache holds what the default (nodes=None) keeps; an explicit choice compiles afresh
+    path = cache_file(members[0]) if cache is not False and len(members) == 1 and nodes is None else None
     if path and os.path.exists(path):
         try:
             return CompiledGame.load(path)
