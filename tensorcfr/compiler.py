@@ -163,25 +163,56 @@ class _Walk:
         return actions, self.first_slot[p][j]
 
 
+class _Grow:
+    """An array that grows along axis 0 by amortised doubling (appending chunk after chunk
+    costs O(total), not O(total x chunks))."""
+
+    def __init__(self, dtype, tail=()):
+        self.buf, self.n = np.zeros((16, *tail), dtype), 0
+
+    def extend(self, rows: np.ndarray) -> None:
+        if self.n + len(rows) > len(self.buf):
+            bigger = np.zeros((max(2 * len(self.buf), self.n + len(rows)), *self.buf.shape[1:]), self.buf.dtype)
+            bigger[:self.n] = self.buf[:self.n]
+            self.buf = bigger
+        self.buf[self.n:self.n + len(rows)] = rows
+        self.n += len(rows)
+
+    @property
+    def view(self) -> np.ndarray:
+        return self.buf[:self.n]
+
+
+CHUNK = 1 << 21  # frontier rows (and child edges) expanded at once: bounds the walk's temporaries
+
+
 class _LevelWalk:
     """The level-by-level walk of a `games.vector.VectorGame`: every step expands one whole
     level of the tree with a few numpy calls (no Python call per node), with the checks of
-    `_Walk`, and yields the same `RawTree`."""
+    `_Walk`, and yields the same `RawTree`.
+
+    A level is held as chunks of at most `CHUNK` rows, expanded in order and freed as they go,
+    so memory is about one level's states plus the terminals' (tmp seq 0, tmp seq 1, reach x u):
+    16 bytes a terminal while sequence ids fit int32.
+    """
 
     def __init__(self, vg, keep_nodes: bool | None, max_nodes: int = NODES_KEPT):
         self.vg = vg
         self.keep_nodes, self.max_nodes = keep_nodes, max_nodes
-        self.levels: list[dict] = []  # per level: node arrays while they are kept
+        self.levels: list[dict] = []  # per chunk: node arrays while they are kept
         self.level_offsets = [0]
         self.counts = [0, 0, 0]
         # per player: the known keys sorted, with their ids (for lookups), and per infoset in
-        # discovery order its key, legal mask, tmp parent sequence and first slot
+        # discovery order its key, legal mask, tmp parent sequence and slot offsets
+        A = len(vg.actions)
         self.known = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
         self.known_ids = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
-        self.keys = [np.zeros(0, np.int64), np.zeros(0, np.int64)]  # [I]
-        self.legal = [np.zeros((0, len(vg.actions)), bool), np.zeros((0, len(vg.actions)), bool)]  # [I, A]
-        self.parent = [np.zeros(0, np.int64), np.zeros(0, np.int64)]  # [I]
-        self.slots = [np.zeros(1, np.int64), np.zeros(1, np.int64)]  # [I+1] cumulative slot counts
+        self.keys = [_Grow(np.int64), _Grow(np.int64)]  # [I]
+        self.legal = [_Grow(bool, (A,)), _Grow(bool, (A,))]  # [I, A]
+        self.parent = [_Grow(np.int64), _Grow(np.int64)]  # [I]
+        self.slots = [_Grow(np.int64), _Grow(np.int64)]  # [I+1] cumulative slot counts
+        for s in self.slots:
+            s.extend(np.zeros(1, np.int64))
         self.terminals: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     def fail(self, what: str, state: np.ndarray, node: int | None = None) -> TensorCFRError:
@@ -200,73 +231,98 @@ class _LevelWalk:
         return path[::-1]
 
     def run(self) -> "_LevelWalk":
-        vg = self.vg
-        states = np.asarray(vg.initial(), dtype=np.int64)  # [n, W] the frontier: one whole level
-        seq = [np.zeros(1, np.int64), np.zeros(1, np.int64)]  # [n] tmp sequence of each player
-        reach = np.ones(1)  # [n] chance reach
-        parent = np.full(1, -1, np.int64)  # [n] parent node id
-        action = np.full(1, -1, np.int64)  # [n] action rank leading here
-        prob = np.ones(1)  # [n] probability of the chance edge leading here
-        while len(states):
+        root = np.asarray(self.vg.initial(), dtype=np.int64)
+        one = np.ones(1)
+        # a frontier chunk: states [n, W], tmp sequence of each player [n], chance reach [n],
+        # and, while node arrays are kept, parent node id, action rank, chance-edge probability [n]
+        level = [dict(states=root, s0=np.zeros(1, np.int64), s1=np.zeros(1, np.int64), reach=one,
+                      parent=np.full(1, -1, np.int64), action=np.full(1, -1, np.int64), prob=one)]
+        while level:
             start = self.level_offsets[-1]
-            n = len(states)
+            n = sum(len(c["states"]) for c in level)
             self.level_offsets.append(start + n)
-            player = np.asarray(vg.player(states), dtype=np.int64)  # [n]
-            bad = ~np.isin(player, (0, 1, CHANCE, TERMINAL))
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise self.fail(f"player {player[i]} is not 0, 1, chance or terminal", states[i])
-            infoset = np.full(n, -1, np.int64)
-            if self.keep_nodes is True or (self.keep_nodes is None and start + n <= self.max_nodes):
-                self.levels.append(dict(parent=parent, player=player.astype(np.int8), infoset=infoset,
-                                        action=action, prob=prob))
-            else:
+            keep = self.keep_nodes is True or (self.keep_nodes is None and start + n <= self.max_nodes)
+            if not keep:
                 self.levels = []  # past the size limit: node arrays are dropped, not half kept
-            t = np.flatnonzero(player == TERMINAL)
-            if len(t):
-                u = np.asarray(vg.utility(states[t]), dtype=np.float64)
-                if not np.isfinite(u).all():
-                    i = int(np.argmax(~np.isfinite(u)))
-                    raise self.fail(f"utility {u[i]} is not finite", states[t[i]], start + t[i])
-                self.terminals.append((seq[0][t], seq[1][t], reach[t] * u))
-            # the edges out of this level, one group per kind of parent, each group listing
-            # (parent row, action or outcome id, edge probability, mover, mover's first slot) [m]
-            groups = []
-            c = np.flatnonzero(player == CHANCE)
-            if len(c):
-                p_c = np.asarray(vg.chance(states[c]), dtype=np.float64)  # [nc, C]
-                bad = (np.abs(p_c.sum(axis=1) - 1.0) > _TOL) | (p_c < 0).any(axis=1)
-                if bad.any():
-                    i = int(np.argmax(bad))
-                    raise self.fail(f"chance probabilities {p_c[i][p_c[i] != 0].tolist()} do not sum to 1",
-                                    states[c[i]], start + c[i])
-                rows, outcome = np.nonzero(p_c > 0)
-                groups.append((c[rows], outcome, p_c[rows, outcome], np.full(len(rows), CHANCE), np.zeros(len(rows), np.int64)))
-            for p in (0, 1):
-                d = np.flatnonzero(player == p)
-                if len(d):
-                    infoset[d], first, legal = self._decisions(p, states[d], seq[p][d], start + d)
-                    rows, act = np.nonzero(legal)
-                    groups.append((d[rows], act, np.ones(len(rows)), np.full(len(rows), p), first[rows]))
-            self.counts[0] += len(c)
-            self.counts[1] += int((player >= 0).sum())
-            self.counts[2] += len(t)
-            if not groups:
-                break
-            # children in breadth-first order: grouped by parent row (each parent is of one kind,
-            # so a stable sort keeps its actions ascending)
-            rows, acts, edge, mover, first = (np.concatenate(x) for x in zip(*groups))
-            order = np.argsort(rows, kind="stable")
-            rows, acts, edge, mover, first = rows[order], acts[order], edge[order], mover[order], first[order]
-            rank = np.arange(len(rows)) - np.searchsorted(rows, rows)  # [m] index among the parent's edges
-            seq = [np.where(mover == p, first + rank + 1, seq[p][rows]) for p in (0, 1)]
-            states = np.asarray(vg.next(states[rows], acts), dtype=np.int64)
-            reach = reach[rows] * edge
-            parent, action, prob = start + rows, rank, edge
+            nxt, offset = [], start
+            while level:
+                chunk = level.pop(0)  # freed once expanded
+                nxt += self._expand(chunk, offset, keep)
+                offset += len(chunk["states"])
+            level = nxt
         return self
 
+    def _expand(self, c: dict, start: int, keep: bool) -> list[dict]:
+        """Check and record one frontier chunk whose first node has id `start`; return its
+        children as chunks, in breadth-first order."""
+        vg, states = self.vg, c["states"]
+        seq = [c["s0"], c["s1"]]
+        n = len(states)
+        player = np.asarray(vg.player(states), dtype=np.int64)  # [n]
+        bad = ~np.isin(player, (0, 1, CHANCE, TERMINAL))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise self.fail(f"player {player[i]} is not 0, 1, chance or terminal", states[i])
+        infoset = np.full(n, -1, np.int64)
+        if keep:
+            self.levels.append(dict(parent=c["parent"], player=player.astype(np.int8), infoset=infoset,
+                                    action=c["action"], prob=c["prob"]))
+        t = np.flatnonzero(player == TERMINAL)
+        if len(t):
+            u = np.asarray(vg.utility(states[t]), dtype=np.float64)
+            if not np.isfinite(u).all():
+                i = int(np.argmax(~np.isfinite(u)))
+                raise self.fail(f"utility {u[i]} is not finite", states[t[i]], start + t[i])
+            # tmp sequence ids so far are below the slot counts: int32 where they fit
+            self.terminals.append(tuple(seq[p][t].astype(_index_dtype(self.slots[p].view[-1] + 1)) for p in (0, 1))
+                                  + (c["reach"][t] * u,))
+        # the edges out of this chunk, one group per kind of parent, each group listing
+        # (parent row, action or outcome id, edge probability, mover, mover's first slot) [m]
+        groups = []
+        ch = np.flatnonzero(player == CHANCE)
+        if len(ch):
+            p_c = np.asarray(vg.chance(states[ch]), dtype=np.float64)  # [nc, C]
+            bad = (np.abs(p_c.sum(axis=1) - 1.0) > _TOL) | (p_c < 0).any(axis=1)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise self.fail(f"chance probabilities {p_c[i][p_c[i] != 0].tolist()} do not sum to 1",
+                                states[ch[i]], start + ch[i])
+            rows, outcome = np.nonzero(p_c > 0)
+            groups.append((ch[rows], outcome, p_c[rows, outcome], np.full(len(rows), CHANCE, np.int8),
+                           np.zeros(len(rows), np.int64)))
+        for p in (0, 1):
+            d = np.flatnonzero(player == p)
+            if len(d):
+                infoset[d], first, legal = self._decisions(p, states[d], seq[p][d], start + d)
+                rows, act = np.nonzero(legal)
+                groups.append((d[rows], act, np.ones(len(rows)), np.full(len(rows), p, np.int8), first[rows]))
+        self.counts[0] += len(ch)
+        self.counts[1] += int((player >= 0).sum())
+        self.counts[2] += len(t)
+        if not groups:
+            return []
+        # children in breadth-first order: grouped by parent row (each parent is of one kind,
+        # so a stable sort keeps its actions ascending)
+        rows, acts, edge, mover, first = (np.concatenate(x) for x in zip(*groups))
+        del groups
+        order = np.argsort(rows, kind="stable")
+        rows, acts, edge, mover, first = rows[order], acts[order], edge[order], mover[order], first[order]
+        del order
+        rank = np.arange(len(rows)) - np.searchsorted(rows, rows)  # [m] index among the parent's edges
+        out = []
+        for k in range(0, len(rows), CHUNK):
+            sl = slice(k, k + CHUNK)
+            r = rows[sl]
+            child = dict(states=np.asarray(vg.next(states[r], acts[sl]), dtype=np.int64), reach=c["reach"][r] * edge[sl])
+            for p in (0, 1):
+                child[f"s{p}"] = np.where(mover[sl] == p, first[sl] + rank[sl] + 1, seq[p][r])
+            if keep:  # the child level may still be kept; a dropped one costs nothing more
+                child.update(parent=start + r, action=rank[sl], prob=edge[sl])
+            out.append(child)
+        return out
+
     def _decisions(self, p: int, states: np.ndarray, parent_seq: np.ndarray, nodes: np.ndarray):
-        """Infoset ids of a level's decision states of player p, discovering new infosets and
+        """Infoset ids of a chunk's decision states of player p, discovering new infosets and
         checking old ones (same legal actions, perfect recall).
         Returns (ids [n], first tmp slot [n], legal actions [n, A] bool)."""
         vg = self.vg
@@ -278,51 +334,55 @@ class _LevelWalk:
             raise self.fail("no legal actions", states[i], nodes[i])
         uniq, first, inv = np.unique(keys, return_index=True, return_inverse=True)
         known, known_ids = self.known[p], self.known_ids[p]
-        pos = np.minimum(np.searchsorted(known, uniq), max(len(known) - 1, 0))
-        found = (known[pos] == uniq) if len(known) else np.zeros(len(uniq), bool)
+        pos = np.searchsorted(known, uniq)  # [u] where each key is, or would be inserted
+        found = known[np.minimum(pos, len(known) - 1)] == uniq if len(known) else np.zeros(len(uniq), bool)
         ids = np.empty(len(uniq), np.int64)
         ids[found] = known_ids[pos[found]]
-        new = np.flatnonzero(~found)
-        new = new[np.argsort(first[new], kind="stable")]  # discovery order: first history first
-        ids[new] = len(self.keys[p]) + np.arange(len(new))
-        if len(new):
-            rows = first[new]
-            self.keys[p] = np.concatenate([self.keys[p], uniq[new]])
-            self.legal[p] = np.concatenate([self.legal[p], legal[rows]])
-            self.parent[p] = np.concatenate([self.parent[p], parent_seq[rows]])
-            self.slots[p] = np.concatenate([self.slots[p], self.slots[p][-1] + np.cumsum(legal[rows].sum(axis=1))])
-            merged = np.concatenate([known, uniq[new]])
-            order = np.argsort(merged, kind="stable")
-            self.known[p], self.known_ids[p] = merged[order], np.concatenate([known_ids, ids[new]])[order]
+        new = np.flatnonzero(~found)  # in key order
+        disc = new[np.argsort(first[new], kind="stable")]  # discovery order: first history first
+        ids[disc] = self.keys[p].n + np.arange(len(disc))
+        if len(disc):
+            rows = first[disc]
+            self.keys[p].extend(uniq[disc])
+            self.legal[p].extend(legal[rows])
+            self.parent[p].extend(parent_seq[rows])
+            self.slots[p].extend(self.slots[p].view[-1] + np.cumsum(legal[rows].sum(axis=1)))
+            # sorted insertion: O(known) per chunk, not a re-sort
+            self.known[p] = np.insert(known, pos[new], uniq[new])
+            self.known_ids[p] = np.insert(known_ids, pos[new], ids[new])
         node_ids = ids[inv]
-        name = lambda j: vg.infoset_names(self.keys[p][j:j + 1])[0]  # noqa: E731
-        differ = (legal != self.legal[p][node_ids]).any(axis=1)
+        name = lambda j: vg.infoset_names(self.keys[p].view[j:j + 1])[0]  # noqa: E731
+        table = self.legal[p].view
+        differ = (legal != table[node_ids]).any(axis=1)
         if differ.any():
             i = int(np.argmax(differ))
             acts = lambda row: [vg.actions[a] for a in np.flatnonzero(row)]  # noqa: E731
-            raise self.fail(f"infoset {name(node_ids[i])!r} has legal actions {acts(self.legal[p][node_ids[i]])} "
+            raise self.fail(f"infoset {name(node_ids[i])!r} has legal actions {acts(table[node_ids[i]])} "
                             f"at its first history but {acts(legal[i])} here", states[i], nodes[i])
-        recall = parent_seq != self.parent[p][node_ids]
+        recall = parent_seq != self.parent[p].view[node_ids]
         if recall.any():
             i = int(np.argmax(recall))
             raise self.fail(f"perfect recall fails at infoset {name(node_ids[i])!r}: its histories differ in "
                             f"player {p}'s earlier infosets or actions", states[i], nodes[i])
-        return node_ids, self.slots[p][node_ids], legal
+        return node_ids, self.slots[p].view[node_ids], legal
 
     def raw(self) -> RawTree:
         vg = self.vg
-        both = np.intersect1d(self.keys[0], self.keys[1])
+        keys = [k.view for k in self.keys]
+        both = np.intersect1d(*keys)
         if len(both):
             raise TensorCFRError(f"{vg.name}: infoset {vg.infoset_names(both[:1])[0]!r} holds histories of both players")
         actions = []
         for p in (0, 1):
-            patterns, which = _unique_rows(self.legal[p])  # few distinct action sets
+            patterns, which = _unique_rows(self.legal[p].view)  # few distinct action sets
             names = [tuple(vg.actions[a] for a in np.flatnonzero(row)) for row in patterns]
             actions.append([names[w] for w in which.ravel().tolist()])
         nodes = {k: np.concatenate([lv[k] for lv in self.levels]) for k in self.levels[0]} if self.levels else None
         terminals = tuple(np.concatenate(x) for x in zip(*self.terminals))
-        return RawTree(self.level_offsets, self.counts, nodes, keys=[vg.infoset_names(k) for k in self.keys],
-                       actions=actions, info_parent=self.parent, first_slot=self.slots, terminals=terminals)
+        self.terminals = []
+        return RawTree(self.level_offsets, self.counts, nodes, keys=[vg.infoset_names(k) for k in keys],
+                       actions=actions, info_parent=[x.view for x in self.parent],
+                       first_slot=[x.view for x in self.slots], terminals=terminals)
 
 
 def _unique_rows(mask: np.ndarray):
@@ -393,18 +453,37 @@ def _treeplex(raw: RawTree, p: int):
     return tp, seq_map, inv
 
 
+def _payoff_entries(raw: RawTree, seq_maps, s1_count: int, idx):
+    """The payoff matrix's nonzeros from the terminals: (seq 0 [Z], seq 1 [Z], payoff [Z]) sorted
+    by (seq 0, seq 1), terminals of one pair summed in walk order. A stable sort (not np.unique
+    with its inverse) keeps the peak near four arrays of the terminals' length; `raw.terminals`
+    is released on the way."""
+    t0, t1, w = raw.terminals
+    raw.terminals = None
+    pair = np.empty(len(w), np.int64)  # [T] final seq 0 * S_1 + final seq 1
+    for k in range(0, len(w), CHUNK):
+        sl = slice(k, k + CHUNK)
+        pair[sl] = seq_maps[0][t0[sl]] * s1_count + seq_maps[1][t1[sl]]
+    del t0, t1
+    order = np.argsort(pair, kind="stable")  # [T]
+    pair, w = pair[order], w[order]
+    del order
+    if len(pair) > 1 and not (pair[1:] != pair[:-1]).all():
+        head = np.flatnonzero(np.concatenate([[True], pair[1:] != pair[:-1]]))  # [Z] first terminal of each pair
+        seg = np.zeros(len(pair), np.int64)
+        seg[head[1:]] = 1
+        w = np.bincount(np.cumsum(seg, out=seg), weights=w, minlength=len(head))  # sums in walk order
+        pair = pair[head]
+    seqs = np.empty((2, len(pair)), idx)
+    for k in range(0, len(pair), CHUNK):
+        seqs[0, k:k + CHUNK], seqs[1, k:k + CHUNK] = np.divmod(pair[k:k + CHUNK], s1_count)
+    return seqs, w
+
+
 def _structure(raw: RawTree):
     tps, seq_maps, infoset_maps = zip(*(_treeplex(raw, p) for p in (0, 1)))
-    t0, t1, w = raw.terminals
     s1_count = tps[1].num_sequences
-    pair = seq_maps[0][t0] * s1_count + seq_maps[1][t1]  # [T] int64
-    del t0, t1
-    pairs, where = np.unique(pair, return_inverse=True)
-    del pair
-    payoff = np.bincount(where.ravel(), weights=w, minlength=len(pairs))
-    del where
-    idx = _index_dtype(max(tps[0].num_sequences, s1_count))
-    seqs = np.stack([(pairs // s1_count).astype(idx), (pairs % s1_count).astype(idx)])
+    seqs, payoff = _payoff_entries(raw, seq_maps, s1_count, _index_dtype(max(tps[0].num_sequences, s1_count)))
     nodes = {"node_counts": torch.tensor(raw.counts, dtype=torch.int64),
              "node_level_offsets": torch.from_numpy(raw.level_offsets)}
     if raw.nodes is not None:

@@ -137,11 +137,17 @@ class PayoffOperator:
 
     @staticmethod
     def of(cg: CompiledGame, dtype: torch.dtype) -> "PayoffOperator":
-        a = cg.payoff.to(dtype)
-        s0, s1 = cg.payoff_seq[0].long(), cg.payoff_seq[1].long()  # index_add_ is slow with int32 on CPU
+        a = cg.payoff.to(dtype)  # [B, Z]
+        s0, s1 = cg.payoff_seq[0], cg.payoff_seq[1]
         sizes = (cg.treeplexes[0].num_sequences, cg.treeplexes[1].num_sequences)
         if a.shape[0] == 1:
-            return PayoffOperator(sizes, csr=(_csr(s0, s1, a[0], sizes), _csr(s1, s0, -a[0], sizes[::-1])))
+            # the compiler sorts the nonzeros by (s0, s1): player 0's CSR shares its arrays, and a
+            # stable sort by s1 alone orders them for player 1
+            by_s1 = torch.argsort(s1, stable=True)  # [Z]
+            csr1 = _csr(s1[by_s1], s0[by_s1], -a[0][by_s1], sizes[::-1])
+            del by_s1
+            return PayoffOperator(sizes, csr=(_csr(s0, s1, a[0], sizes), csr1))
+        s0, s1 = s0.long(), s1.long()  # index_add_ is slow with int32 indices on the CPU
         return PayoffOperator(sizes, rows=(s0, s1), cols=(s1, s0), vals=(a, -a))
 
     def cfv(self, player: int, x_other: torch.Tensor) -> torch.Tensor:
@@ -159,12 +165,23 @@ class PayoffOperator:
 
 
 def _csr(rows: torch.Tensor, cols: torch.Tensor, vals: torch.Tensor, shape: tuple[int, int]) -> torch.Tensor:
-    """CSR matrix [shape] from COO triplets [Z] (sorted here by row, then column)."""
-    order = torch.argsort(rows * shape[1] + cols)
-    rows, cols, vals = rows[order], cols[order], vals[order]
-    crow = torch.zeros(shape[0] + 1, dtype=torch.int64, device=rows.device)
-    crow[1:] = torch.cumsum(torch.bincount(rows, minlength=shape[0]), 0)
+    """CSR matrix [shape] from COO triplets [Z] sorted by row, then column (sorted here if not)."""
+    if not _row_major(rows, cols):
+        order = torch.argsort(rows.long() * shape[1] + cols.long())
+        rows, cols, vals = rows[order], cols[order], vals[order]
     idx = torch.int32 if max(shape[1], len(cols)) < 2 ** 31 else torch.int64  # int32: less to read per nonzero
+    crow = torch.zeros(shape[0] + 1, dtype=idx, device=rows.device)
+    crow[1:] = torch.cumsum(torch.bincount(rows, minlength=shape[0]), 0)
     with warnings.catch_warnings():  # "sparse CSR support is in beta": it is what we measured
         warnings.simplefilter("ignore", UserWarning)
-        return torch.sparse_csr_tensor(crow.to(idx), cols.to(idx), vals, shape, check_invariants=False)
+        return torch.sparse_csr_tensor(crow, cols.to(idx), vals, shape, check_invariants=False)
+
+
+def _row_major(rows: torch.Tensor, cols: torch.Tensor, chunk: int = 1 << 24) -> bool:
+    """Whether (rows, cols) [Z] are sorted by row, then column (checked in chunks: no [Z] temporaries)."""
+    for k in range(0, len(rows), chunk):
+        r, c = rows[k:k + chunk + 1], cols[k:k + chunk + 1]
+        dr = r[1:] - r[:-1]
+        if (dr < 0).any() or ((dr == 0) & (c[1:] < c[:-1])).any():
+            return False
+    return True

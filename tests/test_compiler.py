@@ -1,5 +1,7 @@
 """Compiled sizes, layout invariants, save/load, devices, and the validation errors."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -50,6 +52,24 @@ def test_payoff_is_expected_utility_of_uniform_play():
     pol = tensorcfr.Policy.uniform(cg)
     ev = tensorcfr.evaluate(cg, pol).game_value.item()
     assert abs(ev - expected_value(games.make("leduc"), pol.to_dict())) < 1e-12
+
+
+@pytest.mark.parametrize("spec", ["leduc", "random(seed=7)"])
+def test_payoff_entries_are_sorted_and_operator_takes_any_order(spec, device):
+    """The compiler lists the nonzeros by (s0, s1), which the CSR operator relies on; a
+    hand-made game listing them in another order gives the same counterfactual values."""
+    from tensorcfr.treeplex import PayoffOperator
+
+    cg = tensorcfr.compile(spec)
+    key = cg.payoff_seq[0].long() * cg.treeplexes[1].num_sequences + cg.payoff_seq[1].long()
+    assert bool((key[1:] > key[:-1]).all())
+    perm = torch.randperm(cg.payoff.shape[1], generator=torch.Generator().manual_seed(0))
+    shuffled = dataclasses.replace(cg, payoff_seq=cg.payoff_seq[:, perm], payoff=cg.payoff[:, perm])
+    xs = [torch.rand(1, tp.num_sequences, dtype=torch.float64, generator=torch.Generator().manual_seed(p), device=device)
+          for p, tp in enumerate(cg.treeplexes)]
+    ops = [PayoffOperator.of(g.to(device), torch.float64) for g in (cg, shuffled)]
+    for p in (0, 1):
+        assert torch.allclose(ops[0].cfv(p, xs[1 - p]), ops[1].cfv(p, xs[1 - p]), rtol=0, atol=1e-12)
 
 
 def test_save_load_round_trip(tmp_path, device):

@@ -132,3 +132,18 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     with open(path, "r+b") as f:  # a damaged file is recompiled and rewritten
         f.truncate(100)
     assert_identical(first, tensorcfr.compile("dudo(4,1,2)", cache=True))
+
+
+@pytest.mark.parametrize("spec", ["kuhn", "ocp(12)", "dudo(3,1,1)", "liars_dice(faces=3)"])
+@pytest.mark.parametrize("chunk", [1, 7, 100])
+def test_chunked_walk_equals_per_node(spec, chunk, monkeypatch):
+    """Levels expanded in chunks of a few rows (as 10^8-history games are) give the same game,
+    whether the node arrays are kept or dropped past a size limit."""
+    from tensorcfr import compiler
+
+    per_node = tensorcfr.compile(spec, method="per-node", cache=False)
+    monkeypatch.setattr(compiler, "CHUNK", chunk)
+    assert_identical(per_node, tensorcfr.compile(spec, method="vectorized", cache=False))
+    dropped = tensorcfr.compile(spec, method="vectorized", nodes=False, cache=False)
+    assert dropped.node_parent is None
+    assert torch.equal(dropped.payoff, per_node.payoff) and torch.equal(dropped.payoff_seq, per_node.payoff_seq)
