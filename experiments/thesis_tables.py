@@ -8,7 +8,9 @@
 For each row it compiles the game, runs the algorithm until NashConv <= --target (or
 --minutes pass), logs the curves to TensorBoard (`--logdir`, one run per row, the tags of
 `tensorcfr.training.TAGS`) and writes the table as Markdown and JSON into --out after every
-row, so an interrupted run keeps what it finished (`--resume` skips those rows). Dudo's
+row, so an interrupted run keeps what it finished: `--resume` skips those rows and continues a
+row cut short from its last checkpoint (saved every --checkpoint-minutes and at the time limit,
+removed once the row reaches the target). Dudo's
 continuation values are solved first (tensorcfr.continuation) and listed under the table.
 Before the rows it measures which algorithm reaches the target fastest on four mid-size
 rows (`--probe`), and the table says which algorithm it used.
@@ -59,6 +61,7 @@ class Args:
     resume: bool = False
     probe: bool = True
     large: bool = False
+    checkpoint_minutes: float = 5.0
 
 
 def parse_args(argv=None) -> Args:
@@ -75,6 +78,8 @@ def parse_args(argv=None) -> Args:
     p.add_argument("--no-readme", dest="readme", action="store_false", help="do not rewrite the README table")
     p.add_argument("--resume", action="store_true", help="keep rows already in OUT/thesis_table.json")
     p.add_argument("--no-probe", dest="probe", action="store_false", help="skip the algorithm probe")
+    p.add_argument("--checkpoint-minutes", type=float, default=d.checkpoint_minutes,
+                   help="save an unfinished row's solver this often (OUT/checkpoints/); --resume continues it")
     p.add_argument("--large", action="store_true", help=f"add the rows {', '.join(LARGE_ROWS)} (10^7 to 10^9 histories)")
     args = Args(**vars(p.parse_args(argv)))
     if args.large:
@@ -88,6 +93,10 @@ def thesis_name(spec: str) -> str:
     return {"ocp": "OCP", "dudo": "Dudo", "domino": "Domino"}[name] + "(" + rest
 
 
+def checkpoint_path(args: Args, name: str) -> str:
+    return os.path.join(args.out, "checkpoints", f"{name}.pt")
+
+
 def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
     """Compile and solve one game until NashConv <= target; returns the row's figures."""
     t0 = time.perf_counter()
@@ -97,9 +106,25 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
     cg = tensorcfr.compile(game)
     t_compile = time.perf_counter() - t0 - t_chain
     solver = tensorcfr.Solver(cg, args.algo, device=args.device)
+    ckpt_path = checkpoint_path(args, game.name)
+    before = {"seconds": 0.0, "solving": 0.0}  # what earlier, interrupted runs of this row spent
+    if args.resume and os.path.exists(ckpt_path):
+        ckpt = torch.load(ckpt_path, weights_only=True)
+        solver.load_state_dict(ckpt["solver"])
+        before = {k: ckpt[k] for k in before}
+        t_compile = ckpt.get("compile_seconds", t_compile)
+        print(f"  {spec}: continuing from iteration {solver.iteration} ({ckpt_path})", flush=True)
     writer = open_writer(writer_dir, spec, solver.config.name) if writer_dir else None
     deadline = t0 + 60 * args.minutes
-    solving, chunk, row = 0.0, 10, None
+    solving, chunk, row = before["solving"], 10, None
+    last_save = time.perf_counter()
+
+    def save():
+        os.makedirs(os.path.dirname(ckpt_path), exist_ok=True)
+        torch.save({"solver": solver.state_dict(), "seconds": before["seconds"] + time.perf_counter() - t0,
+                    "solving": solving, "compile_seconds": t_compile}, ckpt_path + ".tmp")
+        os.replace(ckpt_path + ".tmp", ckpt_path)
+
     while True:
         t1 = time.perf_counter()
         solver.step(chunk)
@@ -116,13 +141,20 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
               f"  {solving:7.1f} s", flush=True)
         if row["nash_conv"] <= args.target or time.perf_counter() > deadline:
             break
+        if time.perf_counter() - last_save > 60 * args.checkpoint_minutes:
+            save()
+            last_save = time.perf_counter()
         chunk = min(2 * chunk, 200)  # evaluate often early, less later (an evaluation costs ~2 iterations)
+    if row["nash_conv"] > args.target:
+        save()  # out of time: a later --resume continues here
+    elif os.path.exists(ckpt_path):
+        os.remove(ckpt_path)
     if writer is not None:
         writer.close()
     sizes = cg.sizes()
     return {"game": game.name, "histories": sizes["histories"], "infosets": sizes["infosets_with_choice"],
             "algorithm": solver.config.name, "iterations": solver.iteration,
-            "seconds": round(time.perf_counter() - t0, 1), "solve_seconds": round(solving, 1),
+            "seconds": round(before["seconds"] + time.perf_counter() - t0, 1), "solve_seconds": round(solving, 1),
             "compile_seconds": round(t_compile, 1), "chain_seconds": round(t_chain, 1),
             "device": str(solver.device), "value": row["game_value"], "nash_conv": row["nash_conv"],
             "eps_percent": 100 * row["nash_conv"], "solved": 100 * row["nash_conv"] < 1,
@@ -206,7 +238,7 @@ def main(argv=None) -> None:
     rows = []
     for spec in args.rows:
         name = games.make(spec).name  # "OCP(12)" and "ocp(12)" are one row
-        if name in done:
+        if name in done and not os.path.exists(checkpoint_path(args, name)):
             rows.append(done[name])
             continue
         print(f"{spec}:", flush=True)

@@ -573,7 +573,8 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
     nodes:  keep the per-node arrays (`node_parent`, ...): True, False, or None for "up to
             `NODES_KEPT` histories". The solvers do not need them.
     cache:  read and write the compiled game on disk (`cache_file`); None: for single games of
-            at least `CACHE_MIN_HISTORIES` histories. Only with nodes=None.
+            at least `CACHE_MIN_HISTORIES` histories. Only with nodes=None. Writing a game
+            removes its files from older versions of the code.
 
     Example:
         >>> import tensorcfr
@@ -624,6 +625,11 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             cg.save(path)
+            stale = path[:path.rindex("-")] + "-"  # the same game compiled by older code: gigabytes each
+            for f in os.listdir(os.path.dirname(path)):
+                full = os.path.join(os.path.dirname(path), f)
+                if full.startswith(stale) and full != path and re.fullmatch(r"[0-9a-f]{16}\.pt", full[len(stale):]):
+                    os.remove(full)
         except OSError:
             pass  # a read-only cache only costs a recompile
     return cg

@@ -3,6 +3,8 @@ tensor equal with its dtype, the same infoset keys and action names, on every re
 game that has a vectorised form (with its default parameters and a few more), and the
 vectorised walk names what is wrong with an invalid game, as the per-node walk does."""
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -132,6 +134,13 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     with open(path, "r+b") as f:  # a damaged file is recompiled and rewritten
         f.truncate(100)
     assert_identical(first, tensorcfr.compile("dudo(4,1,2)", cache=True))
+    # files of older code versions of the same game go when a new one is written; others stay
+    stale = tmp_path / "compiled" / "dudo(4,1,2)-0123456789abcdef.pt"
+    other = tmp_path / "compiled" / "dudo(4,1,1)-0123456789abcdef.pt"
+    stale.write_bytes(b"old"), other.write_bytes(b"other")
+    os.remove(path)
+    tensorcfr.compile("dudo(4,1,2)", cache=True)
+    assert os.path.exists(path) and not stale.exists() and other.exists()
 
 
 @pytest.mark.parametrize("spec", ["kuhn", "ocp(12)", "dudo(3,1,1)", "liars_dice(faces=3)"])
