@@ -17,7 +17,10 @@ Example:
 
 from __future__ import annotations
 
+import numpy as np
+
 from .base import CHANCE, TERMINAL, Game
+from .vector import VectorGame
 
 CARDS = ("Js", "Jh", "Qs", "Qh", "Ks", "Kh")
 ACTIONS = {"f": "fold", "c": "call", "r": "raise"}
@@ -50,6 +53,12 @@ def _replay(rounds: tuple[str, str]):
             over = (raises == 0 and calls == 2) or (raises > 0 and calls == 1)
         to_move = len(seq) % 2
     return contrib, stakes, raises, folder, over, to_move
+
+
+def _public_due(r1: str) -> bool:
+    """Round 1 ended without a fold: the public card is dealt next."""
+    _, _, _, folder, over, _ = _replay((r1,))
+    return over and folder is None
 
 
 class Leduc(Game):
@@ -116,6 +125,9 @@ class Leduc(Game):
             return f"{cards[p]}|-|{r1}"
         return f"{cards[p]}|{cards[2]}|{r1}/{r2}"
 
+    def vectorized(self):
+        return LeducVector(self)
+
     def describe(self, state, player):
         cards, r1, r2 = state
         words = lambda seq: " ".join(ACTIONS[c] for c in seq) or "-"
@@ -123,3 +135,107 @@ class Leduc(Game):
         if len(cards) == 3:
             text += f"; public card {cards[2]}; round 2: {words(r2)}"
         return text
+
+
+class LeducVector(VectorGame):
+    """The vectorised form of Leduc. State row = (card 0, card 1, public card, betting), cards
+    indexing `CARDS` (-1 until dealt) and betting indexing `bettings`: every (round 1, round 2)
+    string pair the rules allow, found once from `_replay`, with per-betting tables of the
+    mover, legal actions, next betting and contributions."""
+
+    width = 4
+    actions = tuple(ACTIONS.values())  # fold, call, raise: the order of `legal_actions`
+    num_outcomes = len(CARDS)
+
+    def __init__(self, game: Leduc):
+        self.name = game.name
+        self.bettings: list[tuple[str, str]] = [("", "")]
+        index = {("", ""): 0}
+        nxt, mover, legal, contrib, folder = [], [], [], [], []
+        k = 0
+        while k < len(self.bettings):  # breadth-first over betting strings
+            r1, r2 = self.bettings[k]
+            second = _public_due(r1)  # in round 2 (once chance has dealt the public card)
+            c, stakes, raises, fold, over, to_move = _replay((r1, r2) if second else (r1,))
+            done = fold is not None or (second and over)
+            row = [-1, -1, -1]
+            legal_row = [False, False, False]
+            if not done:
+                legal_row = [stakes > c[to_move], True, raises < MAX_RAISES]
+                for a, ok in enumerate(legal_row):
+                    if ok:
+                        code = "fcr"[a]
+                        child = (r1, r2 + code) if second else (r1 + code, "")
+                        if child not in index:
+                            index[child] = len(self.bettings)
+                            self.bettings.append(child)
+                        row[a] = index[child]
+            nxt.append(row)
+            mover.append(TERMINAL if done else to_move)
+            legal.append(legal_row)
+            contrib.append(c)
+            folder.append(-1 if fold is None else fold)
+            k += 1
+        self._next = np.array(nxt, dtype=np.int64)  # [H, 3] betting after each action (-1 illegal)
+        self._mover = np.array(mover, dtype=np.int64)  # [H] 0, 1 or TERMINAL (once a due public card is dealt)
+        self._legal = np.array(legal, dtype=bool)  # [H, 3]
+        self._contrib = np.array(contrib, dtype=np.float64)  # [H, 2]
+        self._folder = np.array(folder, dtype=np.int64)  # [H] -1: nobody folded
+        # round 1 over without a fold: chance deals the public card before anyone moves
+        self._deal_public = np.array([r2 == "" and _public_due(r1) for r1, r2 in self.bettings])  # [H]
+        self._rank = np.array([_rank(c) for c in CARDS], dtype=np.int64)
+
+    def initial(self):
+        return np.array([[-1, -1, -1, 0]], dtype=np.int64)
+
+    def player(self, s):
+        h = s[:, 3]
+        deal = (s[:, 1] < 0) | (self._deal_public[h] & (s[:, 2] < 0))
+        return np.where(deal, CHANCE, self._mover[h])
+
+    def legal(self, s):
+        return self._legal[s[:, 3]]
+
+    def chance(self, s):
+        held = np.zeros((len(s), len(CARDS)), dtype=bool)  # [n, 6] cards already dealt
+        for col in range(3):
+            dealt = s[:, col] >= 0
+            held[np.flatnonzero(dealt), s[dealt, col]] = True
+        rest = (~held).sum(axis=1, keepdims=True)
+        return np.where(held, 0.0, 1.0 / rest)
+
+    def next(self, s, a):
+        out = s.copy()
+        chance = (s[:, 1] < 0) | (self._deal_public[s[:, 3]] & (s[:, 2] < 0))
+        slot = np.argmax(s[:, :3] < 0, axis=1)  # the first card not yet dealt
+        out[chance, slot[chance]] = a[chance]
+        out[~chance, 3] = self._next[s[~chance, 3], a[~chance]]
+        return out
+
+    def utility(self, s):
+        h = s[:, 3]
+        c0, c1 = self._contrib[h, 0], self._contrib[h, 1]
+        fold = self._folder[h]
+        public, own0, own1 = self._rank[s[:, 2]], self._rank[s[:, 0]], self._rank[s[:, 1]]
+        # hand strength: a pair with the public card beats any high card; then the higher card
+        strength = lambda own: np.where(own == public, 100 + own, 10 * np.maximum(own, public) + np.minimum(own, public))  # noqa: E731
+        s0, s1 = strength(own0), strength(own1)
+        show = np.where(s0 > s1, c1, np.where(s0 < s1, -c0, 0.0))
+        return np.where(fold == 1, c1, np.where(fold == 0, -c0, show))
+
+    def infoset(self, s):
+        h = s[:, 3]
+        own = np.where(self._mover[h] == 0, s[:, 0], s[:, 1])
+        return ((own * (len(CARDS) + 1)) + s[:, 2] + 1) * len(self.bettings) + h
+
+    def infoset_names(self, keys):
+        out = []
+        for k in keys.tolist():
+            rest, h = divmod(k, len(self.bettings))
+            own, public = divmod(rest, len(CARDS) + 1)
+            r1, r2 = self.bettings[h]
+            out.append(f"{CARDS[own]}|-|{r1}" if public == 0 else f"{CARDS[own]}|{CARDS[public - 1]}|{r1}/{r2}")
+        return out
+
+    def outcome_name(self, s, a):
+        return CARDS[a]

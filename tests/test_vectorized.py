@@ -40,7 +40,7 @@ def assert_identical(a: tensorcfr.CompiledGame, b: tensorcfr.CompiledGame):
 
 
 def test_games_with_a_vectorised_form():
-    assert {"kuhn", "ocp", "dudo", "liars_dice"} <= set(vectorised_specs())
+    assert {"kuhn", "leduc", "ocp", "dudo", "liars_dice"} <= set(vectorised_specs())
 
 
 @pytest.mark.parametrize("spec", vectorised_specs())
@@ -143,7 +143,7 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     assert os.path.exists(path) and not stale.exists() and other.exists()
 
 
-@pytest.mark.parametrize("spec", ["kuhn", "ocp(12)", "dudo(3,1,1)", "liars_dice(faces=3)"])
+@pytest.mark.parametrize("spec", ["kuhn", "leduc", "ocp(12)", "dudo(3,1,1)", "liars_dice(faces=3)"])
 @pytest.mark.parametrize("chunk", [1, 7, 100])
 def test_chunked_walk_equals_per_node(spec, chunk, monkeypatch):
     """Levels expanded in chunks of a few rows (as 10^8-history games are) give the same game,
