@@ -541,7 +541,7 @@ def _walk(g: Game, method: str, nodes: bool | None) -> RawTree:
 def _source_digest(g: Game) -> str:
     """Hash of the code that defines the compiled tree: a changed game or compiler misses the cache."""
     h = hashlib.sha256()
-    for mod in {type(g).__module__, "games.vector", "games.base", __name__, CompiledGame.__module__}:
+    for mod in sorted({type(g).__module__, "games.vector", "games.base", __name__, CompiledGame.__module__}):  # sorted: a set's order changes per process
         path = getattr(sys.modules.get(mod), "__file__", None)
         if path:
             with open(path, "rb") as f:

@@ -25,6 +25,7 @@ import torch
 import games as games_pkg
 
 from . import treeplex as T
+from ._malloc import keep_freed_memory
 from .compiled import CompiledGame
 from .compiler import compile as compile_game
 from .errors import TensorCFRError
@@ -353,6 +354,8 @@ class Solver:
         self.config = make_config(algo, **options)
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype)
+        if self.device.type == "cpu":
+            keep_freed_memory()  # reused temporaries, not page faults (tensorcfr/_malloc.py)
         cg = game if isinstance(game, CompiledGame) else compile_game(game)
         self.game = cg.to(self.device)
         self.op = T.PayoffOperator.of(self.game, self.dtype)

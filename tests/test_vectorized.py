@@ -156,3 +156,14 @@ def test_chunked_walk_equals_per_node(spec, chunk, monkeypatch):
     dropped = tensorcfr.compile(spec, method="vectorized", nodes=False, cache=False)
     assert dropped.node_parent is None
     assert torch.equal(dropped.payoff, per_node.payoff) and torch.equal(dropped.payoff_seq, per_node.payoff_seq)
+
+
+def test_cache_key_is_the_same_in_every_process():
+    """A cached game is found by a later process (the key must not depend on hash seeds)."""
+    import subprocess
+    import sys
+
+    code = "import games, tensorcfr.compiler as c; print(c.cache_file(games.make('dudo(4,1,2)')))"
+    paths = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3)}
+    assert len(paths) == 1

@@ -1,0 +1,40 @@
+"""Keep freed memory in the process on Linux (glibc), so large CPU tensors are not page-faulted
+in afresh on every allocation.
+
+glibc serves each allocation over 32 MiB with its own `mmap` and gives it back to the kernel
+on `free`; a solver iteration allocates and frees the same few [B, S] temporaries every time,
+and on a game of millions of sequences the kernel's page faults and zeroing then cost more
+than the arithmetic (Dudo(6,1,2): 855 ms an iteration against 363 ms with memory kept).
+`keep_freed_memory()` asks glibc to serve every allocation from its heap and to keep up to 1
+GiB of free heap, so freed temporaries are reused. It changes the whole process's allocator
+once; set TENSORCFR_KEEP_HEAP=0 to leave glibc as it is.
+
+Example (on Linux with glibc; `tensorcfr.Solver` calls it for CPU solvers):
+    >>> import sys
+    >>> from tensorcfr._malloc import keep_freed_memory
+    >>> keep_freed_memory() or not sys.platform.startswith("linux") or os.environ.get("TENSORCFR_KEEP_HEAP") == "0"
+    True
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+
+_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # mallopt parameters, from glibc's malloc.h
+_done: bool | None = None
+
+
+def keep_freed_memory() -> bool:
+    """Ask glibc to reuse freed memory instead of returning it (idempotent); True when it did."""
+    global _done
+    if _done is None:
+        _done = False
+        if sys.platform.startswith("linux") and os.environ.get("TENSORCFR_KEEP_HEAP", "1") != "0":
+            try:
+                libc = ctypes.CDLL("libc.so.6")
+                _done = bool(libc.mallopt(_M_MMAP_MAX, 0)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30))
+            except (OSError, AttributeError):  # not glibc (musl, ...): nothing to tune
+                _done = False
+    return _done
