@@ -94,6 +94,11 @@ class Dudo(Game):
             self._payoff[loser] = self.value(d1 - 1, d2) if loser == 0 else -self.value(d2 - 1, d1)
         return self._payoff[loser]
 
+    def cache_token(self):
+        """The payoffs, which come from the continuation values: a compiled copy on disk made
+        with other values is not this game."""
+        return (self.payoff(0), self.payoff(1))
+
     def initial_state(self):
         return (None, (), False)
 

@@ -167,3 +167,11 @@ def test_cache_key_is_the_same_in_every_process():
     paths = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3)}
     assert len(paths) == 1
+
+
+def test_cache_key_follows_the_payoffs():
+    """Dudo's payoffs come from continuation values: other values, another cached file."""
+    from games.dudo import Dudo
+
+    files = {tensorcfr.compiler.cache_file(Dudo(4, 1, 2, continuation=lambda a, b: v)) for v in (0.1, 0.2, 0.1)}
+    assert len(files) == 2
