@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, fields, replace
 
 import torch
@@ -34,6 +35,7 @@ from .evaluation import Evaluation, Policy, evaluate
 UPDATES = ("simultaneous", "alternating")
 AVERAGING = ("uniform", "linear", "power")
 WEIGHTS = ("unit", "kroer17", "farina21")
+CAPTURE = ("none", "static", "cuda-graph")
 ETA_DEFAULT = 2.0  # FTRL step size of the presets; see FTRLConfig
 
 Param = float | tuple[float, ...] | None  # a tuple is a batch of settings, one per member
@@ -90,6 +92,11 @@ class _Schedule:
                                  f"got {sorted(sizes)}")
         return sizes.pop() if sizes else 1
 
+    def scalars(self, t: int) -> dict[str, tuple[float, ...]]:
+        """Every number of iteration t that depends on t, per setting. The update rules read
+        them from here (as floats, or tensors a captured iteration refreshes before each replay)."""
+        return {"average_weight": self.average_weight(t)}
+
     def average_weight(self, t: int) -> tuple[float, ...]:
         """w_t per setting."""
         if t <= self.delay:
@@ -136,6 +143,13 @@ class CFRConfig(_Schedule):
         f = lambda e: tuple(t ** a / (t ** a + 1) for a in _batch(e))  # noqa: E731
         return f(self.alpha), f(self.beta)
 
+    def scalars(self, t: int) -> dict[str, tuple[float, ...]]:
+        out = super().scalars(t)
+        discounts = self.discounts(t)
+        if discounts is not None:
+            out["positive"], out["negative"] = discounts
+        return out
+
     def init_state(self, zeros) -> dict:
         return {"regrets": zeros()}
 
@@ -143,8 +157,9 @@ class CFRConfig(_Schedule):
         """Uniform: regret matching on zero regrets."""
         return T.normalize(solver.game.treeplexes[p], solver.state[p]["regrets"])
 
-    def next_strategy(self, solver: "Solver", p: int, g: torch.Tensor, t: int) -> torch.Tensor:
-        """Regret-matching update of player p from counterfactual values g [B, S]."""
+    def next_strategy(self, solver: "Solver", p: int, g: torch.Tensor, sc: dict) -> torch.Tensor:
+        """Regret-matching update of player p from counterfactual values g [B, S]; `sc`: the
+        iteration's `scalars`, each a float or a [B or 1, 1] tensor."""
         tp, st = solver.game.treeplexes[p], solver.state[p]
         q, v = T.bottom_up(tp, g, solver.sigma[p])  # [B, S], [B, I]
         inst = torch.zeros_like(q)  # [B, S] instantaneous regret; column 0 (empty sequence) stays 0
@@ -153,10 +168,8 @@ class CFRConfig(_Schedule):
         regret += inst
         if self.plus:
             regret.clamp_(min=0)
-        discounts = self.discounts(t)
-        if discounts is not None:
-            pos, neg = (solver.per_member(d) for d in discounts)
-            regret.copy_(torch.where(regret >= 0, regret * pos, regret * neg))
+        if "positive" in sc:
+            regret.copy_(torch.where(regret >= 0, regret * sc["positive"], regret * sc["negative"]))
         target = regret + inst if self.predictive else regret
         return T.normalize(tp, target.clamp(min=0))
 
@@ -220,7 +233,7 @@ class FTRLConfig(_Schedule):
         beta = dilated_entropy_weights(solver.game.treeplexes[p], self.weights).to(solver.dtype)  # [I]
         return beta[None, :] / solver.per_member(_batch(self.eta))  # eta: a float or [B, 1]
 
-    def next_strategy(self, solver: "Solver", p: int, g: torch.Tensor, t: int) -> torch.Tensor:
+    def next_strategy(self, solver: "Solver", p: int, g: torch.Tensor, sc: dict) -> torch.Tensor:
         st = solver.state[p]
         st["utility"] += g
         target = st["utility"] + g if self.optimistic else st["utility"]
@@ -350,10 +363,16 @@ class Solver:
     """
 
     def __init__(self, game: str | games_pkg.Game | CompiledGame, algo: str | Config = "cfr+", *,
-                 device: str | torch.device = "auto", dtype: str | torch.dtype = "float64", **options):
+                 device: str | torch.device = "auto", dtype: str | torch.dtype = "float64",
+                 capture: str = "none", **options):
         self.config = make_config(algo, **options)
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype)
+        if capture not in CAPTURE:
+            raise TensorCFRError(f"capture must be one of {', '.join(CAPTURE)}, got {capture!r}")
+        if capture == "cuda-graph" and self.device.type != "cuda":
+            raise TensorCFRError("capture='cuda-graph' needs a CUDA device; on the CPU use capture='none'")
+        self.capture, self._graph, self._scalars = capture, None, None
         if self.device.type == "cpu":
             keep_freed_memory()  # reused temporaries, not page faults (tensorcfr/_malloc.py)
         cg = game if isinstance(game, CompiledGame) else compile_game(game)
@@ -382,19 +401,33 @@ class Solver:
     # -- the iteration skeleton ------------------------------------------------------------
     def step(self, n: int = 1) -> None:
         """Run `n` iterations."""
-        tps = self.game.treeplexes
         for _ in range(n):
             t = self.iteration + 1
-            xs = [T.sequence_form(tp, s) for tp, s in zip(tps, self.sigma)]
-            if self.config.updates == "simultaneous":
-                gs = [self.op.cfv(0, xs[1]), self.op.cfv(1, xs[0])]
-                for p in (0, 1):
-                    self._update(p, gs[p], xs[p], t)
+            if self.capture == "none":
+                self._iterate({k: self.per_member(v) for k, v in self.config.scalars(t).items()})
             else:
-                self._update(0, self.op.cfv(0, xs[1]), xs[0], t)
-                xs[0] = T.sequence_form(tps[0], self.sigma[0])  # player 1 answers player 0's new strategy
-                self._update(1, self.op.cfv(1, xs[0]), xs[1], t)
+                self._refresh_scalars(t)
+                if self._graph is None and self.capture == "cuda-graph" and self.iteration > 0:
+                    self._capture()  # after one eager iteration: the warm-up capturing needs
+                if self._graph is not None:
+                    self._graph.replay()
+                else:  # "static", a CUDA graph's first iteration, or a failed capture
+                    self._iterate(self._scalars)
             self.iteration = t
+
+    def _iterate(self, sc: dict) -> None:
+        """One iteration: counterfactual values, then each player's update (`sc`: the iteration's
+        scalars, floats or tensors)."""
+        tps = self.game.treeplexes
+        xs = [T.sequence_form(tp, s) for tp, s in zip(tps, self.sigma)]
+        if self.config.updates == "simultaneous":
+            gs = [self.op.cfv(0, xs[1]), self.op.cfv(1, xs[0])]
+            for p in (0, 1):
+                self._update(p, gs[p], xs[p], sc)
+        else:
+            self._update(0, self.op.cfv(0, xs[1]), xs[0], sc)
+            xs[0] = T.sequence_form(tps[0], self.sigma[0])  # player 1 answers player 0's new strategy
+            self._update(1, self.op.cfv(1, xs[0]), xs[1], sc)
 
     def per_member(self, values: tuple[float, ...]) -> torch.Tensor | float:
         """A setting as a scalar, or [B, 1] when it differs per batch member."""
@@ -402,12 +435,40 @@ class Solver:
             return values[0]
         return torch.tensor(values, dtype=self.dtype, device=self.device)[:, None]
 
-    def _update(self, p: int, g: torch.Tensor, x: torch.Tensor, t: int) -> None:
+    def _update(self, p: int, g: torch.Tensor, x: torch.Tensor, sc: dict) -> None:
         """Average in x [B, S] (the plan just played), then the rule's next strategy from g [B, S]."""
-        w = self.config.average_weight(t)
-        if any(w):
-            self.average[p].add_(x * self.per_member(w))
-        self.sigma[p] = self.config.next_strategy(self, p, g, t)
+        w = sc["average_weight"]
+        if isinstance(w, torch.Tensor) or w:  # a captured iteration adds x * 0 while the weight is 0
+            self.average[p].add_(x * w)
+        nxt = self.config.next_strategy(self, p, g, sc)
+        if self.capture == "none":
+            self.sigma[p] = nxt
+        else:
+            self.sigma[p].copy_(nxt)  # a replayed graph reads and writes the same memory every time
+
+    # -- captured iterations ------------------------------------------------------------------
+    def _refresh_scalars(self, t: int) -> None:
+        """Write iteration t's scalars into the fixed tensors the captured iteration reads."""
+        values = self.config.scalars(t)
+        if self._scalars is None:
+            self._scalar_buffer = torch.zeros(len(values), self.batch_size, dtype=self.dtype, device=self.device)
+            self._scalars = {k: self._scalar_buffer[i][:, None] for i, k in enumerate(values)}  # [B, 1] views
+        rows = [list(v) * (self.batch_size // len(v)) for v in values.values()]
+        # from pageable memory: staged at once, so the next iteration may overwrite it; no sync
+        self._scalar_buffer.copy_(torch.tensor(rows, dtype=self.dtype), non_blocking=True)
+
+    def _capture(self) -> None:
+        """Record one iteration as a CUDA graph; `step` then replays it (one launch, not one per
+        kernel). A game whose operations cannot be captured falls back to eager iterations."""
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph):
+                self._iterate(self._scalars)
+        except RuntimeError as e:  # pragma: no cover - needs a GPU
+            warnings.warn(f"tensorcfr: CUDA graph capture failed ({e}); running eagerly", RuntimeWarning)
+            self.capture = "static"
+            return
+        self._graph = graph
 
     # -- checkpoints ----------------------------------------------------------------------------
     def state_dict(self) -> dict:
@@ -423,7 +484,7 @@ class Solver:
             if tuple(new.shape) != tuple(old.shape):
                 raise TensorCFRError(f"checkpoint does not fit this solver: a tensor of shape {tuple(new.shape)} "
                                      f"where {tuple(old.shape)} is expected")
-            return new.to(device=old.device, dtype=old.dtype)
+            return old.copy_(new)  # in place: a captured iteration keeps reading these tensors
         self.sigma = [put(o, n) for o, n in zip(self.sigma, d["sigma"])]
         self.average = [put(o, n) for o, n in zip(self.average, d["average"])]
         if [sorted(st) for st in self.state] != [sorted(st) for st in d["state"]]:
@@ -434,7 +495,7 @@ class Solver:
     # -- reading the result -----------------------------------------------------------------
     def current_policy(self) -> Policy:
         """The strategy the next iteration will play."""
-        return Policy(self.game, tuple(self.sigma))
+        return Policy(self.game, tuple(s.clone() if self.capture != "none" else s for s in self.sigma))
 
     def average_policy(self) -> Policy:
         """The average strategy (the one that converges to equilibrium)."""
