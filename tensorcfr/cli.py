@@ -93,6 +93,9 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                    help="independent runs of a sampled procedure, as one batch (default 1)")
     s.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
     s.add_argument("--dtype", choices=("float32", "float64"), default="float64")
+    s.add_argument("--capture", choices=("none", "static", "cuda-graph"), default=None,
+                   help="cuda-graph: record one iteration as a CUDA graph and replay it (small games on a "
+                        "GPU); static: the same in-place form without a graph; none (default): eager")
     s.add_argument("--time-limit", type=_duration, default=None, metavar="T",
                    help="stop after T (seconds, or e.g. 90m, 2h, 1h30m); a checkpoint is saved")
     s.add_argument("--target-exploitability", type=_positive_float, default=None, metavar="E",
@@ -206,7 +209,8 @@ def _make_solver(args, algo: str):
 
     game = args.game if len(args.game) > 1 else args.game[0]
     tree = dict(updates=args.updates, averaging=args.averaging, delay=args.delay, alpha=args.alpha,
-                beta=args.beta, gamma=args.gamma, eta=args.eta, weights=args.weights)
+                beta=args.beta, gamma=args.gamma, eta=args.eta, weights=args.weights,
+                capture=getattr(args, "capture", None))
     normal = dict(mu=args.mu, runs=args.runs)
     mine, other = (normal, tree) if is_procedure(algo) else (tree, normal)
     given = sorted(k for k, v in other.items() if v is not None)
@@ -214,7 +218,7 @@ def _make_solver(args, algo: str):
         raise TensorCFRError(f"{algo} has no option(s) {', '.join('--' + k for k in given)}")
     if is_procedure(algo):
         return RegretMatching(game, algo, device=args.device, dtype=args.dtype, seed=args.seed, **mine)
-    return Solver(game, algo, device=args.device, dtype=args.dtype, **mine)
+    return Solver(game, algo, device=args.device, dtype=args.dtype, **{k: v for k, v in mine.items() if v is not None})
 
 
 def _policy_tables(solver) -> tuple[dict, dict]:

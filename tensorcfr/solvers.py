@@ -527,4 +527,4 @@ class Solver:
         """The resolved configuration, as printed by the CLI."""
         return {"game": self.game.name, "batch": self.member_names(), "algorithm": self.config.name,
                 **{k: v for k, v in asdict(self.config).items() if k != "name"},
-                "device": str(self.device), "dtype": str(self.dtype).replace("torch.", "")}
+                "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""), "capture": self.capture}

@@ -28,6 +28,14 @@ def test_solve_leduc_json():
     assert out["exploitability"] < 1e-3 and abs(out["game_value"] + 0.0856) < 2e-3
 
 
+def test_capture_static_gives_the_eager_result():
+    outs = [json.loads(run("solve", "leduc", "--algo", "dcfr", "--iterations", "200", "--json", "--device", "cpu",
+                           *extra).stdout) for extra in ([], ["--capture", "static"])]
+    assert outs[0]["exploitability"] == outs[1]["exploitability"] and outs[1]["config"]["capture"] == "static"
+    r = run("solve", "kuhn", "--capture", "cuda-graph", "--device", "cpu")
+    assert r.returncode == 2 and "needs a CUDA device" in r.stderr
+
+
 def test_info_leduc_json():
     out = json.loads(run("info", "leduc", "--json").stdout)
     assert (out["histories"], out["terminals"], out["infosets"], out["sequences"]) == (9457, 5520, [468, 468], [1092, 1092])
