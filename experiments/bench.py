@@ -11,7 +11,8 @@ Peers that are not installed are skipped, saying so: `pip install -e ".[bench]"`
 OpenSpiel; LiteEFG (PyPI `liteefg`, built from source) is used where importable. A peer run
 stops after `--peer-seconds` of iterations; its ms/iteration is still measured.
 
-On a machine with CUDA it adds GPU rows and reports the GPU time as a multiple of the
+On a machine with CUDA it adds GPU rows, eager ("cuda") and with the iteration captured as a
+CUDA graph ("cuda-graph"), and reports the GPU time as a multiple of the
 bytes-moved floor: the bytes one iteration must at least read and write (`bytes_per_iteration`)
 over the device's copy bandwidth, measured here. CPU rows report the same multiple.
 
@@ -88,14 +89,20 @@ def bytes_per_iteration(cg: tensorcfr.CompiledGame, dtype: torch.dtype) -> int:
 
 
 def time_tensorcfr(cg, algo: str, iterations: int, device: str, dtype: str, bandwidth_mb: int = 512) -> dict:
-    warm = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating")
+    """Our ms per iteration on `device`: "cpu", "cuda", or "cuda-graph" (CUDA, the iteration
+    captured as a CUDA graph; its first two iterations, which capture it, are not timed)."""
+    capture = "cuda-graph" if device == "cuda-graph" else "none"
+    device = "cuda" if device.startswith("cuda") else device
+    warm = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating", capture=capture)
     warm.step(2)  # allocator, caches
-    solver = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating")
+    solver = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating", capture=capture)
+    untimed = 2 if capture == "cuda-graph" and iterations > 2 else 0
+    solver.step(untimed)
     sync(solver.device)
     t0 = time.perf_counter()
-    solver.step(iterations)
+    solver.step(iterations - untimed)
     sync(solver.device)
-    ms = 1000 * (time.perf_counter() - t0) / iterations
+    ms = 1000 * (time.perf_counter() - t0) / (iterations - untimed)
     t0 = time.perf_counter()
     ev = solver.evaluate()["average"]
     sync(solver.device)
@@ -195,8 +202,8 @@ def main(argv=None):
         return
     if args.threads:
         torch.set_num_threads(args.threads)
-    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    for device in devices:
+    devices = ["cpu"] + (["cuda", "cuda-graph"] if torch.cuda.is_available() else [])
+    for device in devices[:2]:
         bw = copy_bandwidth(torch.device(device), args.bandwidth_mb)
         print(f"copy bandwidth on {device}: {bw / 1e9:.1f} GB/s", flush=True)
     machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
