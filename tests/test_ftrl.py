@@ -13,6 +13,7 @@ import tensorcfr
 from oracle import RecursiveFTRL
 from tensorcfr import treeplex as T
 from test_solvers_vs_oracle import assert_tables_close
+from exact import same
 
 A = [[3.0, -1.0, 0.5, -2.0], [-1.0, 2.0, -0.5, 1.0], [0.0, -1.5, 1.0, 0.25]]  # a 3x4 matrix game
 
@@ -160,7 +161,7 @@ def test_batched_step_sizes_equal_solo_runs(device):
         solo = tensorcfr.Solver("leduc", "oftrl", eta=eta, device=device)
         solo.step(20)
         for p in (0, 1):
-            assert torch.equal(batch.state[p]["utility"][b], solo.state[p]["utility"][0])
+            assert same(batch.state[p]["utility"][b], solo.state[p]["utility"][0], device)
             assert torch.allclose(batch.sigma[p][b], solo.sigma[p][0], rtol=0, atol=1e-15)
             assert torch.allclose(batch.average[p][b], solo.average[p][0], rtol=0, atol=1e-14)
 

@@ -1,0 +1,18 @@
+"""Equality of solver states computed twice (batched and solo, captured and eager, resumed and
+straight): bit for bit on the CPU, to a stated tolerance on CUDA."""
+
+import torch
+
+# On CUDA, `index_add_` (the per-infoset sums) adds with atomics in no fixed order, so two runs
+# of the same iterations agree to rounding, not to the bit.
+GPU_RTOL, GPU_ATOL = 1e-10, 1e-13
+
+
+def same(a: torch.Tensor, b: torch.Tensor, device: str) -> bool:
+    """Whether a and b, computed on `device` (they may have been copied to the CPU since), agree:
+    bit for bit on the CPU, where every reduction adds in a fixed order; on CUDA to GPU_RTOL
+    relative and GPU_ATOL absolute."""
+    a, b = torch.as_tensor(a).cpu(), torch.as_tensor(b).cpu()
+    if str(device) == "cpu":
+        return torch.equal(a, b)
+    return a.shape == b.shape and torch.allclose(a, b, rtol=GPU_RTOL, atol=GPU_ATOL)
