@@ -408,7 +408,7 @@ class Solver:
             else:
                 self._refresh_scalars(t)
                 if self._graph is None and self.capture == "cuda-graph" and self.iteration > 0:
-                    self._capture()  # after one eager iteration: the warm-up capturing needs
+                    self._capture()  # the first iteration ran eagerly: the warm-up a capture needs
                 if self._graph is not None:
                     self._graph.replay()
                 else:  # "static", a CUDA graph's first iteration, or a failed capture

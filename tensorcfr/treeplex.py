@@ -144,7 +144,7 @@ class PayoffOperator:
             # the compiler sorts the nonzeros by (s0, s1): player 0's CSR shares its arrays, and a
             # stable sort by s1 alone orders them for player 1
             by_s1 = torch.argsort(s1, stable=True)  # [Z]
-            csr1 = _csr(s1[by_s1], s0[by_s1], -a[0][by_s1], sizes[::-1])
+            csr1 = _csr(s1[by_s1], s0[by_s1], a[0][by_s1].neg_(), sizes[::-1])
             del by_s1
             return PayoffOperator(sizes, csr=(_csr(s0, s1, a[0], sizes), csr1))
         s0, s1 = s0.long(), s1.long()  # index_add_ is slow with int32 indices on the CPU
