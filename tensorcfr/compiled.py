@@ -28,7 +28,9 @@ import torch
 
 from .errors import TensorCFRError
 
-FORMAT_VERSION = 2  # 2: int32 indices, node_counts, optional per-node arrays
+FORMAT_VERSION = 3  # 2: int32 indices, node_counts, optional per-node arrays; 3: names packed in tensors
+READABLE_VERSIONS = (2, 3)
+_SEP = "\x00"  # between packed infoset keys
 
 
 class Level(NamedTuple):
@@ -215,8 +217,7 @@ class CompiledGame:
         data = {"format": "tensorcfr.CompiledGame", "version": FORMAT_VERSION,
                 "name": self.name, "batch_names": list(self.batch_names),
                 "tensors": {k: v.cpu() for k, v in self._tensors().items()},
-                "treeplexes": [{"player": t.player, "infoset_keys": list(t.infoset_keys),
-                                "action_names": [list(a) for a in t.action_names],
+                "treeplexes": [{"player": t.player, **_pack_names(t.infoset_keys, t.action_names),
                                 "tensors": {k: v.cpu() for k, v in t.tensors().items()}}
                                for t in self.treeplexes]}
         tmp = f"{os.fspath(path)}.tmp"
@@ -239,9 +240,35 @@ class CompiledGame:
             assert data["format"] == "tensorcfr.CompiledGame"
         except Exception as e:
             raise TensorCFRError(f"{path}: not a compiled tensorcfr game ({e})") from None
-        if data["version"] != FORMAT_VERSION:
-            raise TensorCFRError(f"{path}: format version {data['version']}, expected {FORMAT_VERSION}")
-        tps = tuple(Treeplex(t["player"], tuple(t["infoset_keys"]),
-                             tuple(tuple(a) for a in t["action_names"]), **t["tensors"])
-                    for t in data["treeplexes"])
+        if data["version"] not in READABLE_VERSIONS:
+            raise TensorCFRError(f"{path}: format version {data['version']}, expected one of {READABLE_VERSIONS}")
+        tps = tuple(Treeplex(t["player"], *_unpack_names(t), **t["tensors"]) for t in data["treeplexes"])
         return CompiledGame(data["name"], tuple(data["batch_names"]), tps, **data["tensors"])
+
+
+def _pack_names(keys: tuple[str, ...], actions: tuple[tuple[str, ...], ...]) -> dict:
+    """Infoset keys and action names as tensors: millions of Python strings take minutes to
+    unpickle (torch's weights-only unpickler is written in Python), one byte tensor a second.
+    Keys are joined by NUL ([bytes] uint8); action tuples become a table of the distinct tuples
+    plus an int32 index per infoset."""
+    joined = _SEP.join(keys)
+    if joined.count(_SEP) != max(len(keys) - 1, 0):  # a key holding NUL: keep the plain list
+        packed_keys = list(keys)
+    else:
+        packed_keys = torch.frombuffer(bytearray(joined.encode("utf-8")), dtype=torch.uint8) if joined else \
+            torch.zeros(0, dtype=torch.uint8)
+    table: dict[tuple[str, ...], int] = {}
+    which = torch.tensor([table.setdefault(a, len(table)) for a in actions], dtype=torch.int32)
+    return {"infoset_keys": packed_keys, "num_infosets": len(keys),
+            "action_names": [list(a) for a in table], "action_index": which}
+
+
+def _unpack_names(t: dict) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """The inverse of `_pack_names` (and the plain lists of format 2)."""
+    keys = t["infoset_keys"]
+    if isinstance(keys, torch.Tensor):
+        keys = bytes(keys.cpu().numpy()).decode("utf-8").split(_SEP) if t["num_infosets"] else []
+    names = [tuple(a) for a in t["action_names"]]
+    if "action_index" in t:
+        names = [names[i] for i in t["action_index"].tolist()]
+    return tuple(keys), tuple(names)

@@ -167,3 +167,13 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
                          env={**os.environ, "TENSORCFR_KEEP_HEAP": keep})
     faults = int(out.stdout)
     assert faults < 100 if keep == "1" else faults > 1000, faults
+
+
+@pytest.mark.parametrize("keys", [(), ("",), ("J:", "Q:pb", "ü|1,2"), ("a\x00b", "c")])
+def test_names_pack_into_tensors_and_back(keys):
+    from tensorcfr.compiled import _pack_names, _unpack_names
+
+    actions = tuple(("pass", "bet") if i % 2 else ("call",) for i in range(len(keys)))
+    packed = _pack_names(keys, actions)
+    assert _unpack_names(packed) == (keys, actions)
+    assert isinstance(packed["infoset_keys"], torch.Tensor) != any("\x00" in k for k in keys)
