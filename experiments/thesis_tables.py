@@ -107,7 +107,7 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
     t_compile = time.perf_counter() - t0 - t_chain
     solver = tensorcfr.Solver(cg, args.algo, device=args.device)
     ckpt_path = checkpoint_path(args, game.name)
-    before = {"seconds": 0.0, "solving": 0.0}  # what earlier, interrupted runs of this row spent
+    before = {"seconds": 0.0, "solving": 0.0, "next_chunk": 10}  # what earlier, interrupted runs did
     if args.resume and os.path.exists(ckpt_path):
         ckpt = torch.load(ckpt_path, weights_only=True)
         solver.load_state_dict(ckpt["solver"])
@@ -116,13 +116,14 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
         print(f"  {spec}: continuing from iteration {solver.iteration} ({ckpt_path})", flush=True)
     writer = open_writer(writer_dir, spec, solver.config.name) if writer_dir else None
     deadline = t0 + 60 * args.minutes
-    solving, chunk, row = before["solving"], 10, None
+    solving, chunk, row = before["solving"], before["next_chunk"], None  # evaluated where an unbroken run would be
     last_save = time.perf_counter()
 
     def save():
         os.makedirs(os.path.dirname(ckpt_path), exist_ok=True)
         torch.save({"solver": solver.state_dict(), "seconds": before["seconds"] + time.perf_counter() - t0,
-                    "solving": solving, "compile_seconds": t_compile}, ckpt_path + ".tmp")
+                    "solving": solving, "compile_seconds": t_compile, "next_chunk": min(2 * chunk, 200)},
+                   ckpt_path + ".tmp")
         os.replace(ckpt_path + ".tmp", ckpt_path)
 
     while True:

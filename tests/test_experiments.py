@@ -37,6 +37,28 @@ def test_thesis_tables_solve_small_rows_to_the_target(tmp_path):
     assert "| OCP(3) | 55 | 12 | dcfr |" in md and "-1/18" in md and "1,181,763,638 it" in md
 
 
+def test_thesis_tables_resume_a_row_cut_short_from_its_checkpoint(tmp_path):
+    """A row stopped by its time limit saves the solver; --resume continues it where it
+    stopped (iteration for iteration as an unbroken run) and drops the checkpoint once the row
+    reaches its target."""
+    import thesis_tables
+
+    base = ["--rows", "ocp(12)", "--no-readme", "--no-probe", "--out", str(tmp_path), "--logdir", "",
+            "--device", "cpu"]
+    table = lambda: json.load(open(tmp_path / "thesis_table.json"))["rows"][0]  # noqa: E731
+    ckpt = tmp_path / "checkpoints" / "ocp(12).pt"
+    thesis_tables.main(base + ["--minutes", "0", "--target", "1e-12"])  # one chunk of 10 iterations
+    assert table()["iterations"] == 10 and not table()["reached_target"] and ckpt.exists()
+    thesis_tables.main(base + ["--minutes", "0", "--target", "1e-12", "--resume"])
+    assert table()["iterations"] == 30 and ckpt.exists()  # the next chunk: 20 more
+    thesis_tables.main(base + ["--resume"])  # on to NashConv <= 1e-4
+    resumed = table()
+    assert resumed["reached_target"] and not ckpt.exists()
+    thesis_tables.main(base + ["--out", str(tmp_path / "straight")])
+    straight = json.load(open(tmp_path / "straight" / "thesis_table.json"))["rows"][0]
+    assert (resumed["iterations"], resumed["nash_conv"]) == (straight["iterations"], straight["nash_conv"])
+
+
 def test_readme_section_is_replaced_between_its_markers_only(tmp_path):
     from readme_section import command, replace_section
 
