@@ -151,7 +151,7 @@ class LeducVector(VectorGame):
         self.name = game.name
         self.bettings: list[tuple[str, str]] = [("", "")]
         index = {("", ""): 0}
-        nxt, mover, legal, contrib, folder = [], [], [], [], []
+        nxt, mover, legal, contrib, folder, deal_public = [], [], [], [], [], []
         k = 0
         while k < len(self.bettings):  # breadth-first over betting strings
             r1, r2 = self.bettings[k]
@@ -175,14 +175,14 @@ class LeducVector(VectorGame):
             legal.append(legal_row)
             contrib.append(c)
             folder.append(-1 if fold is None else fold)
+            deal_public.append(second and r2 == "")  # chance deals the public card before anyone moves
             k += 1
         self._next = np.array(nxt, dtype=np.int64)  # [H, 3] betting after each action (-1 illegal)
         self._mover = np.array(mover, dtype=np.int64)  # [H] 0, 1 or TERMINAL (once a due public card is dealt)
         self._legal = np.array(legal, dtype=bool)  # [H, 3]
         self._contrib = np.array(contrib, dtype=np.float64)  # [H, 2]
         self._folder = np.array(folder, dtype=np.int64)  # [H] -1: nobody folded
-        # round 1 over without a fold: chance deals the public card before anyone moves
-        self._deal_public = np.array([r2 == "" and _public_due(r1) for r1, r2 in self.bettings])  # [H]
+        self._deal_public = np.array(deal_public, dtype=bool)  # [H]
         self._rank = np.array([_rank(c) for c in CARDS], dtype=np.int64)
 
     def initial(self):
@@ -206,7 +206,7 @@ class LeducVector(VectorGame):
 
     def next(self, s, a):
         out = s.copy()
-        chance = (s[:, 1] < 0) | (self._deal_public[s[:, 3]] & (s[:, 2] < 0))
+        chance = self.player(s) == CHANCE
         slot = np.argmax(s[:, :3] < 0, axis=1)  # the first card not yet dealt
         out[chance, slot[chance]] = a[chance]
         out[~chance, 3] = self._next[s[~chance, 3], a[~chance]]

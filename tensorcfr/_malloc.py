@@ -4,7 +4,7 @@ in afresh on every allocation.
 glibc serves each allocation over 32 MiB with its own `mmap` and gives it back to the kernel
 on `free`; a solver iteration allocates and frees the same few [B, S] temporaries every time,
 and on a game of millions of sequences the kernel's page faults and zeroing then cost more
-than the arithmetic (Dudo(6,1,2): 855 ms an iteration against 363 ms with memory kept).
+than the arithmetic (Dudo(6,1,2): 855 ms an iteration against 337 ms with memory kept).
 `keep_freed_memory()` asks glibc to serve every allocation from its heap and to keep up to 1
 GiB of free heap, so freed temporaries are reused. It changes the whole process's allocator
 once; set TENSORCFR_KEEP_HEAP=0 to leave glibc as it is.

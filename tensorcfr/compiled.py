@@ -247,8 +247,8 @@ class CompiledGame:
 
 
 def _pack_names(keys: tuple[str, ...], actions: tuple[tuple[str, ...], ...]) -> dict:
-    """Infoset keys and action names as tensors: millions of Python strings take minutes to
-    unpickle (torch's weights-only unpickler is written in Python), one byte tensor a second.
+    """Infoset keys and action names as tensors: torch's weights-only unpickler is written in
+    Python, and Dudo(5,2,2)'s 15.7M key strings took 143 s to load one by one, 23 s packed.
     Keys are joined by NUL ([bytes] uint8); action tuples become a table of the distinct tuples
     plus an int32 index per infoset."""
     joined = _SEP.join(keys)

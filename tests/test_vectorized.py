@@ -147,15 +147,19 @@ def test_cache_round_trip(tmp_path, monkeypatch):
 @pytest.mark.parametrize("chunk", [1, 7, 100])
 def test_chunked_walk_equals_per_node(spec, chunk, monkeypatch):
     """Levels expanded in chunks of a few rows (as 10^8-history games are) give the same game,
-    whether the node arrays are kept or dropped past a size limit."""
+    whether the node arrays are kept, never kept, or dropped once the walk passes a size limit
+    (as OCP(5000) drops them after its first levels)."""
     from tensorcfr import compiler
 
     per_node = tensorcfr.compile(spec, method="per-node", cache=False)
     monkeypatch.setattr(compiler, "CHUNK", chunk)
     assert_identical(per_node, tensorcfr.compile(spec, method="vectorized", cache=False))
-    dropped = tensorcfr.compile(spec, method="vectorized", nodes=False, cache=False)
-    assert dropped.node_parent is None
-    assert torch.equal(dropped.payoff, per_node.payoff) and torch.equal(dropped.payoff_seq, per_node.payoff_seq)
+    vg = vector_form(games.make(spec))
+    for walk in (compiler._LevelWalk(vg, False), compiler._LevelWalk(vg, None, max_nodes=per_node.num_histories // 3)):
+        raw = walk.run().raw()
+        assert raw.nodes is None and raw.counts == per_node.node_counts.tolist()
+        _, seqs, payoff, _ = compiler._structure(raw)
+        assert torch.equal(payoff, per_node.payoff[0]) and torch.equal(seqs, per_node.payoff_seq)
 
 
 def test_cache_key_is_the_same_in_every_process():
