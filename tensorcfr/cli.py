@@ -93,9 +93,10 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                    help="independent runs of a sampled procedure, as one batch (default 1)")
     s.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
     s.add_argument("--dtype", choices=("float32", "float64"), default="float64")
-    s.add_argument("--capture", choices=("none", "static", "cuda-graph"), default=None,
+    s.add_argument("--capture", choices=("none", "static", "cuda-graph", "compile"), default=None,
                    help="cuda-graph: record one iteration as a CUDA graph and replay it (small games on a "
-                        "GPU); static: the same in-place form without a graph; none (default): eager")
+                        "GPU); compile: torch.compile the iteration (small games, CPU or GPU; seconds to "
+                        "compile); static: the in-place form both use, run eagerly; none (default): eager")
     s.add_argument("--time-limit", type=_duration, default=None, metavar="T",
                    help="stop after T (seconds, or e.g. 90m, 2h, 1h30m); a checkpoint is saved")
     s.add_argument("--target-exploitability", type=_positive_float, default=None, metavar="E",

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import types
 import warnings
 from dataclasses import asdict, dataclass, fields, replace
 
@@ -35,7 +36,7 @@ from .evaluation import Evaluation, Policy, evaluate
 UPDATES = ("simultaneous", "alternating")
 AVERAGING = ("uniform", "linear", "power")
 WEIGHTS = ("unit", "kroer17", "farina21")
-CAPTURE = ("none", "static", "cuda-graph")
+CAPTURE = ("none", "static", "cuda-graph", "compile")
 ETA_DEFAULT = 2.0  # FTRL step size of the presets; see FTRLConfig
 
 Param = float | tuple[float, ...] | None  # a tuple is a batch of settings, one per member
@@ -371,13 +372,14 @@ class Solver:
         if capture not in CAPTURE:
             raise TensorCFRError(f"capture must be one of {', '.join(CAPTURE)}, got {capture!r}")
         if capture == "cuda-graph" and self.device.type != "cuda":
-            raise TensorCFRError("capture='cuda-graph' needs a CUDA device; on the CPU use capture='none'")
-        self.capture, self._graph, self._scalars = capture, None, None
+            raise TensorCFRError("capture='cuda-graph' needs a CUDA device; on the CPU use capture='compile' "
+                                 "(small games) or 'none'")
+        self.capture, self._graph, self._scalars, self._compiled = capture, None, None, None
         if self.device.type == "cpu":
             keep_freed_memory()  # reused temporaries, not page faults (tensorcfr/_malloc.py)
         cg = game if isinstance(game, CompiledGame) else compile_game(game)
         self.game = cg.to(self.device)
-        self.op = T.PayoffOperator.of(self.game, self.dtype)
+        self.op = T.PayoffOperator.of(self.game, self.dtype, gather=capture == "compile")
         self.iteration = 0
         b = self.game.batch_size
         if self.config.batch_size > 1:
@@ -411,6 +413,8 @@ class Solver:
                     self._capture()  # the first iteration ran eagerly: the warm-up a capture needs
                 if self._graph is not None:
                     self._graph.replay()
+                elif self.capture == "compile":
+                    self._run_compiled()
                 else:  # "static", a CUDA graph's first iteration, or a failed capture
                     self._iterate(self._scalars)
             self.iteration = t
@@ -469,6 +473,36 @@ class Solver:
             self.capture = "static"
             return
         self._graph = graph
+
+    def _run_compiled(self) -> None:
+        """One iteration through `torch.compile` (compiled on the first call, which takes seconds):
+        a dispatch-bound iteration of a small game becomes a few fused kernels. A failed
+        compile warns, restores the state and goes on with eager iterations."""
+        if self._compiled is not None:
+            self._compiled(self._scalars)
+            return
+        # a code object of its own: Dynamo keeps compiled versions per code object, and a shared
+        # one would hit its recompile limit after a few solvers and silently run eagerly
+        own = types.FunctionType(Solver._iterate.__code__.replace(), Solver._iterate.__globals__, "_iterate")
+        before = self.state_dict()
+        # Inductor's vectorised CPU code generation fails on some scatter-adds (an assertion in
+        # torch 2.13, e.g. a [2, 3] -> [2, 1] index_add_ of FTRL with two settings); scalar
+        # code generation compiles them
+        attempts = [None, {"cpp.simdlen": 1}] if self.device.type == "cpu" else [None]
+        for options in attempts:
+            compiled = torch.compile(types.MethodType(own, self), dynamic=False, options=options)
+            try:
+                compiled(self._scalars)
+            except Exception as e:  # noqa: BLE001 - any compiler failure: the eager form is always there
+                self.load_state_dict({**before, "iteration": self.iteration})  # a failure may come mid-way
+                error = e
+                continue
+            self._compiled = compiled
+            return
+        warnings.warn(f"tensorcfr: torch.compile failed ({type(error).__name__}: {str(error)[:200]}); "
+                      "running eagerly", RuntimeWarning)
+        self.capture = "static"
+        self._iterate(self._scalars)
 
     # -- checkpoints ----------------------------------------------------------------------------
     def state_dict(self) -> dict:

@@ -117,7 +117,8 @@ class PayoffOperator:
     against the other player's realisation plan: A @ y for player 0, -A^T @ x for player 1.
     With one payoff vector the matrix is kept as CSR in each orientation (a multi-threaded
     sparse mat-mul on the CPU, cuSPARSE on a GPU, each row summed in a fixed order); a batch of
-    payoff vectors uses gathers and an `index_add_` over the nonzeros.
+    payoff vectors, or `gather=True`, uses gathers and an `index_add_` over the nonzeros (the
+    form `torch.compile` can fuse into the rest of an iteration; sparse tensors it cannot).
 
     Example:
         >>> import torch, tensorcfr
@@ -136,11 +137,11 @@ class PayoffOperator:
     vals: tuple[torch.Tensor, torch.Tensor] | None = None  # [B, Z] payoff in each player's own sign
 
     @staticmethod
-    def of(cg: CompiledGame, dtype: torch.dtype) -> "PayoffOperator":
+    def of(cg: CompiledGame, dtype: torch.dtype, gather: bool = False) -> "PayoffOperator":
         a = cg.payoff.to(dtype)  # [B, Z]
         s0, s1 = cg.payoff_seq[0], cg.payoff_seq[1]
         sizes = (cg.treeplexes[0].num_sequences, cg.treeplexes[1].num_sequences)
-        if a.shape[0] == 1:
+        if a.shape[0] == 1 and not gather:
             # the compiler sorts the nonzeros by (s0, s1): player 0's CSR shares its arrays, and a
             # stable sort by s1 alone orders them for player 1
             by_s1 = torch.argsort(s1, stable=True)  # [Z]

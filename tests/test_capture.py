@@ -5,7 +5,12 @@ of iteration t read from a device tensor refreshed before the iteration) without
 it is checked against eager iterations on every device: bit for bit on the CPU, to rounding on
 CUDA (`exact.same`: scatter-adds on a GPU add in no fixed order). `capture="cuda-graph"`
 records one iteration and replays it; it is checked the same way on CUDA and skips without.
+`capture="compile"` runs that form through `torch.compile`, with the payoff operator as
+gathers and scatter-adds instead of a sparse matrix; its generated kernels round differently,
+so it is checked to rounding (`exact.same(rounding=True)`) on every device.
 """
+
+import warnings
 
 import pytest
 import torch
@@ -40,6 +45,38 @@ def test_static_form_equals_eager(game, algo, device):
     for t, (a, b) in enumerate(zip(eager, static), 1):
         for x, y in zip(a, b):
             assert same(x, y, device), f"iteration {t}"
+
+
+@pytest.mark.parametrize("game,algo", CASES)
+def test_compiled_iterations_equal_eager(game, algo, device):
+    cg = tensorcfr.compile(game)
+    eager = trajectory(tensorcfr.Solver(cg, algo, device=device))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # a failed compile warns and runs eagerly: fail instead
+        solver = tensorcfr.Solver(cg, algo, device=device, capture="compile")
+        compiled = trajectory(solver)
+    assert solver._compiled is not None and solver.capture == "compile", "the iteration was not compiled"
+    for t, (a, b) in enumerate(zip(eager, compiled), 1):
+        for x, y in zip(a, b):
+            assert same(x, y, device, rounding=True), f"iteration {t}"
+
+
+def test_failed_compile_restores_the_state_and_runs_eagerly(monkeypatch):
+    """A compiler failure on the first call must leave no half-updated state behind."""
+    def broken(fn, **kw):
+        def run(sc):
+            fn.__self__.sigma[0].mul_(7)  # as if part of the iteration had run before the failure
+            raise RuntimeError("no compiler here")
+        return run
+    monkeypatch.setattr(torch, "compile", broken)
+    eager = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
+    solver = tensorcfr.Solver("kuhn", "cfr+", device="cpu", capture="compile")
+    with pytest.warns(RuntimeWarning, match="torch.compile failed .*no compiler here"):
+        solver.step(3)
+    eager.step(3)
+    assert solver.capture == "static" and solver.iteration == 3
+    for x, y in zip(eager.state_dict()["average"], solver.state_dict()["average"]):
+        assert torch.equal(x, y)
 
 
 def test_static_form_checkpoints_and_policies(device):
