@@ -11,8 +11,10 @@ Peers that are not installed are skipped, saying so: `pip install -e ".[bench]"`
 OpenSpiel; LiteEFG (PyPI `liteefg`, built from source) is used where importable. A peer run
 stops after `--peer-seconds` of iterations; its ms/iteration is still measured.
 
-On a machine with CUDA it adds GPU rows, eager ("cuda") and with the iteration captured as a
-CUDA graph ("cuda-graph"), and reports the GPU time as a multiple of the
+Games up to `--compile-max-histories` also get rows with the iteration through
+`torch.compile` ("cpu-compile"). On a machine with CUDA it adds GPU rows, eager ("cuda"),
+with the iteration captured as a CUDA graph ("cuda-graph") and compiled ("cuda-compile"),
+and reports the GPU time as a multiple of the
 bytes-moved floor: the bytes one iteration must at least read and write (`bytes_per_iteration`)
 over the device's copy bandwidth, measured here. CPU rows report the same multiple.
 
@@ -89,14 +91,18 @@ def bytes_per_iteration(cg: tensorcfr.CompiledGame, dtype: torch.dtype) -> int:
 
 
 def time_tensorcfr(cg, algo: str, iterations: int, device: str, dtype: str, bandwidth_mb: int = 512) -> dict:
-    """Our ms per iteration on `device`: "cpu", "cuda", or "cuda-graph" (CUDA, the iteration
-    captured as a CUDA graph; its first two iterations, which capture it, are not timed)."""
-    capture = "cuda-graph" if device == "cuda-graph" else "none"
-    device = "cuda" if device.startswith("cuda") else device
+    """Our ms per iteration on `device`: "cpu", "cuda", "cuda-graph" (CUDA, the iteration
+    captured as a CUDA graph) or "cpu-compile" / "cuda-compile" (the iteration through
+    `torch.compile`); the first two iterations of a captured or compiled run, which capture or
+    compile it, are not timed."""
+    device, _, capture = device.partition("-")
+    if device == "cuda" and capture == "graph":
+        capture = "cuda-graph"
+    capture = capture or "none"
     warm = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating", capture=capture)
-    warm.step(2)  # allocator, caches
+    warm.step(2)  # allocator, caches (and a compile's code cache)
     solver = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating", capture=capture)
-    untimed = 2 if capture == "cuda-graph" and iterations > 2 else 0
+    untimed = 2 if capture != "none" and iterations > 2 else 0
     solver.step(untimed)
     sync(solver.device)
     t0 = time.perf_counter()
@@ -189,6 +195,8 @@ def main(argv=None):
                          "OpenSpiel's CFRSolver on OCP(1000) takes over 6 minutes to build and run once")
     ap.add_argument("--liteefg-max-histories", type=int, default=2_000_000,
                     help="LiteEFG converts OpenSpiel trees in Python: skip it on larger games")
+    ap.add_argument("--compile-max-histories", type=int, default=1_000_000,
+                    help="time capture='compile' on games up to this size (it pays on small games)")
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     ap.add_argument("--bandwidth-mb", type=int, default=512, help="size of the copy that measures bandwidth")
@@ -234,7 +242,8 @@ def main(argv=None):
             peer = time_openspiel(g, algo, iterations, args.peer_seconds) if g is not None else None
             lite = (time_liteefg(g, algo, iterations, args.peer_seconds)
                     if g is not None and sizes["histories"] <= args.liteefg_max_histories else None)
-            for device in devices:
+            small = sizes["histories"] <= args.compile_max_histories
+            for device in devices + ([f"{d}-compile" for d in devices if "-" not in d] if small else []):
                 for dtype in args.dtypes:
                     ours = time_tensorcfr(cg, algo, iterations, device, dtype, args.bandwidth_mb)
                     row = {"game": game, "histories": sizes["histories"], "nonzeros": sizes["payoff_nonzeros"],

@@ -61,6 +61,20 @@ def test_compiled_iterations_equal_eager(game, algo, device):
             assert same(x, y, device, rounding=True), f"iteration {t}"
 
 
+def test_compiled_iterations_around_a_sparse_operator_equal_eager(monkeypatch, device):
+    """Past COMPILE_GATHER_MAX nonzeros the payoff operator stays a sparse matrix, which the
+    compiled iteration calls between its compiled parts."""
+    monkeypatch.setattr(tensorcfr.solvers, "COMPILE_GATHER_MAX", 0)
+    eager = trajectory(tensorcfr.Solver("leduc", "cfr+", device=device))
+    solver = tensorcfr.Solver("leduc", "cfr+", device=device, capture="compile")
+    assert solver.op.csr is not None
+    compiled = trajectory(solver)
+    assert solver._compiled is not None and solver.capture == "compile"
+    for t, (a, b) in enumerate(zip(eager, compiled), 1):
+        for x, y in zip(a, b):
+            assert same(x, y, device, rounding=True), f"iteration {t}"
+
+
 def test_failed_compile_restores_the_state_and_runs_eagerly(monkeypatch):
     """A compiler failure on the first call must leave no half-updated state behind."""
     def broken(fn, **kw):

@@ -101,3 +101,5 @@ def test_bench_runs_the_peers_on_the_same_game(tmp_path, monkeypatch):
     if rows[0]["openspiel"] is not None:  # the same 30 alternating CFR iterations
         assert ours["exploitability"] == pytest.approx(rows[0]["openspiel"]["exploitability"], abs=1e-12)
     assert "| kuhn | 58 | cfr | cpu | float64 | 30 |" in open(tmp_path / "bench.md").read()
+    compiled = [r["tensorcfr"] for r in rows if r["device"] == "cpu-compile"]  # the same iterations, compiled
+    assert len(compiled) == 1 and compiled[0]["exploitability"] == pytest.approx(ours["exploitability"], abs=1e-12)
