@@ -376,6 +376,8 @@ class Solver:
             raise TensorCFRError("capture='cuda-graph' needs a CUDA device; on the CPU use capture='compile' "
                                  "(small games) or 'none'")
         self.capture, self._graph, self._scalars, self._compiled = capture, None, None, None
+        self._warm = False  # an unrecorded iteration has run in this process (CUDA graphs need one)
+        self._graphable = self.device.type == "cuda"
         if self.device.type == "cpu":
             keep_freed_memory()  # reused temporaries, not page faults (tensorcfr/_malloc.py)
         cg = game if isinstance(game, CompiledGame) else compile_game(game)
@@ -415,15 +417,30 @@ class Solver:
                 self._iterate({k: self.per_member(v) for k, v in self.config.scalars(t).items()})
             else:
                 self._refresh_scalars(t)
-                if self._graph is None and self.capture == "cuda-graph" and self.iteration > 0:
-                    self._capture()  # the first iteration ran eagerly: the warm-up a capture needs
-                if self._graph is not None:
-                    self._graph.replay()
-                elif self.capture == "compile":
-                    self._run_compiled()
-                else:  # "static", a CUDA graph's first iteration, or a failed capture
-                    self._iterate(self._scalars)
+                self._captured_iteration()
             self.iteration = t
+
+    def _captured_iteration(self) -> None:
+        """One iteration in the in-place form: replayed from a CUDA graph once one is recorded;
+        else compiled (`capture="compile"`; its first call compiles) or eager. On CUDA,
+        "cuda-graph" and "compile" record the iteration as a graph after one unrecorded
+        iteration (the warm-up a capture needs: cuSPARSE and kernel set-up must not happen
+        inside it), so a compiled iteration is both fused and launched once."""
+        if self._graph is not None:
+            self._graph.replay()
+            return
+        if self.capture == "compile" and self._compiled is None:
+            self._compile()  # runs the first iteration
+            self._warm = True
+            return
+        run = self._compiled or self._iterate
+        if self._warm and self._graphable and self.capture in ("cuda-graph", "compile"):
+            self._capture(run)
+            if self._graph is not None:
+                self._graph.replay()
+                return
+        run(self._scalars)
+        self._warm = True
 
     def _iterate(self, sc: dict) -> None:
         """One iteration: counterfactual values, then each player's update (`sc`: the iteration's
@@ -467,26 +484,26 @@ class Solver:
         # from pageable memory: staged at once, so the next iteration may overwrite it; no sync
         self._scalar_buffer.copy_(torch.tensor(rows, dtype=self.dtype), non_blocking=True)
 
-    def _capture(self) -> None:
-        """Record one iteration as a CUDA graph; `step` then replays it (one launch, not one per
-        kernel). A game whose operations cannot be captured falls back to eager iterations."""
+    def _capture(self, run) -> None:
+        """Record `run` (one iteration) as a CUDA graph (recording runs nothing); `step` then
+        replays it: one launch, not one per kernel. Operations that cannot be recorded leave
+        the iterations unrecorded (eager, or compiled), with a warning."""
         graph = torch.cuda.CUDAGraph()
         try:
             with torch.cuda.graph(graph):
-                self._iterate(self._scalars)
+                run(self._scalars)
         except RuntimeError as e:  # pragma: no cover - needs a GPU
-            warnings.warn(f"tensorcfr: CUDA graph capture failed ({e}); running eagerly", RuntimeWarning)
-            self.capture = "static"
+            warnings.warn(f"tensorcfr: CUDA graph capture failed ({e}); running unrecorded", RuntimeWarning)
+            self._graphable = False
+            if self.capture == "cuda-graph":
+                self.capture = "static"
             return
         self._graph = graph
 
-    def _run_compiled(self) -> None:
-        """One iteration through `torch.compile` (compiled on the first call, which takes seconds):
+    def _compile(self) -> None:
+        """Compile the iteration with `torch.compile` and run it once (compiling takes seconds):
         a dispatch-bound iteration of a small game becomes a few fused kernels. A failed
         compile warns, restores the state and goes on with eager iterations."""
-        if self._compiled is not None:
-            self._compiled(self._scalars)
-            return
         # a code object of its own: Dynamo keeps compiled versions per code object, and a shared
         # one would hit its recompile limit after a few solvers and silently run eagerly
         own = types.FunctionType(Solver._iterate.__code__.replace(), Solver._iterate.__globals__, "_iterate")

@@ -56,6 +56,7 @@ def test_compiled_iterations_equal_eager(game, algo, device):
         solver = tensorcfr.Solver(cg, algo, device=device, capture="compile")
         compiled = trajectory(solver)
     assert solver._compiled is not None and solver.capture == "compile", "the iteration was not compiled"
+    assert (solver._graph is not None) == (device == "cuda"), "on CUDA the compiled iteration is recorded as a graph"
     for t, (a, b) in enumerate(zip(eager, compiled), 1):
         for x, y in zip(a, b):
             assert same(x, y, device, rounding=True), f"iteration {t}"
