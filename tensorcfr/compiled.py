@@ -64,6 +64,7 @@ class Treeplex:
     levels: tuple[Level, ...] = field(init=False, repr=False)
     slot_infoset: torch.Tensor = field(init=False, repr=False)  # [S-1] seq_infoset[1:]
     num_actions: torch.Tensor = field(init=False, repr=False)  # [I] int64
+    _uniform: dict = field(init=False, repr=False, compare=False)  # dtype -> [S-1] 1 / actions
 
     def __post_init__(self):
         lo = self.level_offsets.tolist()
@@ -77,6 +78,14 @@ class Treeplex:
         object.__setattr__(self, "levels", tuple(levels))
         object.__setattr__(self, "slot_infoset", self.seq_infoset[1:])
         object.__setattr__(self, "num_actions", self.infoset_offsets.diff())
+        object.__setattr__(self, "_uniform", {})
+
+    def uniform(self, dtype: torch.dtype) -> torch.Tensor:
+        """[S-1] the uniform strategy's probability of each sequence (1 / its infoset's actions),
+        made once per dtype: regret matching falls back to it at every iteration."""
+        if dtype not in self._uniform:
+            self._uniform[dtype] = (1.0 / self.num_actions.to(dtype))[self.slot_infoset]
+        return self._uniform[dtype]
 
     @property
     def num_infosets(self) -> int:

@@ -164,16 +164,19 @@ class CFRConfig(_Schedule):
         iteration's `scalars`, each a float or a [B or 1, 1] tensor."""
         tp, st = solver.game.treeplexes[p], solver.state[p]
         q, v = T.bottom_up(tp, g, solver.sigma[p])  # [B, S], [B, I]
-        inst = torch.zeros_like(q)  # [B, S] instantaneous regret; column 0 (empty sequence) stays 0
-        inst[:, 1:] = q[:, 1:] - v[:, tp.slot_infoset]
+        inst = torch.empty_like(q)  # [B, S] instantaneous regret; column 0 (empty sequence) is 0
+        inst[:, 0] = 0.0
+        torch.sub(q[:, 1:], v[:, tp.slot_infoset], out=inst[:, 1:])
         regret = st["regrets"]
         regret += inst
         if self.plus:
             regret.clamp_(min=0)
         if "positive" in sc:
             regret.copy_(torch.where(regret >= 0, regret * sc["positive"], regret * sc["negative"]))
-        target = regret + inst if self.predictive else regret
-        return T.normalize(tp, target.clamp(min=0))
+        if self.predictive:
+            return T.normalize(tp, (regret + inst).clamp_(min=0))
+        # regret matching+ keeps its regrets non-negative: no second clamp
+        return T.normalize(tp, regret if self.plus and "positive" not in sc else regret.clamp(min=0))
 
 
 @dataclass(frozen=True)

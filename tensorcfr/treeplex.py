@@ -41,9 +41,12 @@ def normalize(tp: Treeplex, weights: torch.Tensor) -> torch.Tensor:
     `normalize(tp, cumulative sequence-form weights)`. Column 0 of the result is 1.
     """
     total = segment_sum(tp, weights)[:, tp.slot_infoset]  # [B, S-1]
-    uniform = (1.0 / tp.num_actions.to(weights.dtype))[tp.slot_infoset]  # [S-1]
-    tail = torch.where(total > 0, weights[:, 1:] / torch.where(total > 0, total, 1.0), uniform)
-    return torch.cat([torch.ones_like(weights[:, :1]), tail], dim=1)
+    positive = total > 0
+    out = torch.empty_like(weights)
+    out[:, 0] = 1.0
+    torch.where(positive, weights[:, 1:] / torch.where(positive, total, 1.0), tp.uniform(weights.dtype),
+                out=out[:, 1:])
+    return out
 
 
 def sequence_form(tp: Treeplex, sigma: torch.Tensor) -> torch.Tensor:
@@ -51,7 +54,7 @@ def sequence_form(tp: Treeplex, sigma: torch.Tensor) -> torch.Tensor:
     x = torch.empty_like(sigma)
     x[:, 0] = 1.0
     for lv in tp.levels:
-        x[:, lv.s0:lv.s1] = x.index_select(1, lv.seq_parent) * sigma[:, lv.s0:lv.s1]
+        torch.mul(x.index_select(1, lv.seq_parent), sigma[:, lv.s0:lv.s1], out=x[:, lv.s0:lv.s1])
     return x
 
 
