@@ -99,10 +99,8 @@ def time_tensorcfr(cg, algo: str, iterations: int, device: str, dtype: str, band
     captured as a CUDA graph) or "cpu-compile" / "cuda-compile" (the iteration through
     `torch.compile`); the first two iterations of a captured or compiled run, which capture or
     compile it, are not timed."""
-    device, _, capture = device.partition("-")
-    if device == "cuda" and capture == "graph":
-        capture = "cuda-graph"
-    capture = capture or "none"
+    device, _, mode = device.partition("-")
+    capture = {"": "none", "graph": "cuda-graph", "compile": "compile"}[mode]
     warm = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating", capture=capture)
     warm.step(2)  # allocator, caches (and a compile's code cache)
     solver = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating", capture=capture)

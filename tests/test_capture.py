@@ -39,14 +39,18 @@ def trajectory(solver, n=ITERATIONS):
     return out
 
 
+def assert_same_trajectory(eager, other, device, rounding=False):
+    for t, (a, b) in enumerate(zip(eager, other), 1):
+        for x, y in zip(a, b):
+            assert same(x, y, device, rounding=rounding), f"iteration {t}"
+
+
 @pytest.mark.parametrize("game,algo", CASES)
 def test_static_form_equals_eager(game, algo, device):
     cg = tensorcfr.compile(game)
     eager = trajectory(tensorcfr.Solver(cg, algo, device=device))
     static = trajectory(tensorcfr.Solver(cg, algo, device=device, capture="static"))
-    for t, (a, b) in enumerate(zip(eager, static), 1):
-        for x, y in zip(a, b):
-            assert same(x, y, device), f"iteration {t}"
+    assert_same_trajectory(eager, static, device)
 
 
 def needs_compiler(device):
@@ -67,9 +71,7 @@ def test_compiled_iterations_equal_eager(game, algo, device):
         compiled = trajectory(solver)
     assert solver._compiled is not None and solver.capture == "compile", "the iteration was not compiled"
     assert (solver._graph is not None) == (device == "cuda"), "on CUDA the compiled iteration is recorded as a graph"
-    for t, (a, b) in enumerate(zip(eager, compiled), 1):
-        for x, y in zip(a, b):
-            assert same(x, y, device, rounding=True), f"iteration {t}"
+    assert_same_trajectory(eager, compiled, device, rounding=True)
 
 
 def test_compiled_iterations_around_a_sparse_operator_equal_eager(monkeypatch, device):
@@ -82,9 +84,7 @@ def test_compiled_iterations_around_a_sparse_operator_equal_eager(monkeypatch, d
     assert solver.op.csr is not None
     compiled = trajectory(solver)
     assert solver._compiled is not None and solver.capture == "compile"
-    for t, (a, b) in enumerate(zip(eager, compiled), 1):
-        for x, y in zip(a, b):
-            assert same(x, y, device, rounding=True), f"iteration {t}"
+    assert_same_trajectory(eager, compiled, device, rounding=True)
 
 
 def test_failed_compile_restores_the_state_and_runs_eagerly(monkeypatch):
@@ -136,6 +136,4 @@ def test_cuda_graph_equals_eager(game, algo):
     solver = tensorcfr.Solver(cg, algo, device="cuda", capture="cuda-graph")
     graph = trajectory(solver)
     assert solver._graph is not None, "the iteration was not captured"
-    for t, (a, b) in enumerate(zip(eager, graph), 1):
-        for x, y in zip(a, b):
-            assert same(x, y, "cuda"), f"iteration {t}"
+    assert_same_trajectory(eager, graph, "cuda")
