@@ -54,6 +54,7 @@ GAMES = {
 
 
 BLOCKS = 5  # timed blocks per tensorcfr row
+DEVICES = ("cpu", "cuda", "cuda-graph", "cpu-compile", "cuda-compile")  # tensorcfr's rows: device[-capture]
 
 
 def sync(device: torch.device) -> None:
@@ -206,6 +207,8 @@ def main(argv=None):
                     help="LiteEFG converts OpenSpiel trees in Python: skip it on larger games")
     ap.add_argument("--compile-max-histories", type=int, default=1_000_000,
                     help="time capture='compile' on games up to this size (it pays on small games)")
+    ap.add_argument("--devices", nargs="+", choices=DEVICES, default=None,
+                    help="tensorcfr rows to time (default: cpu and cpu-compile, and the cuda ones where CUDA is)")
     ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     ap.add_argument("--bandwidth-mb", type=int, default=512, help="size of the copy that measures bandwidth")
@@ -220,7 +223,10 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     devices = ["cpu"] + (["cuda", "cuda-graph"] if torch.cuda.is_available() else [])
-    for device in devices[:2]:
+    wanted = args.devices or devices + [f"{d}-compile" for d in devices if "-" not in d]
+    if any(d.startswith("cuda") for d in wanted) and not torch.cuda.is_available():
+        ap.error("CUDA is not available: --devices takes cpu and cpu-compile here")
+    for device in sorted({d.partition("-")[0] for d in wanted}):
         bw = copy_bandwidth(torch.device(device), args.bandwidth_mb)
         print(f"copy bandwidth on {device}: {bw / 1e9:.1f} GB/s", flush=True)
     machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
@@ -252,7 +258,7 @@ def main(argv=None):
             lite = (time_liteefg(g, algo, iterations, args.peer_seconds)
                     if g is not None and sizes["histories"] <= args.liteefg_max_histories else None)
             small = sizes["histories"] <= args.compile_max_histories
-            for device in devices + ([f"{d}-compile" for d in devices if "-" not in d] if small else []):
+            for device in [d for d in wanted if small or not d.endswith("-compile")]:
                 for dtype in args.dtypes:
                     ours = time_tensorcfr(cg, algo, iterations, device, dtype, args.bandwidth_mb)
                     row = {"game": game, "histories": sizes["histories"], "nonzeros": sizes["payoff_nonzeros"],
@@ -269,8 +275,77 @@ def main(argv=None):
     write_tables(rows, machine, stamp, args)
 
 
+LARGE = 100_000  # "from Liar's Dice up" (294,883 histories): the issue's CPU bar applies from 10^5 histories
+
+
+def targets(rows: list[dict]) -> list[dict]:
+    """The project's speed targets checked against the measured rows, worst case first: each a dict
+    with `target`, `result` (the figure and where it occurs) and `met` (True, False, or None
+    where nothing measured it). CPU bars use the eager `cpu` rows (the default); GPU bars the
+    fastest GPU form (cuda, cuda-graph or cuda-compile) of each game, algorithm and dtype.
+
+    Example:
+        >>> row = lambda d, ms, os: {"game": "g", "histories": 10**6, "algorithm": "cfr", "dtype": "float64",
+        ...     "device": d, "tensorcfr": {"ms": ms, "x_floor": 2.0}, "openspiel": {"ms": os}, "liteefg": None,
+        ...     "speedup_vs_openspiel": os / ms, "speedup_vs_liteefg": None}
+        >>> [t["met"] for t in targets([row("cpu", 10.0, 80.0), row("cuda", 0.5, 80.0)])]
+        [True, None, None, True, True]
+    """
+    def worst(rs, key, pick):
+        rs = [r for r in rs if key(r) is not None]
+        return pick(rs, key=key) if rs else None
+
+    def where(r):
+        return f"{r['game']}, {r['algorithm']}, {r['dtype']}, {r['device']}"
+
+    out = []
+    cpu = [r for r in rows if r["device"] == "cpu" and r["histories"] >= LARGE]
+    unpaired = sorted({r["game"] for r in cpu if r["openspiel"] is None})
+    for peer, bar in (("openspiel", 5.0), ("liteefg", 1.0)):
+        r = worst(cpu, lambda r: r[f"speedup_vs_{peer}"], min)
+        name = "OpenSpiel C++" if peer == "openspiel" else "LiteEFG"
+        out.append({"target": f"CPU, from 10^5 histories: ≥ {bar:g}× {name}" if bar > 1 else
+                    f"CPU, from 10^5 histories: ahead of {name}",
+                    "result": (f"smallest {r[f'speedup_vs_{peer}']:.1f}× ({where(r)})" if r else "no peer ran")
+                    + (f"; no peer run on {', '.join(unpaired)}" if unpaired and r else ""),
+                    "met": r[f"speedup_vs_{peer}"] >= bar if r else None})
+    best: dict[tuple, dict] = {}  # (game, algorithm, dtype) -> its fastest GPU row
+    for r in rows:
+        k = (r["game"], r["algorithm"], r["dtype"])
+        if r["device"].startswith("cuda") and (k not in best or r["tensorcfr"]["ms"] < best[k]["tensorcfr"]["ms"]):
+            best[k] = r
+    gpu = list(best.values())
+    if not gpu:
+        out.append({"target": "GPU: small games < 100 µs an iteration, ≥ 100× OpenSpiel C++ on the largest "
+                              "game both run, large games ≤ 3× the bytes-moved floor",
+                    "result": "not measured: no CUDA device in this run", "met": None})
+        return out
+    small = worst([r for r in gpu if r["histories"] < LARGE], lambda r: r["tensorcfr"]["ms"], max)
+    out.append({"target": "GPU, games under 10^5 histories: < 100 µs an iteration",
+                "result": f"slowest {1000 * small['tensorcfr']['ms']:.0f} µs ({where(small)})" if small else "none run",
+                "met": small["tensorcfr"]["ms"] < 0.1 if small else None})
+    paired = [r for r in gpu if r["openspiel"] is not None]
+    top = max((r["histories"] for r in paired), default=None)
+    r = worst([r for r in paired if r["histories"] == top], lambda r: r["speedup_vs_openspiel"], min)
+    out.append({"target": "GPU: ≥ 100× OpenSpiel C++ on the largest game both run",
+                "result": f"smallest {r['speedup_vs_openspiel']:.1f}× ({where(r)})" if r else "no peer ran",
+                "met": r["speedup_vs_openspiel"] >= 100 if r else None})
+    r = worst([r for r in gpu if r["histories"] >= 1_000_000], lambda r: r["tensorcfr"]["x_floor"], max)
+    out.append({"target": "GPU, games from 10^6 histories: ≤ 3× the bytes-moved floor",
+                "result": f"largest {r['tensorcfr']['x_floor']:.1f}× ({where(r)})" if r else "none run",
+                "met": r["tensorcfr"]["x_floor"] <= 3 if r else None})
+    return out
+
+
+def targets_markdown(rows: list[dict]) -> str:
+    lines = ["| target | measured | met |", "|---|---|---|"]
+    for t in targets(rows):
+        lines.append(f"| {t['target']} | {t['result']} | {({True: 'yes', False: 'no', None: '-'})[t['met']]} |")
+    return "\n".join(lines) + "\n"
+
+
 def write_tables(rows, machine, stamp, args) -> None:
-    md = markdown(rows, machine, stamp)
+    md = markdown(rows, machine, stamp) + "\nTargets, checked against the rows above:\n\n" + targets_markdown(rows)
     with open(os.path.join(args.out, "bench.md"), "w") as f:
         f.write(md)
     print(md)

@@ -93,7 +93,7 @@ def test_bench_runs_the_peers_on_the_same_game(tmp_path, monkeypatch):
 
     monkeypatch.setitem(bench.GAMES, "kuhn", ("kuhn_poker", 30))
     bench.main(["--games", "kuhn", "--algos", "cfr", "--dtypes", "float64", "--no-readme", "--out", str(tmp_path),
-                "--bandwidth-mb", "16"])
+                "--bandwidth-mb", "16", "--devices", "cpu", "cpu-compile"])
     rows = json.load(open(tmp_path / "bench.json"))["rows"]
     assert [(r["game"], r["device"]) for r in rows][0] == ("kuhn", "cpu")
     ours = rows[0]["tensorcfr"]
@@ -103,3 +103,37 @@ def test_bench_runs_the_peers_on_the_same_game(tmp_path, monkeypatch):
     assert "| kuhn | 58 | cfr | cpu | float64 | 30 |" in open(tmp_path / "bench.md").read()
     compiled = [r["tensorcfr"] for r in rows if r["device"] == "cpu-compile"]  # the same iterations, compiled
     assert len(compiled) == 1 and compiled[0]["exploitability"] == pytest.approx(ours["exploitability"], abs=1e-12)
+
+
+def _row(game, histories, device, ms, openspiel=None, liteefg=None, x_floor=2.0, algo="cfr"):
+    return {"game": game, "histories": histories, "algorithm": algo, "dtype": "float64", "device": device,
+            "tensorcfr": {"ms": ms, "x_floor": x_floor},
+            "openspiel": {"ms": openspiel} if openspiel else None, "liteefg": {"ms": liteefg} if liteefg else None,
+            "speedup_vs_openspiel": openspiel / ms if openspiel else None,
+            "speedup_vs_liteefg": liteefg / ms if liteefg else None}
+
+
+def test_bench_targets_name_the_worst_row_of_each_bar():
+    import bench
+
+    rows = [_row("kuhn", 58, "cpu", 0.16, openspiel=0.03),  # under 10^5 histories: no CPU bar
+            _row("liars_dice", 294_883, "cpu", 1.0, openspiel=90.0, liteefg=140.0),
+            _row("dudo(6,1,1)", 294_877, "cpu", 8.0, openspiel=27.0, liteefg=150.0),  # 3.4x: misses the 5x bar
+            _row("dudo(6,1,1)", 294_877, "cpu-compile", 1.0, openspiel=27.0, liteefg=150.0),  # not the default form
+            _row("ocp(1000)", 8_991_001, "cpu", 6.0)]
+    cpu_os, cpu_lite, gpu = bench.targets(rows)
+    assert cpu_os["met"] is False and cpu_os["result"].startswith("smallest 3.4× (dudo(6,1,1), cfr, float64, cpu)")
+    assert "no peer run on ocp(1000)" in cpu_os["result"]
+    assert cpu_lite["met"] is True and cpu_lite["result"].startswith("smallest 18.8× (dudo(6,1,1)")
+    assert gpu["met"] is None and "no CUDA" in gpu["result"]
+
+    rows += [_row("kuhn", 58, "cuda", 0.30, openspiel=0.03), _row("kuhn", 58, "cuda-graph", 0.08, openspiel=0.03),
+             _row("leduc", 9_457, "cuda-graph", 0.12, openspiel=8.0),  # the slowest small game: 120 µs
+             _row("liars_dice", 294_883, "cuda", 0.5, openspiel=90.0),  # the largest both ran: 180x
+             _row("ocp(1000)", 8_991_001, "cuda", 0.9, x_floor=2.5), _row("ocp(1000)", 8_991_001, "cuda-graph", 0.8,
+                                                                         x_floor=2.2)]
+    small, versus, floor = bench.targets(rows)[2:]
+    assert small["met"] is False and small["result"] == "slowest 120 µs (leduc, cfr, float64, cuda-graph)"
+    assert versus["met"] is True and versus["result"] == "smallest 180.0× (liars_dice, cfr, float64, cuda)"
+    assert floor["met"] is True and floor["result"] == "largest 2.2× (ocp(1000), cfr, float64, cuda-graph)"
+    assert "| GPU, games under 10^5 histories: < 100 µs an iteration | slowest 120 µs" in bench.targets_markdown(rows)
