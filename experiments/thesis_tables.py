@@ -71,7 +71,7 @@ def parse_args(argv=None) -> Args:
     p.add_argument("--algo", default=d.algo, help="algorithm preset or spec (default dcfr: see --probe)")
     p.add_argument("--target", type=float, default=d.target, help="stop at this NashConv")
     p.add_argument("--minutes", type=float, default=d.minutes, help="time limit per row")
-    p.add_argument("--device", default=d.device)
+    p.add_argument("--device", default=d.device, help="auto (cuda where available), cpu or cuda")
     p.add_argument("--out", default=d.out)
     p.add_argument("--logdir", default=d.logdir)
     p.add_argument("--reference", default=d.reference, help="thesis-reference.json")
@@ -82,6 +82,12 @@ def parse_args(argv=None) -> Args:
                    help="save an unfinished row's solver this often (OUT/checkpoints/); --resume continues it")
     p.add_argument("--large", action="store_true", help=f"add the rows {', '.join(LARGE_ROWS)} (10^7 to 10^9 histories)")
     args = Args(**vars(p.parse_args(argv)))
+    try:  # bad input ends here, before any row runs, not as a traceback minutes later
+        tensorcfr.solvers.resolve_device(args.device)
+        for spec in args.rows:
+            games.make(spec)
+    except (tensorcfr.TensorCFRError, games.GameError) as e:
+        p.error(str(e))
     if args.large:
         args.rows = args.rows + [r for r in LARGE_ROWS if r not in args.rows]
     return args

@@ -15,6 +15,8 @@ Example:
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .base import CHANCE, TERMINAL, Game, GameError
@@ -32,8 +34,12 @@ class OCP(Game):
             raise GameError(f"ocp: needs an integer number of cards n >= 2, got {n!r}")
         self.n = n
         self.name = f"ocp({n})"
-        p = 1.0 / (n * (n - 1))
-        self._deals = [(f"{a},{b}", p) for a in range(n) for b in range(n) if a != b]
+
+    @functools.cached_property
+    def _deals(self) -> list[tuple[str, float]]:
+        # made on first use: OCP(5000) has 25M deals (6 s, GBs), which the vectorised form never asks for
+        p = 1.0 / (self.n * (self.n - 1))
+        return [(f"{a},{b}", p) for a in range(self.n) for b in range(self.n) if a != b]
 
     def initial_state(self):
         return (None, "")
