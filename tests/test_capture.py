@@ -16,6 +16,7 @@ import warnings
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import tensorcfr
 from exact import same
@@ -119,6 +120,52 @@ def test_static_form_checkpoints_and_policies(device):
     b.load_state_dict(saved)
     b.step(5)
     assert all(same(x, y, device) for x, y in zip(a.state_dict()["average"], b.state_dict()["average"]))
+
+
+class HostTraffic(TorchDispatchMode):
+    """Records the operations that a CUDA graph cannot record or would record wrongly: reading a
+    device value on the host (`.item()`, `bool(t)`, data-dependent shapes: `nonzero`, boolean
+    masks, `unique`, ...) and copying host data bigger than a scalar onto the device (its value
+    would be frozen into the graph). Works on any device, so the CPU checks what CUDA needs."""
+
+    SYNCING = {"aten::_local_scalar_dense", "aten::is_nonzero", "aten::equal", "aten::allclose", "aten::nonzero",
+               "aten::masked_select", "aten::_unique", "aten::_unique2", "aten::unique_dim",
+               "aten::unique_consecutive", "aten::repeat_interleave"}
+
+    def __init__(self):
+        super().__init__()
+        self.found = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func._schema.name
+        masks = [i for a in args if isinstance(a, (list, tuple)) for i in a
+                 if isinstance(i, torch.Tensor) and i.dtype == torch.bool]
+        if (name in self.SYNCING or (name.startswith("aten::index") and masks)
+                or (name == "aten::lift_fresh" and args[0].dim() > 0)):
+            self.found.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def test_host_traffic_is_seen():
+    x = torch.arange(4.0)
+    with HostTraffic() as seen:
+        x.sum().item(), x[x > 1], bool(x[0] > 0), torch.tensor([1.0, 2.0])
+        x[0] = 1.0  # a Python scalar travels as a kernel argument: recordable
+        x.index_add_(0, torch.zeros(4, dtype=torch.long), x.clone())
+    assert seen.found == ["aten._local_scalar_dense.default", "aten.index.Tensor", "aten._local_scalar_dense.default",
+                          "aten.lift_fresh.default"]
+
+
+@pytest.mark.parametrize("game,algo", CASES)
+def test_static_iteration_never_waits_for_the_device(game, algo, device):
+    """What a CUDA graph records is one iteration of the static form: it must not read a device
+    value on the host nor bring host data along (checked on every device, so also without a GPU)."""
+    solver = tensorcfr.Solver(tensorcfr.compile(game), algo, device=device, capture="static")
+    solver.step(2)
+    solver._refresh_scalars(3)
+    with HostTraffic() as seen:
+        solver._iterate(solver._scalars)
+    assert seen.found == []
 
 
 def test_capture_options_are_checked():
