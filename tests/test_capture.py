@@ -8,6 +8,10 @@ records one iteration and replays it; it is checked the same way on CUDA and ski
 `capture="compile"` runs that form through `torch.compile`, with the payoff operator as
 gathers and scatter-adds instead of a sparse matrix; its generated kernels round differently,
 so it is checked to rounding (`exact.same(rounding=True)`) on every device.
+
+Without a GPU two checks stand in for the recording: the static iteration performs no
+operation a CUDA graph cannot record (`HostTraffic`), and an iteration traced once and
+replayed (Python values frozen, as a graph freezes them) equals eager iterations.
 """
 
 import os
@@ -30,13 +34,18 @@ CASES = [  # (game, algorithm): every preset, schedules with a delay, batches of
 ITERATIONS = 12
 
 
+def snapshot(solver):
+    """The solver's whole state."""
+    d = solver.state_dict()
+    return [*d["sigma"], *d["average"], *(t for st in d["state"] for t in st.values())]
+
+
 def trajectory(solver, n=ITERATIONS):
     """The solver's whole state after each of n iterations."""
     out = []
     for _ in range(n):
         solver.step(1)
-        d = solver.state_dict()
-        out.append([*d["sigma"], *d["average"], *(t for st in d["state"] for t in st.values())])
+        out.append(snapshot(solver))
     return out
 
 
@@ -166,6 +175,35 @@ def test_static_iteration_never_waits_for_the_device(game, algo, device):
     with HostTraffic() as seen:
         solver._iterate(solver._scalars)
     assert seen.found == []
+
+
+@pytest.mark.parametrize("game,algo", CASES)
+def test_an_iteration_replayed_from_a_recording_equals_eager(game, algo, device):
+    """A CUDA graph, emulated on any device: one static iteration is traced into a graph of
+    tensor operations (`make_fx`), which freezes every Python value and tensor address as a
+    recording does, then replayed for the later iterations with only the scalar buffer refreshed.
+    A per-iteration value computed in Python outside that buffer would be replayed stale.
+    (The payoff operator is the gather form in both runs: fx cannot trace a sparse CSR tensor,
+    and the CSR product is a function of its inputs alone.)"""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    cg = tensorcfr.compile(game)
+    eager, solver = (tensorcfr.Solver(cg, algo, device=device, capture=c) for c in ("none", "static"))
+    for s in (eager, solver):
+        s.op = tensorcfr.treeplex.PayoffOperator.of(s.game, s.dtype, gather=True)
+    expected = trajectory(eager)
+    replayed = trajectory(solver, 2)
+    solver._refresh_scalars(3)
+    recording = make_fx(lambda: solver._iterate(solver._scalars))()  # tracing runs iteration 3 as well
+    solver.iteration = 3
+    replayed.append(snapshot(solver))
+    monkey = solver._iterate
+    solver._iterate = lambda sc: recording()  # the step skeleton now replays the recording
+    try:
+        replayed += trajectory(solver, ITERATIONS - 3)
+    finally:
+        solver._iterate = monkey
+    assert_same_trajectory(expected, replayed, device)
 
 
 def test_capture_options_are_checked():
