@@ -164,17 +164,17 @@ class CFRConfig(_Schedule):
         iteration's `scalars`, each a float or a [B or 1, 1] tensor."""
         tp, st = solver.game.treeplexes[p], solver.state[p]
         q, v = T.bottom_up(tp, g, solver.sigma[p])  # [B, S], [B, I]
-        inst = torch.empty_like(q)  # [B, S] instantaneous regret; column 0 (empty sequence) is 0
-        inst[:, 0] = 0.0
-        torch.sub(q[:, 1:], v[:, tp.slot_infoset], out=inst[:, 1:])
-        regret = st["regrets"]
-        regret += inst
+        inst = q[:, 1:] - v[:, tp.slot_infoset]  # [B, S-1] instantaneous regret; the empty sequence has none
+        regret = st["regrets"]  # [B, S], column 0 stays 0
+        regret[:, 1:].add_(inst)  # (not +=, which copies the slice onto itself afterwards)
         if self.plus:
             regret.clamp_(min=0)
         if "positive" in sc:
-            regret.copy_(torch.where(regret >= 0, regret * sc["positive"], regret * sc["negative"]))
+            torch.where(regret >= 0, regret * sc["positive"], regret * sc["negative"], out=regret)
         if self.predictive:
-            return T.normalize(tp, (regret + inst).clamp_(min=0))
+            predicted = regret.clone()
+            predicted[:, 1:].add_(inst)
+            return T.normalize(tp, predicted.clamp_(min=0))
         # regret matching+ keeps its regrets non-negative: no second clamp
         return T.normalize(tp, regret if self.plus and "positive" not in sc else regret.clamp(min=0))
 

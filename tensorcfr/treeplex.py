@@ -67,15 +67,15 @@ def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None):
     """
     batch = max(g.shape[0], 1 if sigma is None else sigma.shape[0])
     q = g.expand(batch, -1).clone()
-    v = q.new_empty(batch, tp.num_infosets)
+    # filled once, each level reduced into its own columns: two kernels a level fewer than a
+    # fresh [B, n] per level copied in (what a small game's iteration is made of)
+    v = q.new_full((batch, tp.num_infosets), -torch.inf) if sigma is None else q.new_zeros(batch, tp.num_infosets)
     for lv in reversed(tp.levels):
-        ql = q[:, lv.s0:lv.s1]
+        ql, vl = q[:, lv.s0:lv.s1], v[:, lv.i0:lv.i1]
         if sigma is None:
-            vl = ql.new_full((batch, lv.i1 - lv.i0), -torch.inf)
             vl.scatter_reduce_(1, lv.segment.expand(batch, -1), ql, "amax")
         else:
-            vl = ql.new_zeros(batch, lv.i1 - lv.i0).index_add_(1, lv.segment, sigma[:, lv.s0:lv.s1] * ql)
-        v[:, lv.i0:lv.i1] = vl
+            vl.index_add_(1, lv.segment, sigma[:, lv.s0:lv.s1] * ql)
         q.index_add_(1, lv.parent, vl)
     return q, v
 
@@ -107,7 +107,7 @@ def softmax_bottom_up(tp: Treeplex, u: torch.Tensor, temperature: torch.Tensor):
         top = z.new_full((batch, lv.i1 - lv.i0), -torch.inf).scatter_reduce_(1, lv.segment.expand(batch, -1), z, "amax")
         e = torch.exp(z - top.index_select(1, lv.segment))  # [B, m], in (0, 1]
         total = e.new_zeros(batch, lv.i1 - lv.i0).index_add_(1, lv.segment, e)  # [B, n], >= 1
-        sigma[:, lv.s0:lv.s1] = e / total.index_select(1, lv.segment)
+        torch.div(e, total.index_select(1, lv.segment), out=sigma[:, lv.s0:lv.s1])
         q.index_add_(1, lv.parent, tau * (top + torch.log(total)))
     return sigma, q[:, 0]
 
