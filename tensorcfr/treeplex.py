@@ -44,8 +44,8 @@ def normalize(tp: Treeplex, weights: torch.Tensor) -> torch.Tensor:
     positive = total > 0
     out = torch.empty_like(weights)
     out[:, 0] = 1.0
-    torch.where(positive, weights[:, 1:] / torch.where(positive, total, 1.0), tp.uniform(weights.dtype),
-                out=out[:, 1:])
+    # where the total is 0 the quotient is 0/0, which the outer where discards
+    torch.where(positive, weights[:, 1:] / total, tp.uniform(weights.dtype), out=out[:, 1:])
     return out
 
 
