@@ -28,7 +28,10 @@ from __future__ import annotations
 from itertools import combinations
 from math import comb
 
+import numpy as np
+
 from .base import CHANCE, TERMINAL, Game, GameError
+from .vector import VectorGame
 
 PASS = "pass"
 
@@ -61,6 +64,7 @@ class Domino(Game):
                  for h1 in combinations([t for t in self.tiles if t not in h0], hand)]
         p = 1.0 / (comb(len(self.tiles), hand) * comb(len(self.tiles) - hand, hand))
         self._deals = [(f"{','.join(map(_name, a))}|{','.join(map(_name, b))}", p) for a, b in deals]
+        self._deal_tiles = deals
         self._by_name = {_name(t): t for t in self.tiles}
 
     # -- helpers --------------------------------------------------------------------------
@@ -157,3 +161,214 @@ class Domino(Game):
     def infoset_key(self, state):
         hands, ends, turn, history, passes, drawn, board = state
         return f"{','.join(map(_name, sorted(hands[turn])))}|{' '.join(history[turn])}"
+
+    def vectorized(self):
+        return DominoVector(self)
+
+
+class DominoVector(VectorGame):
+    """Domino level by level. A state row: kind (0 the root, 1 dealt), the two hands and the
+    board as bit sets of tile indices, the left and right ends (-1 before the opening), the
+    player to move, consecutive passes, the tile just drawn (-1: none), and each player's
+    history id.
+
+    A player's history (the events it has seen) is too long for an int64, so histories are
+    numbered as nodes of a trie grown while the tree is walked: the id of a history is looked
+    up (or made) from its parent's id and the new event, so equal histories get equal ids
+    wherever they occur. An infoset key packs the mover's history id and hand.
+
+    Decision actions: tile t on side "" (the opening), "L" or "R" is 3 t + side; "pass" is 3 T.
+    Chance outcomes: deal k at the root; tile t at a draw. A batch without the root returns
+    only the T tile columns of `chance` (the compiler reads its nonzeros).
+
+    Example:
+        >>> import games
+        >>> vg = games.make("domino(2,2)").vectorized()
+        >>> s = vg.next(vg.initial(), np.array([0]))  # the first deal: 00,01 | 02,11
+        >>> [vg.actions[a] for a in np.flatnonzero(vg.legal(s)[0])]
+        ['00', '01']
+    """
+
+    KIND, H0, H1, BOARD, LEFT, RIGHT, TURN, PASSES, DRAWN, HIST0, HIST1 = range(11)
+    width = 11
+
+    def __init__(self, game: Domino):
+        self.name = game.name
+        tiles = game.tiles
+        self.T = T = len(tiles)
+        self.a = np.array([t[0] for t in tiles], np.int64)  # [T] low pips
+        self.b = np.array([t[1] for t in tiles], np.int64)  # [T] high pips
+        self.bit = np.int64(1) << np.arange(T, dtype=np.int64)  # [T]
+        index = {t: i for i, t in enumerate(tiles)}
+        mask = lambda hand: sum(1 << index[t] for t in hand)  # noqa: E731
+        self.deal = np.array([[mask(h0), mask(h1)] for h0, h1 in game._deal_tiles], np.int64)  # [D, 2]
+        self.names = [_name(t) for t in tiles]
+        self.actions = tuple(self.names[t] + side for t in range(T) for side in ("", "L", "R")) + (PASS,)
+        self.num_outcomes = len(self.deal)
+        self.events = 7 * T + 3  # own draw of t: t; the other's draw: T; q passes: T+1+q; q plays a: T+3+q*3T+a
+        # the history trie: sorted codes parent * events + event, their ids, and per id its
+        # parent and event (id 0 is the empty history)
+        self._codes, self._ids = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        self._parent, self._event = [np.zeros(1, np.int64)], [np.full(1, -1, np.int64)]
+        self._count = 1
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _pips(self, hand: np.ndarray) -> np.ndarray:
+        """[n] pip totals of bit-set hands [n]."""
+        return ((hand[:, None] & self.bit) != 0) @ (self.a + self.b)
+
+    def _pack(self, s):
+        return ((np.int64(1) << self.T) - 1) & ~(s[:, self.H0] | s[:, self.H1] | s[:, self.BOARD])
+
+    def _mover_hand(self, s):
+        return np.where(s[:, self.TURN] == 0, s[:, self.H0], s[:, self.H1])
+
+    def _playable(self, s):
+        """[n, 3T] bool: tile-and-side moves of the tiles the mover may play."""
+        cand = np.where(s[:, self.DRAWN] >= 0, np.int64(1) << np.maximum(s[:, self.DRAWN], 0), self._mover_hand(s))
+        has = (cand[:, None] & self.bit) != 0  # [n, T]
+        left, right = s[:, self.LEFT, None], s[:, self.RIGHT, None]
+        opening = left < 0
+        moves = np.zeros((len(s), self.T, 3), bool)
+        moves[:, :, 0] = has & opening
+        moves[:, :, 1] = has & ~opening & ((self.a == left) | (self.b == left))
+        moves[:, :, 2] = has & ~opening & ((self.a == right) | (self.b == right)) & (right != left)
+        return moves.reshape(len(s), 3 * self.T)
+
+    def _winner(self, s):
+        """([n] bool ended, [n] float64 payoff to player 1 where ended)."""
+        h0, h1 = s[:, self.H0], s[:, self.H1]
+        pips0, pips1 = self._pips(h0), self._pips(h1)
+        live = s[:, self.DRAWN] < 0
+        blocked = (s[:, self.PASSES] >= 2) & (self._pack(s) == 0)
+        u = np.where(h0 == 0, pips1, np.where(h1 == 0, -pips0,
+                     np.where(pips0 == pips1, 0, np.where(pips0 < pips1, pips1, -pips0))))
+        return live & ((h0 == 0) | (h1 == 0) | blocked), u.astype(np.float64)
+
+    def _history(self, parent: np.ndarray, event: np.ndarray) -> np.ndarray:
+        """[n] ids of the histories `parent` [n] extended by `event` [n], made where new."""
+        uniq, inv = np.unique(parent * self.events + event, return_inverse=True)
+        pos = np.searchsorted(self._codes, uniq)
+        found = np.zeros(len(uniq), bool)
+        if len(self._codes):
+            found = self._codes[np.minimum(pos, len(self._codes) - 1)] == uniq
+        ids = np.empty(len(uniq), np.int64)
+        ids[found] = self._ids[pos[found]]
+        new = np.flatnonzero(~found)
+        ids[new] = self._count + np.arange(len(new))
+        self._count += len(new)
+        self._parent.append(uniq[new] // self.events)
+        self._event.append(uniq[new] % self.events)
+        self._codes = np.insert(self._codes, pos[new], uniq[new])
+        self._ids = np.insert(self._ids, pos[new], ids[new])
+        return ids[inv.reshape(-1)]
+
+    # -- protocol -----------------------------------------------------------------------------
+    def initial(self):
+        return np.array([[0, 0, 0, 0, -1, -1, 0, 0, -1, 0, 0]], np.int64)
+
+    def player(self, s):
+        ended, _ = self._winner(s)
+        draw = (s[:, self.DRAWN] < 0) & ~self._playable(s).any(axis=1) & (self._pack(s) != 0)
+        out = np.where(ended, TERMINAL, np.where(draw, CHANCE, s[:, self.TURN]))
+        return np.where(s[:, self.KIND] == 0, CHANCE, out)
+
+    def legal(self, s):
+        moves = self._playable(s)
+        return np.concatenate([moves, ~moves.any(axis=1, keepdims=True)], axis=1)
+
+    def chance(self, s):
+        root = s[:, self.KIND] == 0
+        if root.any():
+            out = np.zeros((len(s), self.num_outcomes))
+            out[root] = 1.0 / self.num_outcomes
+            return out
+        pack = (self._pack(s)[:, None] & self.bit) != 0  # [n, T]
+        return pack / pack.sum(axis=1, keepdims=True)
+
+    def next(self, s, a):
+        s, a = s.copy(), np.asarray(a, np.int64)
+        out = s.copy()
+        root = s[:, self.KIND] == 0
+        if root.any():
+            out[root] = self.initial()
+            out[root, self.KIND] = 1
+            out[root, self.H0], out[root, self.H1] = self.deal[a[root], 0], self.deal[a[root], 1]
+        dealt = ~root
+        draw = dealt & (self.player(s) == CHANCE)
+        turn = s[:, self.TURN]
+        event = [np.zeros(len(s), np.int64), np.zeros(len(s), np.int64)]  # per player's view
+        if draw.any():  # the drawer sees the tile, the other that a draw happened
+            d = np.flatnonzero(draw)
+            hand = np.where(turn[d] == 0, self.H0, self.H1)
+            out[d, hand] |= self.bit[a[d]]
+            out[d, self.DRAWN] = a[d]
+            for q in (0, 1):
+                event[q][d] = np.where(turn[d] == q, a[d], self.T)
+        passing = dealt & ~draw & (a == 3 * self.T)
+        if passing.any():  # a draw-then-pass counts as a pass
+            d = np.flatnonzero(passing)
+            out[d, self.TURN] = 1 - turn[d]
+            out[d, self.PASSES] += 1
+            out[d, self.DRAWN] = -1
+            for q in (0, 1):
+                event[q][d] = self.T + 1 + turn[d]
+        play = dealt & ~draw & (a < 3 * self.T)
+        if play.any():
+            d = np.flatnonzero(play)
+            t, side = a[d] // 3, a[d] % 3
+            ta, tb = self.a[t], self.b[t]
+            left, right = s[d, self.LEFT], s[d, self.RIGHT]
+            out[d, self.LEFT] = np.where(side == 0, ta, np.where(side == 1, np.where(ta == left, tb, ta), left))
+            out[d, self.RIGHT] = np.where(side == 0, tb, np.where(side == 2, np.where(ta == right, tb, ta), right))
+            hand = np.where(turn[d] == 0, self.H0, self.H1)
+            out[d, hand] &= ~self.bit[t]
+            out[d, self.BOARD] |= self.bit[t]
+            out[d, self.TURN] = 1 - turn[d]
+            out[d, self.PASSES] = 0
+            out[d, self.DRAWN] = -1
+            for q in (0, 1):
+                event[q][d] = self.T + 3 + turn[d] * 3 * self.T + a[d]
+        moved = np.flatnonzero(dealt)
+        for q, col in ((0, self.HIST0), (1, self.HIST1)):
+            out[moved, col] = self._history(s[moved, col], event[q][moved])
+        return out
+
+    def utility(self, s):
+        return self._winner(s)[1]
+
+    def infoset(self, s):
+        turn = s[:, self.TURN]
+        history = np.where(turn == 0, s[:, self.HIST0], s[:, self.HIST1])
+        return (history << self.T) | self._mover_hand(s)
+
+    def _event_name(self, e: int) -> str:
+        if e < self.T:
+            return f"d{self.names[e]}"
+        if e == self.T:
+            return "d"
+        if e <= self.T + 2:
+            return f"{e - self.T - 1}:{PASS}"
+        q, a = divmod(e - self.T - 3, 3 * self.T)
+        return f"{q}:{self.actions[a]}"
+
+    def infoset_names(self, keys):
+        parent, event = np.concatenate(self._parent), np.concatenate(self._event)
+        out = []
+        for key in np.asarray(keys, np.int64).tolist():
+            hand = [self.names[t] for t in range(self.T) if key >> t & 1]
+            h, events = key >> self.T, []
+            while h:
+                events.append(self._event_name(int(event[h])))
+                h = int(parent[h])
+            out.append(f"{','.join(hand)}|{' '.join(reversed(events))}")
+        return out
+
+    def outcome_name(self, s, a):
+        if s[self.KIND] == 0:
+            return self._deal_name(a)
+        return self.names[a]
+
+    def _deal_name(self, k: int) -> str:
+        hands = [[self.names[t] for t in range(self.T) if self.deal[k, q] >> t & 1] for q in (0, 1)]
+        return "|".join(",".join(h) for h in hands)
