@@ -143,7 +143,7 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     assert os.path.exists(path) and not stale.exists() and other.exists()
 
 
-@pytest.mark.parametrize("spec", ["kuhn", "leduc", "ocp(12)", "dudo(3,1,1)", "liars_dice(faces=3)"])
+@pytest.mark.parametrize("spec", ["kuhn", "leduc", "ocp(12)", "dudo(3,1,1)", "liars_dice(faces=3)", "domino(2,2)"])
 @pytest.mark.parametrize("chunk", [1, 7, 100])
 def test_chunked_walk_equals_per_node(spec, chunk, monkeypatch):
     """Levels expanded in chunks of a few rows (as 10^8-history games are) give the same game,
