@@ -242,6 +242,15 @@ def main(argv=None) -> None:
     meta = {"algorithm": args.algo, "device": device, "target": args.target,
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs" if device == "cpu" else torch.cuda.get_device_name(),
             "date": datetime.date.today().isoformat(), "torch": torch.__version__}
+    def save(rows: list[dict]) -> str:
+        md = markdown(rows, reference, probe_rows, meta)
+        with open(json_path + ".tmp", "w") as f:
+            json.dump({"meta": meta, "rows": rows, "probe": probe_rows}, f, indent=1)
+        os.replace(json_path + ".tmp", json_path)
+        with open(os.path.join(args.out, "thesis_table.md"), "w") as f:
+            f.write(md)
+        return md
+
     rows = []
     for spec in args.rows:
         name = games.make(spec).name  # "OCP(12)" and "ocp(12)" are one row
@@ -250,16 +259,12 @@ def main(argv=None) -> None:
             continue
         print(f"{spec}:", flush=True)
         rows.append(solve_row(spec, args, args.logdir))
-        md = markdown(rows, reference, probe_rows, meta)
-        with open(json_path + ".tmp", "w") as f:
-            json.dump({"meta": meta, "rows": rows, "probe": probe_rows}, f, indent=1)
-        os.replace(json_path + ".tmp", json_path)
-        with open(os.path.join(args.out, "thesis_table.md"), "w") as f:
-            f.write(md)
-    md = markdown(rows, reference, probe_rows, meta)
+        save(rows)  # after every row: an interrupted run keeps what it finished
+    md = save(rows)  # with the kept rows after the last one solved
     print(md)
     if args.readme:
         replace_section("thesis-table", f"Made by `{command('thesis_tables.py', argv)}`.\n\n{md}")
+
 
 if __name__ == "__main__":
     main()

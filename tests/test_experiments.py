@@ -35,6 +35,15 @@ def test_thesis_tables_solve_small_rows_to_the_target(tmp_path):
     assert all(r["nash_conv"] <= 1e-4 and r["solved"] and r["algorithm"] == "dcfr" for r in rows.values())
     md = open(tmp_path / "thesis_table.md").read()
     assert "| OCP(3) | 55 | 12 | dcfr |" in md and "-1/18" in md and "1,181,763,638 it" in md
+    # --resume solves the missing rows and keeps the others, those after the last solved one too
+    data = json.load(open(tmp_path / "thesis_table.json"))
+    data["rows"] = [r for r in data["rows"] if r["game"] != "ocp(3)"]
+    json.dump(data, open(tmp_path / "thesis_table.json", "w"))
+    thesis_tables.main(["--rows", "ocp(3)", "dudo(3,1,1)", "domino(2,2)", "--no-readme", "--no-probe", "--resume",
+                        "--out", str(tmp_path), "--logdir", "", "--device", "cpu"])
+    again = {r["game"]: r for r in json.load(open(tmp_path / "thesis_table.json"))["rows"]}
+    assert list(again) == ["ocp(3)", "dudo(3,1,1)", "domino(2,2)"] and again["domino(2,2)"] == rows["domino(2,2)"]
+    assert "| Domino(2,2) |" in open(tmp_path / "thesis_table.md").read()
 
 
 def test_thesis_tables_resume_a_row_cut_short_from_its_checkpoint(tmp_path):
