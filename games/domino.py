@@ -287,7 +287,7 @@ class DominoVector(VectorGame):
         return pack / pack.sum(axis=1, keepdims=True)
 
     def next(self, s, a):
-        s, a = s.copy(), np.asarray(a, np.int64)
+        a = np.asarray(a, np.int64)
         out = s.copy()
         root = s[:, self.KIND] == 0
         if root.any():
