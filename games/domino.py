@@ -236,7 +236,7 @@ class DominoVector(VectorGame):
         return moves.reshape(len(s), 3 * self.T)
 
     def _winner(self, s):
-        """([n] bool ended, [n] float64 payoff to player 1 where ended)."""
+        """([n] bool ended, [n] float64 player 0's payoff where ended)."""
         h0, h1 = s[:, self.H0], s[:, self.H1]
         pips0, pips1 = self._pips(h0), self._pips(h1)
         live = s[:, self.DRAWN] < 0
@@ -278,13 +278,15 @@ class DominoVector(VectorGame):
         return np.concatenate([moves, ~moves.any(axis=1, keepdims=True)], axis=1)
 
     def chance(self, s):
-        root = s[:, self.KIND] == 0
-        if root.any():
-            out = np.zeros((len(s), self.num_outcomes))
-            out[root] = 1.0 / self.num_outcomes
-            return out
         pack = (self._pack(s)[:, None] & self.bit) != 0  # [n, T]
-        return pack / pack.sum(axis=1, keepdims=True)
+        draws = pack / pack.sum(axis=1, keepdims=True)
+        root = s[:, self.KIND] == 0
+        if not root.any():
+            return draws
+        out = np.zeros((len(s), max(self.num_outcomes, self.T)))
+        out[~root, :self.T] = draws[~root]
+        out[root, :self.num_outcomes] = 1.0 / self.num_outcomes
+        return out
 
     def next(self, s, a):
         a = np.asarray(a, np.int64)
