@@ -41,7 +41,7 @@ REFERENCE = os.path.join(HERE, "reference", "thesis-reference.json")  # a copy o
 ROWS = ["ocp(3)", "ocp(12)", "ocp(50)", "ocp(200)", "ocp(1000)",
         "dudo(4,1,1)", "dudo(4,1,2)", "dudo(4,2,1)", "dudo(4,2,2)", "dudo(5,1,1)", "dudo(5,1,2)", "dudo(5,2,1)",
         "dudo(6,1,1)", "domino(2,2)", "domino(3,2)", "domino(3,3)", "domino(3,4)"]
-# The rows the thesis could not solve (issue 7): vectorised compiling; run with --large.
+# The rows the thesis could not solve (10^7 to 10^9 histories, compiled level by level); run with --large.
 LARGE_ROWS = ["ocp(5000)", "dudo(6,1,2)", "dudo(6,2,1)", "dudo(5,2,2)"]
 PROBE_ROWS = ["ocp(50)", "dudo(5,1,1)", "dudo(4,2,1)", "domino(2,2)"]
 PROBE_ALGOS = ["dcfr", "cfr+", "pcfr+", "lcfr"]

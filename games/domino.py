@@ -31,7 +31,7 @@ from math import comb
 import numpy as np
 
 from .base import CHANCE, TERMINAL, Game, GameError
-from .vector import VectorGame
+from .vector import KeyTable, VectorGame
 
 PASS = "pass"
 
@@ -206,11 +206,10 @@ class DominoVector(VectorGame):
         self.actions = tuple(self.names[t] + side for t in range(T) for side in ("", "L", "R")) + (PASS,)
         self.num_outcomes = len(self.deal)
         self.events = 7 * T + 3  # own draw of t: t; the other's draw: T; q passes: T+1+q; q plays a: T+3+q*3T+a
-        # the history trie: sorted codes parent * events + event, their ids, and per id its
+        # the history trie: ids of the codes parent * events + event, and per id (in chunks) its
         # parent and event (id 0 is the empty history)
-        self._codes, self._ids = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        self._trie = KeyTable(first_id=1)
         self._parent, self._event = [np.zeros(1, np.int64)], [np.full(1, -1, np.int64)]
-        self._count = 1
 
     # -- helpers ----------------------------------------------------------------------------
     def _pips(self, hand: np.ndarray) -> np.ndarray:
@@ -248,19 +247,9 @@ class DominoVector(VectorGame):
     def _history(self, parent: np.ndarray, event: np.ndarray) -> np.ndarray:
         """[n] ids of the histories `parent` [n] extended by `event` [n], made where new."""
         uniq, inv = np.unique(parent * self.events + event, return_inverse=True)
-        pos = np.searchsorted(self._codes, uniq)
-        found = np.zeros(len(uniq), bool)
-        if len(self._codes):
-            found = self._codes[np.minimum(pos, len(self._codes) - 1)] == uniq
-        ids = np.empty(len(uniq), np.int64)
-        ids[found] = self._ids[pos[found]]
-        new = np.flatnonzero(~found)
-        ids[new] = self._count + np.arange(len(new))
-        self._count += len(new)
+        ids, new = self._trie.number(uniq)
         self._parent.append(uniq[new] // self.events)
         self._event.append(uniq[new] % self.events)
-        self._codes = np.insert(self._codes, pos[new], uniq[new])
-        self._ids = np.insert(self._ids, pos[new], ids[new])
         return ids[inv.reshape(-1)]
 
     # -- protocol -----------------------------------------------------------------------------

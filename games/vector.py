@@ -84,6 +84,41 @@ class VectorGame:
         return f"outcome {a}"
 
 
+class KeyTable:
+    """Ids for int64 keys, given in the order keys are first added, kept as a sorted copy of
+    the keys for lookups (sorted insertion: O(table) per call, not a re-sort). Used by the
+    level walk to number infosets and by games that number histories while they are walked.
+
+    Example:
+        >>> t = KeyTable()
+        >>> t.number(np.array([5, 9]))[0].tolist(), t.number(np.array([3, 9]))[0].tolist()
+        ([0, 1], [2, 1])
+    """
+
+    def __init__(self, first_id: int = 0):
+        self.keys, self.ids = np.zeros(0, np.int64), np.zeros(0, np.int64)  # [n] sorted, and their ids
+        self.next_id = first_id
+
+    def number(self, uniq: np.ndarray, rank: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Ids [u] of the sorted distinct keys `uniq` [u]; keys new to the table get the next ids,
+        in the order of `rank` [u] (default: key order). Also returns the positions in `uniq`
+        of the new keys, in id order."""
+        pos = np.searchsorted(self.keys, uniq)  # [u] where each key is, or would be inserted
+        found = np.zeros(len(uniq), bool)
+        if len(self.keys):
+            found = self.keys[np.minimum(pos, len(self.keys) - 1)] == uniq
+        ids = np.empty(len(uniq), np.int64)
+        ids[found] = self.ids[pos[found]]
+        new = np.flatnonzero(~found)  # in key order
+        made = new if rank is None else new[np.argsort(rank[new], kind="stable")]
+        ids[made] = self.next_id + np.arange(len(made))
+        self.next_id += len(made)
+        if len(new):
+            self.keys = np.insert(self.keys, pos[new], uniq[new])
+            self.ids = np.insert(self.ids, pos[new], ids[new])
+        return ids, made
+
+
 def popcount(x: np.ndarray) -> np.ndarray:
     """Number of set bits of each element of an int64 array (bit sets of bids, for example)."""
     if hasattr(np, "bitwise_count"):  # numpy >= 2.0

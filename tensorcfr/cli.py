@@ -26,7 +26,7 @@ import games as games_pkg
 
 from .errors import TensorCFRError
 from .normal_form import PROCEDURES
-from .solvers import AVERAGING, PRESETS, UPDATES, WEIGHTS
+from .solvers import AVERAGING, CAPTURE, PRESETS, UPDATES, WEIGHTS
 
 NOT_SETTINGS = ("command", "json", "save_policy", "logdir", "no_log")  # per invocation, not part of a run
 
@@ -93,7 +93,7 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                    help="independent runs of a sampled procedure, as one batch (default 1)")
     s.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
     s.add_argument("--dtype", choices=("float32", "float64"), default="float64")
-    s.add_argument("--capture", choices=("none", "static", "cuda-graph", "compile"), default=None,
+    s.add_argument("--capture", choices=CAPTURE, default=None,
                    help="cuda-graph: record one iteration as a CUDA graph and replay it (small games on a "
                         "GPU); compile: torch.compile the iteration (small games, CPU or GPU; seconds to "
                         "compile); static: the in-place form both use, run eagerly; none (default): eager")

@@ -29,6 +29,7 @@ import torch
 
 import games as games_pkg
 from games import CHANCE, TERMINAL, Game, GameError
+from games.vector import KeyTable
 
 from .compiled import CompiledGame, Treeplex
 from .errors import TensorCFRError
@@ -202,11 +203,10 @@ class _LevelWalk:
         self.levels: list[dict] = []  # per chunk: node arrays while they are kept
         self.level_offsets = [0]
         self.counts = [0, 0, 0]
-        # per player: the known keys sorted, with their ids (for lookups), and per infoset in
+        # per player: the infoset ids of the keys seen (for lookups), and per infoset in
         # discovery order its key, legal mask, tmp parent sequence and slot offsets
         A = len(vg.actions)
-        self.known = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
-        self.known_ids = [np.zeros(0, np.int64), np.zeros(0, np.int64)]
+        self.known = [KeyTable(), KeyTable()]
         self.keys = [_Grow(np.int64), _Grow(np.int64)]  # [I]
         self.legal = [_Grow(bool, (A,)), _Grow(bool, (A,))]  # [I, A]
         self.parent = [_Grow(np.int64), _Grow(np.int64)]  # [I]
@@ -333,23 +333,13 @@ class _LevelWalk:
             i = int(np.argmax(empty))
             raise self.fail("no legal actions", states[i], nodes[i])
         uniq, first, inv = np.unique(keys, return_index=True, return_inverse=True)
-        known, known_ids = self.known[p], self.known_ids[p]
-        pos = np.searchsorted(known, uniq)  # [u] where each key is, or would be inserted
-        found = known[np.minimum(pos, len(known) - 1)] == uniq if len(known) else np.zeros(len(uniq), bool)
-        ids = np.empty(len(uniq), np.int64)
-        ids[found] = known_ids[pos[found]]
-        new = np.flatnonzero(~found)  # in key order
-        disc = new[np.argsort(first[new], kind="stable")]  # discovery order: first history first
-        ids[disc] = self.keys[p].n + np.arange(len(disc))
+        ids, disc = self.known[p].number(uniq, first)  # new infosets in discovery order: first history first
         if len(disc):
             rows = first[disc]
             self.keys[p].extend(uniq[disc])
             self.legal[p].extend(legal[rows])
             self.parent[p].extend(parent_seq[rows])
             self.slots[p].extend(self.slots[p].view[-1] + np.cumsum(legal[rows].sum(axis=1)))
-            # sorted insertion: O(known) per chunk, not a re-sort
-            self.known[p] = np.insert(known, pos[new], uniq[new])
-            self.known_ids[p] = np.insert(known_ids, pos[new], ids[new])
         node_ids = ids[inv]
         name = lambda j: vg.infoset_names(self.keys[p].view[j:j + 1])[0]  # noqa: E731
         table = self.legal[p].view
