@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 from typing import Callable
 
@@ -32,12 +33,23 @@ from .random_game import RandomGame
 __all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "MatrixGame", "available", "bimatrix", "check_game",
            "make", "matrix", "parse_spec", "register"]
 
-_REGISTRY: dict[str, Callable[..., Game]] = {}
+_REGISTRY: dict[str, Callable[..., Game] | str] = {}
 
 
-def register(name: str, factory: Callable[..., Game]) -> None:
-    """Register `factory(**params) -> Game` under `name`, so `make(name(...))` finds it."""
+def register(name: str, factory: Callable[..., Game] | str) -> None:
+    """Register `factory(**params) -> Game` under `name`, so `make(name(...))` finds it. A
+    string `"module:function"` names a factory imported on first use: a game whose
+    parameters need more than its rules (Dudo's continuation values, which a solver supplies)
+    is made the same way whatever was imported before."""
     _REGISTRY[name] = factory
+
+
+def _factory(name: str) -> Callable[..., Game]:
+    factory = _REGISTRY[name]
+    if isinstance(factory, str):
+        module, _, attr = factory.partition(":")
+        factory = _REGISTRY[name] = getattr(importlib.import_module(module), attr)
+    return factory
 
 
 def available() -> list[str]:
@@ -81,7 +93,7 @@ def make(spec: str | Game) -> Game:
         name = name.lower()
     if name not in _REGISTRY:
         raise GameError(f"unknown game {name!r}; available: {', '.join(available())}")
-    factory = _REGISTRY[name]
+    factory = _factory(name)
     try:
         inspect.signature(factory).bind(*args, **kwargs)
     except TypeError as e:
@@ -94,7 +106,7 @@ register("kuhn", Kuhn)
 register("leduc", Leduc)
 register("random", RandomGame)
 register("ocp", OCP)
-register("dudo", Dudo)
+register("dudo", "tensorcfr.continuation:dudo_game")  # Dudo with the smaller games' values
 register("domino", Domino)
 register("liars_dice", LiarsDice)
 register("rps", rps)

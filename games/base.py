@@ -70,6 +70,12 @@ class Game:
         """What `player` sees at `state`, for a person playing in a terminal."""
         return self.infoset_key(state)
 
+    def cache_token(self) -> object:
+        """What, besides the game's code and name, decides its compiled tree (`repr` is hashed
+        into the compile cache's key): a game whose payoffs come from outside its code (Dudo's
+        continuation values) returns them."""
+        return ""
+
     def vectorized(self):
         """The level-by-level form of this game (a `games.vector.VectorGame`), or None if the
         game has none; `tensorcfr.compile` then walks it one node at a time."""

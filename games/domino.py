@@ -355,10 +355,6 @@ class DominoVector(VectorGame):
             out.append(f"{','.join(hand)}|{' '.join(reversed(events))}")
         return out
 
-    def outcome_name(self, s, a):
-        if s[self.KIND] == 0:
-            return self._deal_name(a)
-        return self.names[a]
 
     def _deal_name(self, k: int) -> str:
         hands = [[self.names[t] for t in range(self.T) if self.deal[k, q] >> t & 1] for q in (0, 1)]

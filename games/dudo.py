@@ -10,9 +10,9 @@ otherwise (exact included) the caller does.
 The payoff is the value of the continuation game: the loser bids first in the next round
 with one die fewer. With V(a, b) the value of Dudo(K, a, b) for its first bidder, V(0, b) =
 -1 and V(a, 0) = +1; player 1 receives V(D1-1, D2) when it loses the die and -V(D2-1, D1)
-when player 2 does. `continuation(a, b)` supplies V for games with dice on both sides; by
-default it asks the provider installed with `set_value_provider` (tensorcfr installs one
-that solves the smaller games first and caches their values).
+when player 2 does. `continuation(a, b)` supplies V for games with dice on both sides: the
+registered factory (`games.make("dudo(...)")`, `tensorcfr.continuation.dudo_game`) passes
+one that solves the smaller games first and caches their values.
 
 Example:
     >>> import games
@@ -35,14 +35,6 @@ from .base import CHANCE, TERMINAL, Game, GameError
 from .vector import VectorGame, popcount
 
 DUDO = "dudo"
-_provider: Callable[[int, int, int], float] | None = None
-
-
-def set_value_provider(provider: Callable[[int, int, int], float] | None) -> None:
-    """Install `provider(faces, a, b) -> V(a, b)`, the value of Dudo(faces, a, b) for its
-    first bidder, used by games made without an explicit `continuation`."""
-    global _provider
-    _provider = provider
 
 
 def multisets(faces: int, dice: int) -> list[tuple[tuple[int, ...], float]]:
@@ -80,12 +72,11 @@ class Dudo(Game):
             return -1.0
         if b == 0:
             return 1.0
-        if self._continuation is not None:
-            return float(self._continuation(a, b))
-        if _provider is None:
+        if self._continuation is None:
             raise GameError(f"{self.name}: payoffs need the value of dudo({self.faces},{a},{b}); pass "
-                            "continuation=... or import tensorcfr, which solves the smaller games first")
-        return float(_provider(self.faces, a, b))
+                            "continuation=..., or make the game with games.make, whose factory solves the "
+                            "smaller games first")
+        return float(self._continuation(a, b))
 
     def payoff(self, loser: int) -> float:
         """Player 1's payoff when `loser` (0 or 1) loses the die."""
@@ -228,7 +219,3 @@ class DudoVector(VectorGame):
         hands, bids = np.divmod(keys, 1 << self.game.num_bids)
         movers = (popcount(bids) % 2).tolist()
         return [f"{self._names[m][h]}|{self.bid_string(b)}" for h, b, m in zip(hands.tolist(), bids.tolist(), movers)]
-
-    def outcome_name(self, s, a):
-        i, j = divmod(a, len(self.rolls[1]))
-        return f"{self._names[0][i]}|{self._names[1][j]}"

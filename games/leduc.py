@@ -236,6 +236,3 @@ class LeducVector(VectorGame):
             r1, r2 = self.bettings[h]
             out.append(f"{CARDS[own]}|-|{r1}" if public == 0 else f"{CARDS[own]}|{CARDS[public - 1]}|{r1}/{r2}")
         return out
-
-    def outcome_name(self, s, a):
-        return CARDS[a]

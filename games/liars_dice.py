@@ -123,6 +123,3 @@ class LiarsDiceVector(DudoVector):
         hands, bids = np.divmod(keys, 1 << self.game.num_bids)
         return [" ".join([self._names[0][h]] + ([self.bid_string(b)] if b else []))
                 for h, b in zip(hands.tolist(), bids.tolist())]
-
-    def outcome_name(self, s, a):
-        return str(a + 1)

@@ -150,6 +150,3 @@ class CardPokerVector(VectorGame):
 
     def infoset_names(self, keys):
         return [f"{self.card_names[k // len(HISTORIES)]}:{HISTORIES[k % len(HISTORIES)]}" for k in keys.tolist()]
-
-    def outcome_name(self, s, a):
-        return f"{a // self.n},{a % self.n}" if self.deal == "pair" else self.card_names[a]

@@ -79,10 +79,6 @@ class VectorGame:
         """The per-node protocol's key string of each int64 key in `keys` [m]."""
         raise NotImplementedError
 
-    def outcome_name(self, s: np.ndarray, a: int) -> str:
-        """The name of chance outcome `a` at one state `s` [width] (for error messages)."""
-        return f"outcome {a}"
-
 
 class KeyTable:
     """Ids for int64 keys, given in the order keys are first added, kept as a sorted copy of

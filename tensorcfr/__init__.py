@@ -9,23 +9,25 @@ Example:
     (True, True)
 """
 
-from .compiled import CompiledGame, Treeplex
+from .compiled import CompiledGame
 from .compiler import compile
 from .errors import TensorCFRError
 from .evaluation import Evaluation, Policy, best_response_value, evaluate
-from .solvers import PRESETS, CFRConfig, FTRLConfig, Solver, algorithms, dilated_entropy_weights, make_config
+from .iteration import IterationState, iterate
+from .memory import keep_freed_memory
 from .normal_form import RegretMatching
-from .training import train
-
-import games.dudo as _dudo  # noqa: E402
-from . import continuation as _continuation  # noqa: E402
-
-_dudo.set_value_provider(_continuation.dudo_value)  # Dudo's payoffs: smaller games solved by tensorcfr
+from .payoff import PayoffOperator
+from .protocol import IterativeSolver
+from .rules import PRESETS, CFRConfig, FTRLConfig, Scalars, algorithms, make_config
+from .solvers import Solver
+from .training import TrainOptions, train
+from .treeplex import Treeplex, dilated_entropy_weights
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "CFRConfig", "CompiledGame", "Evaluation", "FTRLConfig", "PRESETS", "Policy", "RegretMatching", "Solver", "TensorCFRError",
-    "Treeplex", "algorithms", "best_response_value", "compile", "dilated_entropy_weights", "evaluate",
-    "make_config", "train",
+    "CFRConfig", "CompiledGame", "Evaluation", "FTRLConfig", "IterationState", "IterativeSolver", "PRESETS",
+    "PayoffOperator", "Policy", "RegretMatching", "Scalars", "Solver", "TensorCFRError", "TrainOptions", "Treeplex",
+    "algorithms", "best_response_value", "compile", "dilated_entropy_weights", "evaluate", "iterate",
+    "keep_freed_memory", "make_config", "train",
 ]

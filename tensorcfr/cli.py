@@ -25,8 +25,11 @@ import time
 import games as games_pkg
 
 from .errors import TensorCFRError
+from .capture import CAPTURE
+from .memory import keep_freed_memory
 from .normal_form import PROCEDURES
-from .solvers import AVERAGING, CAPTURE, PRESETS, UPDATES, WEIGHTS
+from .rules import AVERAGING, PRESETS, UPDATES
+from .treeplex import WEIGHTS
 
 NOT_SETTINGS = ("command", "json", "save_policy", "logdir", "no_log")  # per invocation, not part of a run
 
@@ -222,28 +225,17 @@ def _make_solver(args, algo: str):
     return Solver(game, algo, device=args.device, dtype=args.dtype, **{k: v for k, v in mine.items() if v is not None})
 
 
-def _policy_tables(solver) -> tuple[dict, dict]:
-    """({"average": table, "current": table}, {infoset: player}) of batch member 0."""
-    if hasattr(solver, "policy_tables"):
-        tables = solver.policy_tables()
-        return tables, {"row": 0, "col": 1}
-    tables = {"average": solver.average_policy().to_dict(), "current": solver.current_policy().to_dict()}
-    players = {k: tp.player for tp in solver.game.treeplexes for k in tp.infoset_keys}
-    return tables, players
-
-
 def _save_policy(path: str, solver) -> None:
     from .policy_io import save_policy
 
-    tables, players = _policy_tables(solver)
-    save_policy(path, solver.game.name, tables, players=players, algorithm=solver.config.name,
-                iteration=solver.iteration)
+    save_policy(path, solver.game.name, solver.policy_tables(), players=solver.infoset_players(),
+                algorithm=solver.config.name, iteration=solver.iteration)
 
 
 def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = None) -> dict:
     """Build the solver, (re)load its checkpoint, train with logging, stopping and checkpoints."""
     from .runs import CHECKPOINT, save_checkpoint, write_run_file
-    from .training import Progress, log_config, train
+    from .training import Progress, TrainOptions, log_config, train
 
     solver = _make_solver(args, algo)
     if args.save_policy and solver.batch_size > 1:  # before training, not after it
@@ -282,12 +274,13 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
         print(f"{'iteration':>10}  {'exploitability':>14}  {'(current)':>14}  {'game value':>12}  {'ms/iter':>10}")
     t0 = time.perf_counter()
     with _StopFlag() as stop:
-        rows = train(solver, max(args.iterations - solver.iteration, 0), args.eval_every,
-                     callback=None if args.json else line, writer=writer, time_limit=args.time_limit,
-                     target_exploitability=args.target_exploitability,
-                     checkpoint=save if run_dir is not None else None, checkpoint_every=args.checkpoint_every,
-                     should_stop=stop, track_infosets=args.track_infosets, histograms=not args.no_histograms,
-                     progress=None if args.json else Progress(args.iterations), loop_state=loop_state)
+        options = TrainOptions(callback=None if args.json else line, writer=writer, time_limit=args.time_limit,
+                               target_exploitability=args.target_exploitability,
+                               checkpoint=save if run_dir is not None else None,
+                               checkpoint_every=args.checkpoint_every, should_stop=stop,
+                               track_infosets=args.track_infosets, histograms=not args.no_histograms,
+                               progress=None if args.json else Progress(args.iterations), loop_state=loop_state)
+        rows = train(solver, max(args.iterations - solver.iteration, 0), args.eval_every, options)
     wall = time.perf_counter() - t0
     if writer is not None:
         writer.close()
@@ -450,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "games":
             print("\n".join(games_pkg.available()))
             return 0
+        keep_freed_memory()  # CPU iterations reuse their temporaries (tensorcfr/memory.py)
         handler = {"info": _info, "solve": _solve, "compare": lambda a: _solve(a, compare=True),
                    "resume": _resume, "eval": _eval, "play": _play}[args.command]
         return handler(args)

@@ -21,118 +21,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from dataclasses import dataclass, field
-from typing import NamedTuple
-
+from dataclasses import dataclass
 import torch
 
 from .errors import TensorCFRError
+from .treeplex import Treeplex
 
 FORMAT_VERSION = 3  # 2: int32 indices, node_counts, optional per-node arrays; 3: names packed in tensors
 READABLE_VERSIONS = (2, 3)
 _SEP = "\x00"  # between packed infoset keys
-
-
-class Level(NamedTuple):
-    """One treeplex level: infosets `i0:i1`, sequences `s0:s1`, and their index tensors."""
-
-    i0: int
-    i1: int
-    s0: int
-    s1: int
-    segment: torch.Tensor  # [s1-s0] int64: infoset of each sequence, minus i0
-    parent: torch.Tensor  # [i1-i0] int64: parent sequence of each infoset
-    seq_parent: torch.Tensor  # [s1-s0] int64: parent sequence of each sequence's infoset
-
-
-@dataclass(frozen=True, eq=False)
-class Treeplex:
-    """One player's sequence-form decision space (S sequences incl. the empty one, I infosets).
-
-    Sequence 0 is the empty sequence; infoset j owns sequences
-    `infoset_offsets[j] : infoset_offsets[j+1]`, one per action in `action_names[j]` order.
-    """
-
-    player: int
-    infoset_keys: tuple[str, ...]  # [I]
-    action_names: tuple[tuple[str, ...], ...]  # [I][A_j]
-    infoset_parent: torch.Tensor  # [I] int64: parent sequence of each infoset
-    infoset_offsets: torch.Tensor  # [I+1] int64: CSR offsets of each infoset's sequences
-    seq_infoset: torch.Tensor  # [S] int64: infoset owning each sequence, -1 for the empty one
-    level_offsets: torch.Tensor  # [L+1] int64: level l holds infosets level_offsets[l]:[l+1]
-    # derived on construction, not stored in files:
-    levels: tuple[Level, ...] = field(init=False, repr=False)
-    slot_infoset: torch.Tensor = field(init=False, repr=False)  # [S-1] seq_infoset[1:]
-    num_actions: torch.Tensor = field(init=False, repr=False)  # [I] int64
-    _uniform: dict = field(init=False, repr=False, compare=False)  # dtype -> [S-1] 1 / actions
-
-    def __post_init__(self):
-        lo = self.level_offsets.tolist()
-        io = self.infoset_offsets.tolist()
-        levels = []
-        for i0, i1 in zip(lo[:-1], lo[1:]):
-            s0, s1 = io[i0], io[i1]
-            segment = self.seq_infoset[s0:s1] - i0
-            parent = self.infoset_parent[i0:i1]
-            levels.append(Level(i0, i1, s0, s1, segment, parent, parent[segment]))
-        object.__setattr__(self, "levels", tuple(levels))
-        object.__setattr__(self, "slot_infoset", self.seq_infoset[1:])
-        object.__setattr__(self, "num_actions", self.infoset_offsets.diff())
-        object.__setattr__(self, "_uniform", {})
-
-    def uniform(self, dtype: torch.dtype) -> torch.Tensor:
-        """[S-1] the uniform strategy's probability of each sequence (1 / its infoset's actions),
-        made once per dtype: regret matching falls back to it at every iteration."""
-        if dtype not in self._uniform:
-            self._uniform[dtype] = (1.0 / self.num_actions.to(dtype))[self.slot_infoset]
-        return self._uniform[dtype]
-
-    @property
-    def num_infosets(self) -> int:
-        return len(self.infoset_keys)
-
-    @property
-    def num_sequences(self) -> int:
-        """Sequences including the empty one (the length of every per-sequence tensor)."""
-        return int(self.seq_infoset.numel())
-
-    @property
-    def seq_parent(self) -> torch.Tensor:
-        """[S] int64: the parent sequence of each sequence's infoset (0 for the empty one)."""
-        return torch.cat([self.infoset_parent.new_zeros(1), self.infoset_parent[self.seq_infoset[1:]]])
-
-    def infoset_index(self) -> dict[str, int]:
-        """{infoset key: storage index}, built once (lookups by key happen at every evaluation)."""
-        index = self.__dict__.get("_index")
-        if index is None:
-            index = {k: i for i, k in enumerate(self.infoset_keys)}
-            object.__setattr__(self, "_index", index)
-        return index
-
-    def sequence_names(self) -> list[str]:
-        """Readable name of every sequence: `""` for the empty one, else `"key/action"`."""
-        return [""] + [f"{k}/{a}" for k, acts in zip(self.infoset_keys, self.action_names) for a in acts]
-
-    def per_infoset(self, row: list) -> dict[str, dict[str, object]]:
-        """`{infoset key: {action name: row[sequence]}}` for a per-sequence list `row` [S].
-
-        Example:
-            >>> import tensorcfr
-            >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
-            >>> tp.per_infoset(list(range(tp.num_sequences)))["J:"]
-            {'pass': 1, 'bet': 2}
-        """
-        offsets = self.infoset_offsets.tolist()
-        return {key: dict(zip(acts, row[offsets[j]:offsets[j + 1]]))
-                for j, (key, acts) in enumerate(zip(self.infoset_keys, self.action_names))}
-
-    def tensors(self) -> dict[str, torch.Tensor]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if f.init and isinstance(getattr(self, f.name), torch.Tensor)}
-
-    def to(self, device) -> "Treeplex":
-        return Treeplex(self.player, self.infoset_keys, self.action_names,
-                        **{k: v.to(device) for k, v in self.tensors().items()})
 
 
 @dataclass(frozen=True, eq=False)
@@ -210,11 +107,6 @@ class CompiledGame:
     def _tensors(self) -> dict[str, torch.Tensor]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if isinstance(getattr(self, f.name), torch.Tensor)}
-
-    def nbytes(self) -> int:
-        """Bytes held by the tensors (the per-node arrays included when kept)."""
-        own = sum(t.numel() * t.element_size() for t in self._tensors().values())
-        return own + sum(t.numel() * t.element_size() for tp in self.treeplexes for t in tp.tensors().values())
 
     def to(self, device) -> "CompiledGame":
         """A copy on `device` (the game's structure is shared, tensors are moved)."""

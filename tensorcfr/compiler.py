@@ -31,8 +31,10 @@ import games as games_pkg
 from games import CHANCE, TERMINAL, Game, GameError
 from games.vector import KeyTable
 
-from .compiled import CompiledGame, Treeplex
+from .compiled import CompiledGame
 from .errors import TensorCFRError
+from .paths import compiled_dir
+from .treeplex import Treeplex
 
 _TOL = 1e-9
 NODES_KEPT = 1 << 24  # node arrays are kept up to this many histories (21 bytes each)
@@ -531,22 +533,20 @@ def _walk(g: Game, method: str, nodes: bool | None) -> RawTree:
 def _source_digest(g: Game) -> str:
     """Hash of the code that defines the compiled tree: a changed game or compiler misses the cache."""
     h = hashlib.sha256()
-    for mod in sorted({type(g).__module__, "games.vector", "games.base", __name__, CompiledGame.__module__}):  # sorted: a set's order changes per process
+    for mod in sorted({type(g).__module__, "games.vector", "games.base", __name__, CompiledGame.__module__,
+                       Treeplex.__module__}):  # sorted: a set's order changes per process
         path = getattr(sys.modules.get(mod), "__file__", None)
         if path:
             with open(path, "rb") as f:
                 h.update(f.read())
-    h.update(repr(getattr(g, "cache_token", lambda: "")()).encode())
+    h.update(repr(g.cache_token()).encode())
     return h.hexdigest()[:16]
 
 
 def cache_file(g: Game) -> str:
-    """Where the compiled form of `g` is cached: `compiled/` beside the continuation-value
-    cache (`$TENSORCFR_CACHE`'s folder, default `~/.cache/tensorcfr`)."""
-    from .continuation import cache_path
-
+    """Where the compiled form of `g` is cached (`paths.compiled_dir`)."""
     safe = re.sub(r"[^A-Za-z0-9_.,=()-]", "_", g.name)
-    return os.path.join(os.path.dirname(cache_path()), "compiled", f"{safe}-{_source_digest(g)}.pt")
+    return os.path.join(compiled_dir(), f"{safe}-{_source_digest(g)}.pt")
 
 
 def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes: bool | None = None,  # noqa: A001

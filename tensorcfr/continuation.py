@@ -4,8 +4,8 @@ Dudo(K, D1, D2) pays the value of the next round (games/dudo.py), so its payoffs
 V(a, b), the first bidder's value of Dudo(K, a, b), for the smaller games. `dudo_value`
 solves each one (which in turn asks for its own smaller games) with DCFR until NashConv is at
 most `TARGET_NASH_CONV`: the value of a profile with NashConv e lies within e of the game
-value. Results are kept in memory and in a JSON file (`$TENSORCFR_CACHE`, default
-`~/.cache/tensorcfr/values.json`), so each game is solved once per machine.
+value. Results are kept in memory and in a JSON file (`paths.values_file`), so each game
+is solved once per machine.
 
 Example:
     >>> from tensorcfr.continuation import dudo_value
@@ -18,26 +18,28 @@ from __future__ import annotations
 import json
 import os
 import time
+from functools import partial
+
+from games.dudo import Dudo
+
+from .paths import values_file
+from .solvers import Solver
 
 TARGET_NASH_CONV = 1e-7  # moves the larger game's payoffs, so its value, by at most this
 MAX_ITERATIONS = 20_000
 _memory: dict[str, dict] = {}
 
 
-def cache_path() -> str:
-    return os.environ.get("TENSORCFR_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "tensorcfr", "values.json"))
-
-
 def _load() -> dict:
     try:
-        with open(cache_path()) as f:
+        with open(values_file()) as f:
             return json.load(f)
     except (OSError, ValueError):
         return {}
 
 
 def _store(name: str, entry: dict) -> None:
-    path = cache_path()
+    path = values_file()
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         table = _load()
@@ -57,8 +59,6 @@ def dudo_entry(faces: int, a: int, b: int, device: str = "auto") -> dict:
         return _memory[name]
     entry = _load().get(name)
     if entry is None or entry.get("nash_conv", 1.0) > TARGET_NASH_CONV:
-        from .solvers import Solver  # late: solvers imports the games, which import this hook
-
         t0 = time.perf_counter()
         solver = Solver(name, "dcfr", device=device, dtype="float64")
         ev = solver.evaluate()["average"]
@@ -70,6 +70,18 @@ def dudo_entry(faces: int, a: int, b: int, device: str = "auto") -> dict:
         _store(name, entry)
     _memory[name] = entry
     return entry
+
+
+def dudo_game(faces: int = 4, dice1: int = 1, dice2: int = 1, continuation=None) -> Dudo:
+    """Dudo(faces, dice1, dice2) whose payoffs use the smaller games' values, solved and cached
+    by `dudo_value` (or the given `continuation(a, b)`): the factory `games.make("dudo(...)")`
+    calls.
+
+    Example:
+        >>> dudo_game(4, 1, 2).payoff(0)  # player 1 loses its die: Dudo(4,0,2) is lost
+        -1.0
+    """
+    return Dudo(faces, dice1, dice2, continuation=continuation or partial(dudo_value, faces))
 
 
 def dudo_value(faces: int, a: int, b: int) -> float:

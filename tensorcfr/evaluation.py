@@ -19,9 +19,10 @@ from dataclasses import dataclass
 
 import torch
 
-from . import treeplex as T
+from . import treeplex
 from .compiled import CompiledGame
 from .errors import TensorCFRError
+from .payoff import PayoffOperator
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,12 +35,12 @@ class Policy:
 
     @staticmethod
     def uniform(cg: CompiledGame, dtype=torch.float64) -> "Policy":
-        return Policy(cg, tuple(T.normalize(tp, torch.zeros(1, tp.num_sequences, dtype=dtype, device=cg.device))
+        return Policy(cg, tuple(treeplex.normalize(tp, torch.zeros(1, tp.num_sequences, dtype=dtype, device=cg.device))
                                 for tp in cg.treeplexes))
 
     def sequence_form(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Realisation plans (x [B, S_0], y [B, S_1])."""
-        return tuple(T.sequence_form(tp, s) for tp, s in zip(self.game.treeplexes, self.sigma))
+        return tuple(treeplex.sequence_form(tp, s) for tp, s in zip(self.game.treeplexes, self.sigma))
 
     def to_dict(self, member: int = 0) -> dict[str, dict[str, float]]:
         """`{infoset key: {action name: probability}}` for both players (batch member `member`).
@@ -122,14 +123,14 @@ class Evaluation:
 
 
 def best_response_value(cg: CompiledGame, player: int, x_other: torch.Tensor,
-                        op: T.PayoffOperator | None = None) -> torch.Tensor:
+                        op: PayoffOperator | None = None) -> torch.Tensor:
     """Value [B] of player's best response against the other's realisation plan [B, S]."""
-    op = op or T.PayoffOperator.of(cg, x_other.dtype)
-    q, _ = T.bottom_up(cg.treeplexes[player], op.cfv(player, x_other))
+    op = op or PayoffOperator.of(cg, x_other.dtype)
+    q, _ = treeplex.bottom_up(cg.treeplexes[player], op.cfv(player, x_other))
     return q[:, 0]
 
 
-def infoset_gaps(cg: CompiledGame, policy: Policy, op: T.PayoffOperator | None = None) -> list[torch.Tensor]:
+def infoset_gaps(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = None) -> list[torch.Tensor]:
     """Each infoset's contribution to its player's best-response gain, [B, I_p] per player.
 
     For infoset j of player p: x_p[parent(j)] * (max_a Q*(j,a) - sum_a sigma(j,a) Q*(j,a)), where
@@ -145,16 +146,16 @@ def infoset_gaps(cg: CompiledGame, policy: Policy, op: T.PayoffOperator | None =
         0.916667
     """
     plans = policy.sequence_form()
-    op = op or T.PayoffOperator.of(cg, plans[0].dtype)
+    op = op or PayoffOperator.of(cg, plans[0].dtype)
     out = []
     for p, (tp, sigma) in enumerate(zip(cg.treeplexes, policy.sigma)):
-        q, v = T.bottom_up(tp, op.cfv(p, plans[1 - p]))  # best response below each infoset
-        played = T.segment_sum(tp, sigma * q)  # [B, I] sigma's mix of the best-response values
+        q, v = treeplex.bottom_up(tp, op.cfv(p, plans[1 - p]))  # best response below each infoset
+        played = treeplex.segment_sum(tp, sigma * q)  # [B, I] sigma's mix of the best-response values
         out.append(plans[p][:, tp.infoset_parent] * (v - played))
     return out
 
 
-def evaluate(cg: CompiledGame, policy: Policy, op: T.PayoffOperator | None = None) -> Evaluation:
+def evaluate(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = None) -> Evaluation:
     """Best responses, NashConv, exploitability and game value of `policy` in `cg`.
 
     Example:
@@ -164,7 +165,7 @@ def evaluate(cg: CompiledGame, policy: Policy, op: T.PayoffOperator | None = Non
         4.747222222
     """
     x, y = policy.sequence_form()
-    op = op or T.PayoffOperator.of(cg, x.dtype)
+    op = op or PayoffOperator.of(cg, x.dtype)
     br0 = best_response_value(cg, 0, y, op)
     br1 = best_response_value(cg, 1, x, op)
     nash_conv = br0 + br1

@@ -37,7 +37,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import asdict, dataclass
 
@@ -45,8 +44,10 @@ import torch
 
 import games as games_pkg
 
+from .devices import resolve_device, resolve_dtype
 from .errors import TensorCFRError
 from .evaluation import Evaluation
+from .specs import algorithm_name, parse_algorithm
 
 PROCEDURES = ("rm", "rm+", "sampled-rm", "conditional-rm", "invariant-rm")
 SAMPLED = ("sampled-rm", "conditional-rm", "invariant-rm")
@@ -182,14 +183,7 @@ def make_procedure(spec: str | RMConfig, **overrides) -> RMConfig:
     if isinstance(spec, RMConfig):
         name, params = spec.name, {k: v for k, v in asdict(spec).items() if k != "name"}
     else:
-        m = re.fullmatch(r"\s*([a-z+-]+)\s*(?:\((.*)\))?\s*", spec)
-        if not m:
-            raise TensorCFRError(f"cannot parse procedure {spec!r}")
-        name, params = m.group(1), {}
-        if m.group(2):
-            _, args, params = games_pkg.parse_spec(f"p({m.group(2)})")
-            if args:
-                raise TensorCFRError(f"procedure {spec!r}: give parameters by name, e.g. {name}(mu=10)")
+        name, params = parse_algorithm(spec, "procedure")
     params.update({k: v for k, v in overrides.items() if v is not None})
     unknown = set(params) - {"mu", "seed", "runs"}
     if unknown:
@@ -245,8 +239,6 @@ class RegretMatching:
     """
 
     def __init__(self, game, procedure: str | RMConfig = "rm+", *, device="auto", dtype="float64", **options):
-        from .solvers import resolve_device, resolve_dtype
-
         self.config = make_procedure(procedure, **options)
         self.device, self.dtype = resolve_device(device), resolve_dtype(dtype)
         members = list(game) if isinstance(game, (list, tuple)) else [game]
@@ -419,6 +411,22 @@ class RegretMatching:
                              "col": dict(zip(self.game.cols, y[b].tolist()))}
         return tables
 
+    def infoset_keys(self) -> list[str]:
+        """The two "infosets" of a matrix game: "row" and "col"."""
+        return ["row", "col"]
+
+    def infoset_players(self) -> dict[str, int]:
+        return {"row": 0, "col": 1}
+
+    def strategy(self, key: str, which: str = "average", member: int = 0) -> dict[str, float]:
+        """{action: probability} of the row ("row") or column ("col") player."""
+        return self.policy_tables(member)[which][key]
+
+    def histograms(self, member: int = 0) -> dict[str, torch.Tensor]:
+        """`regret_p{i}`: each action's cumulative unconditional regret over t."""
+        t = max(self.iteration, 1)
+        return {f"regret_p{i}": r[min(member, r.shape[0] - 1)] / t for i, r in enumerate(self.regrets)}
+
     def joint(self) -> torch.Tensor:
         """The empirical joint distribution of play [B, m, n]."""
         return self.Z / max(self.iteration, 1)
@@ -463,8 +471,7 @@ def is_procedure(spec) -> bool:
     """Whether an algorithm spec names a normal-form procedure (rather than a tree algorithm)."""
     if isinstance(spec, RMConfig):
         return True
-    m = re.match(r"\s*([a-z+-]+)", spec) if isinstance(spec, str) else None
-    return m is not None and m.group(1) in PROCEDURES
+    return algorithm_name(spec) in PROCEDURES
 
 
 __all__ = ["PROCEDURES", "RMConfig", "RegretMatching", "evaluate_profile", "is_procedure", "joint_regrets",

@@ -30,13 +30,14 @@ from .errors import TensorCFRError
 def exact_value(cg, table_a: dict, table_b: dict) -> float:
     """Player 0's exact expected payoff when player 0 plays `table_a`'s strategy and player 1
     `table_b`'s (each table checked against the game by `Policy.from_dict`)."""
-    from . import treeplex as T
+    from .payoff import PayoffOperator
+    from .treeplex import sequence_form
     from .evaluation import Policy
 
     a, b = Policy.from_dict(cg, table_a), Policy.from_dict(cg, table_b)
-    x = T.sequence_form(cg.treeplexes[0], a.sigma[0])
-    y = T.sequence_form(cg.treeplexes[1], b.sigma[1])
-    return float(T.PayoffOperator.of(cg, x.dtype).value(x, y)[0])
+    x = sequence_form(cg.treeplexes[0], a.sigma[0])
+    y = sequence_form(cg.treeplexes[1], b.sigma[1])
+    return float(PayoffOperator.of(cg, x.dtype).value(x, y)[0])
 
 
 def _choose(table: dict, key: str, actions, rng: random.Random, who: str) -> str:

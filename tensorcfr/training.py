@@ -14,11 +14,13 @@ import json
 import os
 import sys
 import time
-from typing import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Sequence
 
 import torch
 
 from .errors import TensorCFRError
+from .protocol import IterativeSolver
 
 # Scalar tags written at every evaluation: identical for every algorithm, so one
 # TensorBoard view overlays them.
@@ -54,7 +56,7 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def evaluation_row(solver, member: int = 0, ev: dict | None = None) -> dict:
+def evaluation_row(solver: IterativeSolver, member: int = 0, ev: dict | None = None) -> dict:
     """One row of figures for batch member `member` at the solver's current iteration
     (`ev`: the result of `solver.evaluate()`, when already computed)."""
     ev = ev or solver.evaluate()
@@ -69,24 +71,17 @@ def evaluation_row(solver, member: int = 0, ev: dict | None = None) -> dict:
     return row
 
 
-def tracked_strategies(solver, keys, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
+def tracked_strategies(solver: IterativeSolver, keys, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
     """{infoset key: {"average" | "current": {action: probability}}} for the infosets `keys`;
     an unknown key is an error that lists some known ones."""
     if not keys:
         return {}
-    if hasattr(solver, "policy_tables"):  # normal-form procedures: infosets "row" and "col"
-        tables = solver.policy_tables(member)
-        known = list(tables["average"])
-        pick = lambda which, key: tables[which][key]  # noqa: E731
-    else:
-        pols = {"average": solver.average_policy(), "current": solver.current_policy()}
-        known = [k for tp in solver.game.treeplexes for k in tp.infoset_keys]
-        pick = lambda which, key: pols[which].infoset(key, member)  # noqa: E731
+    known = solver.infoset_keys()
     missing = [k for k in keys if k not in set(known)]
     if missing:
         raise TensorCFRError(f"--track-infosets: unknown infoset(s) {missing} in {solver.game.name}; "
                              f"some known keys: {known[:8]}")
-    return {k: {w: pick(w, k) for w in ("average", "current")} for k in keys}
+    return {k: {w: solver.strategy(k, w, member) for w in ("average", "current")} for k in keys}
 
 
 def log_config(writer, config: dict) -> None:
@@ -116,19 +111,9 @@ def _log(writer, solver, rows_by_member: list[dict], track: dict, histograms: bo
                 writer.add_scalar(f"strategy/{key}/{action}/{which}", p, step)
     if not histograms:
         return
-    if hasattr(solver, "policy_tables"):  # normal-form procedures: unconditional regrets [B, m]
-        regrets = solver.regrets
-    else:  # the CFR family: [B, S], column 0 (the empty sequence) unused
-        regrets = [r[:, 1:] for r in solver.regrets] if "regrets" in solver.state[0] else []
-    for p, r in enumerate(regrets):
-        if r.numel():
-            writer.add_histogram(f"histogram/regret_p{p}", (r[0] / max(step, 1)).float().cpu(), step)
-    if hasattr(solver, "op"):  # per-infoset exploitability needs the compiled tree
-        from .evaluation import infoset_gaps
-
-        for p, gap in enumerate(infoset_gaps(solver.game, solver.average_policy(), solver.op)):
-            if gap.numel():
-                writer.add_histogram(f"histogram/infoset_exploitability_p{p}", gap[0].float().cpu(), step)
+    for name, values in solver.histograms(0).items():  # member 0's
+        if values.numel():
+            writer.add_histogram(f"histogram/{name}", values.float().cpu(), step)
 
 
 class Progress:
@@ -163,33 +148,65 @@ class Progress:
             self.shown = False
 
 
-def train(solver, iterations: int, eval_every: int | None = None,
-          callback: Callable[[dict], None] | None = None, writer=None, *,
-          time_limit: float | None = None, target_exploitability: float | None = None,
-          checkpoint: Callable[[dict], None] | None = None, checkpoint_every: int | None = None,
-          should_stop: Callable[[], bool] | None = None, track_infosets=(), histograms: bool = True,
-          progress: Progress | None = None, loop_state: dict | None = None) -> TrainResult:
+@dataclass
+class TrainOptions:
+    """How `train` evaluates, logs, stops and checkpoints (every field optional).
+
+    eval_every:  iterations between evaluations (default: a tenth of the run)
+    callback:    called with member 0's row at each evaluation
+    writer:      a `SummaryWriter` receiving the scalars of `TAGS` at the iteration as step
+                 (members after the first with a `/member{b}` suffix), the strategies of
+                 `track_infosets` as `strategy/{key}/{action}/{average|current}` and, with
+                 `histograms`, the solver's `histograms()` as `histogram/{name}`
+    time_limit:  stop after this many seconds
+    target_exploitability: stop once the average's exploitability is at or below it
+                 (checked at evaluations)
+    should_stop: stop when it turns true (checked about every 0.2 s)
+    checkpoint:  called with the loop state every `checkpoint_every` iterations and at the end;
+                 passing that state back as `loop_state` (with the solver's `load_state_dict`)
+                 continues the run exactly
+    progress:    a `Progress` bar to update
+
+    Example:
+        >>> TrainOptions(eval_every=10, time_limit=60.0).histograms
+        True
+    """
+
+    eval_every: int | None = None
+    callback: Callable[[dict], None] | None = None
+    writer: Any = None
+    time_limit: float | None = None
+    target_exploitability: float | None = None
+    checkpoint: Callable[[dict], None] | None = None
+    checkpoint_every: int | None = None
+    should_stop: Callable[[], bool] | None = None
+    track_infosets: Sequence[str] = ()
+    histograms: bool = True
+    progress: Progress | None = None
+    loop_state: dict | None = None
+
+
+def train(solver: IterativeSolver, iterations: int, eval_every: int | None = None,
+          options: TrainOptions | None = None, **fields) -> TrainResult:
     """Run up to `iterations` more iterations, evaluating every `eval_every` (default a tenth)
-    and at the end.
+    and at the end; `options` (a `TrainOptions`, or its fields as keywords) says how to log,
+    stop and checkpoint.
 
     Each evaluation produces a row (see `evaluation_row`, plus `ms_per_iteration`,
     `iterations_per_second` and `seconds`, the solving time so far without evaluations) per
-    batch member; `callback(row)` gets member 0's. `writer` (a `SummaryWriter`) receives the
-    scalars of `TAGS` at the iteration as step (members after the first with a `/member{b}`
-    suffix), the strategies of `track_infosets` as `strategy/{key}/{action}/{average|current}`
-    and, with `histograms`, `histogram/regret_p{p}` and `histogram/infoset_exploitability_p{p}`.
-
-    The loop stops early after `time_limit` seconds, once the average's exploitability is at or
-    below `target_exploitability` (checked at evaluations), or when `should_stop()` turns true
-    (checked about every 0.2 s). `checkpoint(loop_state)` is called every `checkpoint_every`
-    iterations and when the loop ends; passing that `loop_state` back (with the solver's
-    `load_state_dict`) continues the run exactly. Returns member 0's rows (all of them, those
-    of `loop_state` included) as a `TrainResult`.
+    batch member. The loop stops early on `time_limit`, `target_exploitability` or
+    `should_stop`. Returns member 0's rows (all of them, those of `loop_state` included) as a
+    `TrainResult`.
     """
-    eval_every = eval_every or max(1, iterations // 10)
-    track = list(track_infosets)
+    try:
+        opts = replace(options or TrainOptions(), **fields)
+    except TypeError as e:
+        raise TensorCFRError(f"train: {e}") from None
+    eval_every = eval_every or opts.eval_every or max(1, iterations // 10)
+    writer, checkpoint, checkpoint_every, progress = opts.writer, opts.checkpoint, opts.checkpoint_every, opts.progress
+    track = list(opts.track_infosets)
     tracked_strategies(solver, track)  # an unknown key fails now, not at the first evaluation
-    state = dict(loop_state or {"rows": [], "solving": 0.0})
+    state = dict(opts.loop_state or {"rows": [], "solving": 0.0})
     rows = TrainResult(state["rows"])
     target_iteration = solver.iteration + iterations
     started, chunk = time.perf_counter(), 1
@@ -210,19 +227,19 @@ def train(solver, iterations: int, eval_every: int | None = None,
         since_eval, since_eval_time = 0, 0.0
         rows.append(member_rows[0])
         if writer is not None:
-            _log(writer, solver, member_rows, tracked_strategies(solver, track), histograms)
+            _log(writer, solver, member_rows, tracked_strategies(solver, track), opts.histograms)
         if progress is not None:
             progress.update(solver.iteration, member_rows[0]["iterations_per_second"], member_rows[0]["exploitability"])
             progress.clear()
-        if callback is not None:
-            callback(member_rows[0])
+        if opts.callback is not None:
+            opts.callback(member_rows[0])
         return member_rows[0]
 
     while solver.iteration < target_iteration:
-        if should_stop is not None and should_stop():
+        if opts.should_stop is not None and opts.should_stop():
             rows.stopped = "interrupted"
             break
-        if time_limit is not None and time.perf_counter() - started >= time_limit:
+        if opts.time_limit is not None and time.perf_counter() - started >= opts.time_limit:
             rows.stopped = "time_limit"
             break
         it = solver.iteration
@@ -242,7 +259,8 @@ def train(solver, iterations: int, eval_every: int | None = None,
             progress.update(solver.iteration, since_eval / max(since_eval_time, 1e-9))
         if solver.iteration % eval_every == 0 or solver.iteration == target_iteration:
             row = evaluate_now()
-            if target_exploitability is not None and row["exploitability"] <= target_exploitability:
+            target = opts.target_exploitability
+            if target is not None and row["exploitability"] <= target:
                 rows.stopped = "target"
                 break
         if checkpoint is not None and checkpoint_every and solver.iteration % checkpoint_every == 0:

@@ -1,9 +1,12 @@
-"""Tensor operations over one player's treeplex and the sparse payoff matrix.
+"""One player's decision space (the treeplex) and the tensor operations over it.
 
-These are the building blocks every solver and the evaluation share (DESIGN.md §2): a
-per-infoset normalisation (regret matching), the top-down pass to the sequence form, the
-sparse counterfactual-value mat-vec, and the bottom-up passes (expected value under a
-strategy, or best response). Python loops run over treeplex levels only.
+A player's infosets are stored by treeplex level, the infosets of one level contiguous, and
+the actions of one infoset are contiguous sequences, so "all actions of an infoset" is a
+segment and "all infosets of a level" is a slice (DESIGN.md §1). The operations every
+update rule and the evaluation share (DESIGN.md §2) are functions here, and methods of
+`Treeplex` for the update rules: a per-infoset normalisation (regret matching), the top-down
+pass to the sequence form, and the bottom-up passes (expected value under a strategy, best
+response, entropy-regularised best response). Python loops run over treeplex levels only.
 
 Per-sequence tensors are [B, S] with column 0 the empty sequence; per-infoset ones [B, I].
 Reductions over an infoset's actions are ragged segment sums (`index_add_`), which on the CPU
@@ -11,21 +14,144 @@ add in a fixed order, so batch members are bit-identical to solo runs.
 
 Example:
     >>> import torch, tensorcfr
-    >>> from tensorcfr import treeplex as T
+    >>> from tensorcfr import treeplex
     >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
-    >>> sigma = T.normalize(tp, torch.zeros(1, tp.num_sequences, dtype=torch.float64))
-    >>> T.sequence_form(tp, sigma)[0, :3].tolist()
+    >>> sigma = tp.normalize(torch.zeros(1, tp.num_sequences, dtype=torch.float64))
+    >>> treeplex.sequence_form(tp, sigma)[0, :3].tolist()
     [1.0, 0.5, 0.5]
 """
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import torch
 
-from .compiled import CompiledGame, Treeplex
+from .errors import TensorCFRError
+
+WEIGHTS = ("unit", "kroer17", "farina21")  # the dilated-entropy weight schemes
+
+
+class Level(NamedTuple):
+    """One treeplex level: infosets `i0:i1`, sequences `s0:s1`, and their index tensors."""
+
+    i0: int
+    i1: int
+    s0: int
+    s1: int
+    segment: torch.Tensor  # [s1-s0] int64: infoset of each sequence, minus i0
+    parent: torch.Tensor  # [i1-i0] int64: parent sequence of each infoset
+    seq_parent: torch.Tensor  # [s1-s0] int64: parent sequence of each sequence's infoset
+
+
+@dataclass(frozen=True, eq=False)
+class Treeplex:
+    """One player's sequence-form decision space (S sequences incl. the empty one, I infosets).
+
+    Sequence 0 is the empty sequence; infoset j owns sequences
+    `infoset_offsets[j] : infoset_offsets[j+1]`, one per action in `action_names[j]` order.
+    """
+
+    player: int
+    infoset_keys: tuple[str, ...]  # [I]
+    action_names: tuple[tuple[str, ...], ...]  # [I][A_j]
+    infoset_parent: torch.Tensor  # [I] int64: parent sequence of each infoset
+    infoset_offsets: torch.Tensor  # [I+1] int64: CSR offsets of each infoset's sequences
+    seq_infoset: torch.Tensor  # [S] int64: infoset owning each sequence, -1 for the empty one
+    level_offsets: torch.Tensor  # [L+1] int64: level l holds infosets level_offsets[l]:[l+1]
+    # derived on construction, not stored in files:
+    levels: tuple[Level, ...] = field(init=False, repr=False)
+    slot_infoset: torch.Tensor = field(init=False, repr=False)  # [S-1] seq_infoset[1:]
+    num_actions: torch.Tensor = field(init=False, repr=False)  # [I] int64
+    _uniform: dict = field(init=False, repr=False, compare=False)  # dtype -> [S-1] 1 / actions
+
+    def __post_init__(self):
+        lo = self.level_offsets.tolist()
+        io = self.infoset_offsets.tolist()
+        levels = []
+        for i0, i1 in zip(lo[:-1], lo[1:]):
+            s0, s1 = io[i0], io[i1]
+            segment = self.seq_infoset[s0:s1] - i0
+            parent = self.infoset_parent[i0:i1]
+            levels.append(Level(i0, i1, s0, s1, segment, parent, parent[segment]))
+        object.__setattr__(self, "levels", tuple(levels))
+        object.__setattr__(self, "slot_infoset", self.seq_infoset[1:])
+        object.__setattr__(self, "num_actions", self.infoset_offsets.diff())
+        object.__setattr__(self, "_uniform", {})
+
+    def uniform(self, dtype: torch.dtype) -> torch.Tensor:
+        """[S-1] the uniform strategy's probability of each sequence (1 / its infoset's actions),
+        made once per dtype: regret matching falls back to it at every iteration."""
+        if dtype not in self._uniform:
+            self._uniform[dtype] = (1.0 / self.num_actions.to(dtype))[self.slot_infoset]
+        return self._uniform[dtype]
+
+    @property
+    def num_infosets(self) -> int:
+        return len(self.infoset_keys)
+
+    @property
+    def num_sequences(self) -> int:
+        """Sequences including the empty one (the length of every per-sequence tensor)."""
+        return int(self.seq_infoset.numel())
+
+    def infoset_index(self) -> dict[str, int]:
+        """{infoset key: storage index}, built once (lookups by key happen at every evaluation)."""
+        index = self.__dict__.get("_index")
+        if index is None:
+            index = {k: i for i, k in enumerate(self.infoset_keys)}
+            object.__setattr__(self, "_index", index)
+        return index
+
+    def sequence_names(self) -> list[str]:
+        """Readable name of every sequence: `""` for the empty one, else `"key/action"`."""
+        return [""] + [f"{k}/{a}" for k, acts in zip(self.infoset_keys, self.action_names) for a in acts]
+
+    def per_infoset(self, row: list) -> dict[str, dict[str, object]]:
+        """`{infoset key: {action name: row[sequence]}}` for a per-sequence list `row` [S].
+
+        Example:
+            >>> import tensorcfr
+            >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+            >>> tp.per_infoset(list(range(tp.num_sequences)))["J:"]
+            {'pass': 1, 'bet': 2}
+        """
+        offsets = self.infoset_offsets.tolist()
+        return {key: dict(zip(acts, row[offsets[j]:offsets[j + 1]]))
+                for j, (key, acts) in enumerate(zip(self.infoset_keys, self.action_names))}
+
+    # -- the operations the update rules call (a public-tree space offers the same) ------------
+    def normalize(self, weights: torch.Tensor) -> torch.Tensor:
+        """`normalize(self, weights)`: behavioural strategy [B, S] proportional to weights >= 0."""
+        return normalize(self, weights)
+
+    def sequence_form(self, sigma: torch.Tensor) -> torch.Tensor:
+        """`sequence_form(self, sigma)`: the realisation plan [B, S] of sigma [B, S]."""
+        return sequence_form(self, sigma)
+
+    def instantaneous_regret(self, g: torch.Tensor, sigma: torch.Tensor) -> torch.Tensor:
+        """r(j,a) = q(j,a) - v(j) [B, S-1] for counterfactual values g [B, S] under sigma [B, S]:
+        each action's value against the value of its infoset (the empty sequence has none)."""
+        q, v = bottom_up(self, g, sigma)  # [B, S], [B, I]
+        return q[:, 1:] - v[:, self.slot_infoset]
+
+    def softmax(self, u: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
+        """`softmax_bottom_up(self, u, temperature)`'s strategy [B, S]."""
+        return softmax_bottom_up(self, u, temperature)[0]
+
+    def entropy_weights(self, scheme: str = "unit") -> torch.Tensor:
+        """`dilated_entropy_weights(self, scheme)` [I] float64."""
+        return dilated_entropy_weights(self, scheme)
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.init and isinstance(getattr(self, f.name), torch.Tensor)}
+
+    def to(self, device) -> "Treeplex":
+        return Treeplex(self.player, self.infoset_keys, self.action_names,
+                        **{k: v.to(device) for k, v in self.tensors().items()})
 
 
 def segment_sum(tp: Treeplex, values: torch.Tensor) -> torch.Tensor:
@@ -112,84 +238,25 @@ def softmax_bottom_up(tp: Treeplex, u: torch.Tensor, temperature: torch.Tensor):
     return sigma, q[:, 0]
 
 
-@dataclass(frozen=True, eq=False)
-class PayoffOperator:
-    """The sparse payoff matrix in the orientation of each player, in a chosen dtype.
-
-    `cfv(p, x_other)` [B, S_p] is player p's counterfactual value of each of its sequences
-    against the other player's realisation plan: A @ y for player 0, -A^T @ x for player 1.
-    With one payoff vector the matrix is kept as CSR in each orientation (a multi-threaded
-    sparse mat-mul on the CPU, cuSPARSE on a GPU, each row summed in a fixed order); a batch of
-    payoff vectors, or `gather=True`, uses gathers and an `index_add_` over the nonzeros (the
-    form `torch.compile` can fuse into the rest of an iteration; sparse tensors it cannot).
+def dilated_entropy_weights(tp: Treeplex, scheme: str = "unit") -> torch.Tensor:
+    """Per-infoset weights beta_j [I] (float64) of a dilated entropy, by name (see
+    `rules.FTRLConfig`), computed bottom-up over the treeplex levels.
 
     Example:
-        >>> import torch, tensorcfr
-        >>> cg = tensorcfr.compile("kuhn")
-        >>> op = PayoffOperator.of(cg, torch.float64)
-        >>> y = torch.zeros(1, cg.treeplexes[1].num_sequences, dtype=torch.float64)
-        >>> op.cfv(0, y).abs().sum().item()
-        0.0
+        >>> import tensorcfr
+        >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+        >>> dilated_entropy_weights(tp, "farina21").tolist()[:3]
+        [2.0, 2.0, 2.0]
     """
-
-    sizes: tuple[int, int]  # S_0, S_1
-    csr: tuple[torch.Tensor, torch.Tensor] | None = None  # [S_p, S_other] sparse CSR, when B == 1
-    # with a batch of payoff vectors instead (None with CSR, to keep one copy of the matrix):
-    rows: tuple[torch.Tensor, torch.Tensor] | None = None  # [Z] int64: own sequence of each nonzero
-    cols: tuple[torch.Tensor, torch.Tensor] | None = None  # [Z] int64: the other player's sequence
-    vals: tuple[torch.Tensor, torch.Tensor] | None = None  # [B, Z] payoff in each player's own sign
-
-    @staticmethod
-    def of(cg: CompiledGame, dtype: torch.dtype, gather: bool = False) -> "PayoffOperator":
-        a = cg.payoff.to(dtype)  # [B, Z]
-        s0, s1 = cg.payoff_seq[0], cg.payoff_seq[1]
-        sizes = (cg.treeplexes[0].num_sequences, cg.treeplexes[1].num_sequences)
-        if a.shape[0] == 1 and not gather:
-            # the compiler sorts the nonzeros by (s0, s1): player 0's CSR shares its arrays, and a
-            # stable sort by s1 alone orders them for player 1
-            by_s1 = torch.argsort(s1, stable=True)  # [Z]
-            csr1 = _csr(s1[by_s1], s0[by_s1], a[0][by_s1].neg_(), sizes[::-1])
-            del by_s1
-            return PayoffOperator(sizes, csr=(_csr(s0, s1, a[0], sizes), csr1))
-        s0, s1 = s0.long(), s1.long()  # index_add_ is slow with int32 indices on the CPU
-        return PayoffOperator(sizes, rows=(s0, s1), cols=(s1, s0), vals=(a, -a))
-
-    def cfv(self, player: int, x_other: torch.Tensor) -> torch.Tensor:
-        if self.csr is not None:
-            a = self.csr[player]
-            out = x_other.new_empty(x_other.shape[0], a.shape[0])  # [B, S_p]
-            for b in range(x_other.shape[0]):  # per batch member: a column is a view, x_other.T a copy
-                torch.mm(a, x_other[b].reshape(-1, 1), out=out[b].view(-1, 1))  # (2x faster on the CPU)
-            return out
-        vals = self.vals[player] * x_other.index_select(1, self.cols[player])  # [B, Z]
-        out = vals.new_zeros(vals.shape[0], self.sizes[player])
-        return out.index_add_(1, self.rows[player], vals)
-
-    def value(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """x^T A y [B]: player 0's expected payoff."""
-        if self.csr is not None:
-            return (x * self.cfv(0, y)).sum(1)
-        return (self.vals[0] * x.index_select(1, self.rows[0]) * y.index_select(1, self.cols[0])).sum(1)
-
-
-def _csr(rows: torch.Tensor, cols: torch.Tensor, vals: torch.Tensor, shape: tuple[int, int]) -> torch.Tensor:
-    """CSR matrix [shape] from COO triplets [Z] sorted by row, then column (sorted here if not)."""
-    if not _row_major(rows, cols):
-        order = torch.argsort(rows.long() * shape[1] + cols.long())
-        rows, cols, vals = rows[order], cols[order], vals[order]
-    idx = torch.int32 if max(shape[1], len(cols)) < 2 ** 31 else torch.int64  # int32: less to read per nonzero
-    crow = torch.zeros(shape[0] + 1, dtype=idx, device=rows.device)
-    crow[1:] = torch.cumsum(torch.bincount(rows, minlength=shape[0]), 0)
-    with warnings.catch_warnings():  # "sparse CSR support is in beta": it is what we measured
-        warnings.simplefilter("ignore", UserWarning)
-        return torch.sparse_csr_tensor(crow, cols.to(idx), vals, shape, check_invariants=False)
-
-
-def _row_major(rows: torch.Tensor, cols: torch.Tensor, chunk: int = 1 << 24) -> bool:
-    """Whether (rows, cols) [Z] are sorted by row, then column (checked in chunks: no [Z] temporaries)."""
-    for k in range(0, len(rows), chunk):
-        r, c = rows[k:k + chunk + 1], cols[k:k + chunk + 1]
-        dr = r[1:] - r[:-1]
-        if (dr < 0).any() or ((dr == 0) & (c[1:] < c[:-1])).any():
-            return False
-    return True
+    if scheme not in WEIGHTS:
+        raise TensorCFRError(f"weights must be one of {', '.join(WEIGHTS)}, got {scheme!r}")
+    beta = torch.ones(tp.num_infosets, dtype=torch.float64, device=tp.infoset_parent.device)
+    if scheme == "unit":
+        return beta
+    below = torch.zeros(tp.num_sequences, dtype=torch.float64, device=beta.device)  # [S] sum of child weights
+    for lv in reversed(tp.levels):
+        most = torch.zeros(lv.i1 - lv.i0, dtype=torch.float64, device=beta.device)
+        most.scatter_reduce_(0, lv.segment, below[lv.s0:lv.s1], "amax")
+        beta[lv.i0:lv.i1] = 2 + 2 * most if scheme == "kroer17" else 1 + most
+        below.index_add_(0, lv.parent, beta[lv.i0:lv.i1])
+    return beta

@@ -79,8 +79,8 @@ def test_compiled_iterations_equal_eager(game, algo, device):
         warnings.simplefilter("error", RuntimeWarning)  # a failed compile warns and runs eagerly: fail instead
         solver = tensorcfr.Solver(cg, algo, device=device, capture="compile")
         compiled = trajectory(solver)
-    assert solver._compiled is not None and solver.capture == "compile", "the iteration was not compiled"
-    assert (solver._graph is not None) == (device == "cuda"), "on CUDA the compiled iteration is recorded as a graph"
+    assert solver.captured.compiled is not None and solver.capture == "compile", "the iteration was not compiled"
+    assert (solver.captured.graph is not None) == (device == "cuda"), "on CUDA the compiled iteration is recorded as a graph"
     assert_same_trajectory(eager, compiled, device, rounding=True)
 
 
@@ -88,25 +88,26 @@ def test_compiled_iterations_around_a_sparse_operator_equal_eager(monkeypatch, d
     """Past COMPILE_GATHER_MAX nonzeros the payoff operator stays a sparse matrix, which the
     compiled iteration calls between its compiled parts."""
     needs_compiler(device)
-    monkeypatch.setattr(tensorcfr.solvers, "COMPILE_GATHER_MAX", 0)
+    monkeypatch.setattr(tensorcfr.capture, "COMPILE_GATHER_MAX", 0)
     eager = trajectory(tensorcfr.Solver("leduc", "cfr+", device=device))
     solver = tensorcfr.Solver("leduc", "cfr+", device=device, capture="compile")
     assert solver.op.csr is not None
     compiled = trajectory(solver)
-    assert solver._compiled is not None and solver.capture == "compile"
+    assert solver.captured.compiled is not None and solver.capture == "compile"
     assert_same_trajectory(eager, compiled, device, rounding=True)
 
 
 def test_failed_compile_restores_the_state_and_runs_eagerly(monkeypatch):
     """A compiler failure on the first call must leave no half-updated state behind."""
+    solver = tensorcfr.Solver("kuhn", "cfr+", device="cpu", capture="compile")
+
     def broken(fn, **kw):
         def run(sc):
-            fn.__self__.sigma[0].mul_(7)  # as if part of the iteration had run before the failure
+            solver.sigma[0].mul_(7)  # as if part of the iteration had run before the failure
             raise RuntimeError("no compiler here")
         return run
     monkeypatch.setattr(torch, "compile", broken)
     eager = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
-    solver = tensorcfr.Solver("kuhn", "cfr+", device="cpu", capture="compile")
     with pytest.warns(RuntimeWarning, match="torch.compile failed .*no compiler here"):
         solver.step(3)
     eager.step(3)
@@ -171,9 +172,9 @@ def test_static_iteration_never_waits_for_the_device(game, algo, device):
     value on the host nor bring host data along (checked on every device, so also without a GPU)."""
     solver = tensorcfr.Solver(tensorcfr.compile(game), algo, device=device, capture="static")
     solver.step(2)
-    solver._refresh_scalars(3)
+    sc = solver.captured.refresh(3)
     with HostTraffic() as seen:
-        solver._iterate(solver._scalars)
+        solver.captured.run(sc)
     assert seen.found == []
 
 
@@ -190,14 +191,14 @@ def test_an_iteration_replayed_from_a_recording_equals_eager(game, algo, device)
     cg = tensorcfr.compile(game)
     eager, solver = (tensorcfr.Solver(cg, algo, device=device, capture=c) for c in ("none", "static"))
     for s in (eager, solver):
-        s.op = tensorcfr.treeplex.PayoffOperator.of(s.game, s.dtype, gather=True)
+        s.op = tensorcfr.PayoffOperator.of(s.game, s.dtype, gather=True)
     expected = trajectory(eager)
     replayed = trajectory(solver, 2)
-    solver._refresh_scalars(3)
-    recording = make_fx(lambda: solver._iterate(solver._scalars))()  # tracing runs iteration 3 as well
+    sc = solver.captured.refresh(3)
+    recording = make_fx(lambda: solver.captured.run(sc))()  # tracing runs iteration 3 as well
     solver.iteration = 3
     replayed.append(snapshot(solver))
-    solver._iterate = lambda sc: recording()  # the step skeleton now replays the recording
+    solver.captured.run = lambda sc: recording()  # the step skeleton now replays the recording
     replayed += trajectory(solver, ITERATIONS - 3)
     assert_same_trajectory(expected, replayed, device)
 
@@ -216,5 +217,5 @@ def test_cuda_graph_equals_eager(game, algo):
     eager = trajectory(tensorcfr.Solver(cg, algo, device="cuda"))
     solver = tensorcfr.Solver(cg, algo, device="cuda", capture="cuda-graph")
     graph = trajectory(solver)
-    assert solver._graph is not None, "the iteration was not captured"
+    assert solver.captured.graph is not None, "the iteration was not captured"
     assert_same_trajectory(eager, graph, "cuda")

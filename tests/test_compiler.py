@@ -152,13 +152,13 @@ def test_invalid_games_are_named(game, message):
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
 @pytest.mark.parametrize("keep", ["1", "0"])
 def test_cpu_solvers_reuse_freed_memory(keep):
-    """With TENSORCFR_KEEP_HEAP (the default), a CPU solver makes glibc reuse a freed 64 MiB
+    """With TENSORCFR_KEEP_HEAP (the default), `keep_freed_memory()` makes glibc reuse a freed 64 MiB
     tensor's pages: once the heap has grown (glibc may place the first two such allocations
     apart), allocating it again costs no page faults. Turned off, every allocation faults its
     pages in again (what made large games' iterations 2.4x slower)."""
     code = """
 import resource, torch, tensorcfr
-tensorcfr.Solver("kuhn", "cfr", device="cpu")
+tensorcfr.keep_freed_memory()
 for _ in range(3):
     x = torch.ones(1 << 23, dtype=torch.float64); del x
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt

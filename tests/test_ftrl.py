@@ -161,7 +161,7 @@ def test_batched_step_sizes_equal_solo_runs(device):
         solo = tensorcfr.Solver("leduc", "oftrl", eta=eta, device=device)
         solo.step(20)
         for p in (0, 1):
-            assert same(batch.state[p]["utility"][b], solo.state[p]["utility"][0], device)
+            assert same(batch.state.rule[p].utility[b], solo.state.rule[p].utility[0], device)
             assert torch.allclose(batch.sigma[p][b], solo.sigma[p][0], rtol=0, atol=1e-15)
             assert torch.allclose(batch.average[p][b], solo.average[p][0], rtol=0, atol=1e-14)
 

@@ -75,16 +75,20 @@ def test_dudo_challenge_rules():
 
 
 def test_dudo_needs_continuation_values():
-    import games.dudo as dudo
+    g = Dudo(4, 2, 1)  # the class alone: no values given
+    with pytest.raises(games.GameError, match=r"value of dudo\(4,1,1\)"):
+        g.utilities(_play(g, ["11|1", "3x4", "dudo"]))  # the bidder loses: V(1, 1)
 
-    saved = dudo._provider
-    try:
-        dudo.set_value_provider(None)
-        g = Dudo(4, 2, 1)
-        with pytest.raises(games.GameError, match=r"value of dudo\(4,1,1\)"):
-            g.utilities(_play(g, ["11|1", "3x4", "dudo"]))  # the bidder loses: V(1, 1)
-    finally:
-        dudo.set_value_provider(saved)
+
+def test_dudo_from_the_registry_has_its_values_whatever_was_imported():
+    """games.make("dudo(...)") supplies the continuation values through its registered factory,
+    in a process that never imported tensorcfr."""
+    import subprocess
+    import sys
+
+    code = "import games; g = games.make('dudo(4,2,1)'); print(round(g.payoff(0), 6))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert float(out) == pytest.approx(-0.125, abs=1e-6)  # V(1, 1) of Dudo(4,1,1)
 
 
 def test_domino_rules():

@@ -7,11 +7,13 @@ and on a game of millions of sequences the kernel's page faults and zeroing then
 than the arithmetic (Dudo(6,1,2): 855 ms an iteration against 337 ms with memory kept).
 `keep_freed_memory()` asks glibc to serve every allocation from its heap and to keep up to 1
 GiB of free heap, so freed temporaries are reused. It changes the whole process's allocator
-once; set TENSORCFR_KEEP_HEAP=0 to leave glibc as it is.
+once, so it is the caller's choice, not a side effect of building a solver: the CLI and the
+experiments call it; a program that imports tensorcfr calls `tensorcfr.keep_freed_memory()`
+itself. Set TENSORCFR_KEEP_HEAP=0 to leave glibc as it is.
 
-Example (on Linux with glibc; `tensorcfr.Solver` calls it for CPU solvers):
-    >>> import sys
-    >>> from tensorcfr._malloc import keep_freed_memory
+Example (on Linux with glibc):
+    >>> import os, sys
+    >>> from tensorcfr.memory import keep_freed_memory
     >>> keep_freed_memory() or not sys.platform.startswith("linux") or os.environ.get("TENSORCFR_KEEP_HEAP") == "0"
     True
 """

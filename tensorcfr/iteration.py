@@ -1,0 +1,87 @@
+"""One iteration as a function over explicit state: counterfactual values, then each player's
+update by the rule.
+
+For each player p the iteration computes counterfactual values g_p [B, S_p] against the other
+player's realisation plan (the payoff operator), adds the plan just played into the average
+with weight w_t, and asks the rule (`rules.py`) for the next strategy. `updates=
+"simultaneous"` evaluates both players against the same profile; `"alternating"` updates
+player 0 first and player 1 against player 0's new strategy. Nothing here knows of solvers,
+capture or logging: `Solver` owns the state and `capture.py` wraps this function.
+
+Example:
+    >>> import tensorcfr
+    >>> from tensorcfr.payoff import PayoffOperator
+    >>> from tensorcfr.rules import make_config
+    >>> cg, rule = tensorcfr.compile("kuhn"), make_config("cfr")
+    >>> state = IterationState.start(cg.treeplexes, rule, 1, torch.float64, "cpu")
+    >>> op = PayoffOperator.of(cg, torch.float64)
+    >>> for t in (1, 2, 3):
+    ...     iterate(cg.treeplexes, op, rule, state, rule.scalars(t).as_numbers(torch.float64, "cpu"))
+    >>> round(float(state.average[0][0, 0]), 1)  # three plans averaged, each 1 at the root
+    3.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import torch
+
+from .payoff import PayoffOperator
+from .rules import Config, RuleState, Scalars
+from .treeplex import Treeplex
+
+
+@dataclass
+class IterationState:
+    """Everything the next iterations depend on, per player p."""
+
+    sigma: list[torch.Tensor]  # [B, S_p] the current behavioural strategy (column 0 = 1)
+    average: list[torch.Tensor]  # [B, S_p] the weighted sum of the realisation plans played
+    rule: list[RuleState]  # the rule's own state (regrets, or FTRL's cumulative utility)
+
+    @staticmethod
+    def start(spaces: tuple[Treeplex, Treeplex], rule: Config, batch: int, dtype: torch.dtype,
+              device) -> "IterationState":
+        """The state before the first iteration: the rule's initial strategies, nothing averaged."""
+        own = [rule.init_state(sp, batch, dtype, device) for sp in spaces]
+        return IterationState(sigma=[rule.initial_strategy(sp, st) for sp, st in zip(spaces, own)],
+                              average=[torch.zeros(batch, sp.num_sequences, dtype=dtype, device=device)
+                                       for sp in spaces],
+                              rule=own)
+
+    def tensors(self) -> dict:
+        """{"sigma": [...], "average": [...], "state": [{field: tensor}, ...]}: the checkpoint layout."""
+        return {"sigma": list(self.sigma), "average": list(self.average),
+                "state": [{f.name: getattr(st, f.name) for f in fields(st)} for st in self.rule]}
+
+
+def iterate(spaces: tuple[Treeplex, Treeplex], op: PayoffOperator, rule: Config, state: IterationState,
+            sc: Scalars, in_place: bool = False) -> None:
+    """Advance `state` by one iteration of `rule` (`sc`: the iteration's `Scalars` as numbers).
+
+    With `in_place` the new strategies are written into the tensors of `state.sigma` (what a
+    captured iteration, replayed on the same memory, needs); otherwise they replace them.
+    """
+    xs = [sp.sequence_form(s) for sp, s in zip(spaces, state.sigma)]  # realisation plans [B, S_p]
+    if rule.updates == "simultaneous":
+        gs = [op.cfv(0, xs[1]), op.cfv(1, xs[0])]
+        for p in (0, 1):
+            _update(p, spaces, rule, state, gs[p], xs[p], sc, in_place)
+    else:
+        _update(0, spaces, rule, state, op.cfv(0, xs[1]), xs[0], sc, in_place)
+        xs[0] = spaces[0].sequence_form(state.sigma[0])  # player 1 answers player 0's new strategy
+        _update(1, spaces, rule, state, op.cfv(1, xs[0]), xs[1], sc, in_place)
+
+
+def _update(p: int, spaces, rule: Config, state: IterationState, g: torch.Tensor, x: torch.Tensor, sc: Scalars,
+            in_place: bool) -> None:
+    """Average in x [B, S] (the plan just played), then the rule's next strategy from g [B, S]."""
+    w = sc.average_weight
+    if isinstance(w, torch.Tensor) or w:  # a captured iteration adds x * 0 while the weight is 0
+        state.average[p].add_(x * w)
+    nxt = rule.next_strategy(spaces[p], state.rule[p], g, state.sigma[p], sc)
+    if in_place:
+        state.sigma[p].copy_(nxt)  # a replayed graph reads and writes the same memory every time
+    else:
+        state.sigma[p] = nxt

@@ -1,0 +1,24 @@
+"""Where tensorcfr keeps its caches on disk: a leaf module (it imports nothing of tensorcfr).
+
+`$TENSORCFR_CACHE` names the continuation-value file (default
+`~/.cache/tensorcfr/values.json`); compiled games go to `compiled/` beside it.
+
+Example:
+    >>> import os
+    >>> os.path.basename(compiled_dir())
+    'compiled'
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def values_file() -> str:
+    """The JSON file of Dudo's continuation values (`tensorcfr.continuation`)."""
+    return os.environ.get("TENSORCFR_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "tensorcfr", "values.json"))
+
+
+def compiled_dir() -> str:
+    """The folder of cached compiled games (`tensorcfr.compiler.cache_file`)."""
+    return os.path.join(os.path.dirname(values_file()), "compiled")

@@ -1,0 +1,64 @@
+"""The interface every iterative solver offers to training, logging, the CLI and the
+experiments: `Solver` (tree games) and `normal_form.RegretMatching` (matrix games) both
+satisfy it, so callers need no `hasattr` to tell them apart.
+
+Example:
+    >>> import tensorcfr
+    >>> isinstance(tensorcfr.Solver("kuhn", device="cpu"), IterativeSolver)
+    True
+    >>> isinstance(tensorcfr.RegretMatching("rps", device="cpu"), IterativeSolver)
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+
+
+@runtime_checkable
+class IterativeSolver(Protocol):
+    """What `train`, the CLI and the experiments use of a solver."""
+
+    game: Any  # the game (a CompiledGame, or a matrix game); `.name` is its spec
+    config: Any  # the resolved algorithm; `.name` is its name
+    device: torch.device
+    iteration: int
+    batch_size: int
+
+    def step(self, n: int = 1) -> None:
+        """Run n iterations."""
+
+    def evaluate(self) -> dict:
+        """{"average" | "current": evaluation.Evaluation}: exact figures of both strategies."""
+
+    def regret_summary(self) -> dict[str, torch.Tensor]:
+        """{name: [B]} the regret figures logged at each evaluation (may be empty)."""
+
+    def histograms(self, member: int = 0) -> dict[str, torch.Tensor]:
+        """{name: values} distributions logged as TensorBoard histograms (may be empty)."""
+
+    def infoset_keys(self) -> list[str]:
+        """Every infoset's key."""
+
+    def strategy(self, key: str, which: str = "average", member: int = 0) -> dict[str, float]:
+        """{action: probability} at one infoset of the "average" or "current" strategy."""
+
+    def policy_tables(self, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
+        """{"average" | "current": {infoset key: {action: probability}}}."""
+
+    def infoset_players(self) -> dict[str, int]:
+        """{infoset key: the player who moves there}."""
+
+    def member_names(self) -> list[str]:
+        """A label per batch member."""
+
+    def describe(self) -> dict:
+        """The resolved configuration."""
+
+    def state_dict(self) -> dict:
+        """Everything the next iterations depend on."""
+
+    def load_state_dict(self, d: dict) -> None:
+        """Continue from `state_dict()`."""
