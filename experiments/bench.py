@@ -222,6 +222,7 @@ def main(argv=None):
         return
     if args.threads:
         torch.set_num_threads(args.threads)
+    tensorcfr.keep_freed_memory()  # CPU iterations reuse their temporaries (tensorcfr/memory.py)
     devices = ["cpu"] + (["cuda", "cuda-graph"] if torch.cuda.is_available() else [])
     wanted = args.devices or devices + [f"{d}-compile" for d in devices if "-" not in d]
     if any(d.startswith("cuda") for d in wanted) and not torch.cuda.is_available():

@@ -26,7 +26,7 @@ import time
 import torch
 
 import tensorcfr
-from tensorcfr.training import TAGS, evaluation_row, open_writer
+from tensorcfr.training import TrainOptions, open_writer, train
 
 from readme_section import command, replace_section
 
@@ -57,30 +57,26 @@ def best_eta(game, algo: str, etas: list[float], iterations: int, device: str) -
 
 
 def run(game, spec: str, algo: str, iterations: int, device: str, logdir: str | None) -> list[dict]:
-    """Evaluate at `checkpoints(iterations)`; each row has iteration, seconds (solving only) and
-    exploitability of the average and the current strategy."""
+    """Train with `tensorcfr.train`, evaluating at `checkpoints(iterations)`; each row has
+    iteration, seconds (solving only) and exploitability of the average and the current
+    strategy. TensorBoard gets train's tags plus `wallclock/exploitability_average|current`."""
     solver = tensorcfr.Solver(game, algo, device=device)
     writer = open_writer(logdir, spec, algo) if logdir else None
-    rows, solving = [], 0.0
-    for target in checkpoints(iterations):
-        t0 = time.perf_counter()
-        solver.step(target - solver.iteration)
-        if solver.device.type == "cuda":
-            torch.cuda.synchronize()
-        solving += time.perf_counter() - t0
-        row = evaluation_row(solver)
-        row["seconds"] = solving
-        rows.append({k: row[k] for k in ("iteration", "seconds", "exploitability", "exploitability_current")})
+
+    def wallclock(row):
         if writer is not None:
-            for tag, key in TAGS.items():
-                if key in row:
-                    writer.add_scalar(tag, row[key], solver.iteration)
-            ms = int(1000 * solving)
+            ms = int(1000 * row["seconds"])
             writer.add_scalar("wallclock/exploitability_average", row["exploitability"], ms)
             writer.add_scalar("wallclock/exploitability_current", row["exploitability_current"], ms)
+
+    rows = []
+    for target in checkpoints(iterations):
+        n = target - solver.iteration  # one evaluation, at the checkpoint; the loop state carries on
+        loop = {"rows": list(rows), "solving": rows[-1]["seconds"] if rows else 0.0}
+        rows = train(solver, n, n, TrainOptions(writer=writer, callback=wallclock, histograms=False, loop_state=loop))
     if writer is not None:
         writer.close()
-    return rows
+    return [{k: r[k] for k in ("iteration", "seconds", "exploitability", "exploitability_current")} for r in rows]
 
 
 def plot(results: dict, path: str) -> bool:
@@ -141,6 +137,7 @@ def main(argv=None) -> None:
     p.add_argument("--logdir", default=os.path.join(HERE, "..", "runs", "compare"))
     p.add_argument("--no-readme", dest="readme", action="store_false")
     args = p.parse_args(argv)
+    tensorcfr.keep_freed_memory()  # CPU iterations reuse their temporaries (tensorcfr/memory.py)
     import datetime
 
     device = str(tensorcfr.solvers.resolve_device(args.device))

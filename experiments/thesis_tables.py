@@ -24,7 +24,7 @@ import json
 import os
 import platform
 import time
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 
 import torch
 
@@ -32,6 +32,7 @@ import games
 import tensorcfr
 from games.dudo import Dudo
 from tensorcfr.continuation import dudo_chain
+from tensorcfr.devices import resolve_device
 from tensorcfr.training import TAGS, evaluation_row, open_writer
 
 from readme_section import command, replace_section
@@ -47,43 +48,47 @@ PROBE_ROWS = ["ocp(50)", "dudo(5,1,1)", "dudo(4,2,1)", "domino(2,2)"]
 PROBE_ALGOS = ["dcfr", "cfr+", "pcfr+", "lcfr"]
 
 
+def arg(default, help: str = "", **kw):  # noqa: A002
+    """A field of `Args` that is also its command-line option (see `parse_args`)."""
+    factory = {"default_factory": lambda: list(default)} if isinstance(default, list) else {"default": default}
+    return field(**factory, metadata={"help": help, **kw})
+
+
 @dataclass
 class Args:
-    rows: list[str] = field(default_factory=lambda: list(ROWS))
-    algo: str = "dcfr"
-    target: float = 1e-4  # NashConv
-    minutes: float = 30.0  # per row, compile included
-    device: str = "auto"
-    out: str = os.path.join(HERE, "results")
-    logdir: str = os.path.join(HERE, "..", "runs", "thesis")
-    reference: str = REFERENCE
-    readme: bool = True
-    resume: bool = False
-    probe: bool = True
-    large: bool = False
-    checkpoint_minutes: float = 5.0
+    """The script's settings: each field is one option, `--name-with-dashes` (a bool that
+    defaults to True is turned off by `--no-name`)."""
+
+    rows: list[str] = arg(ROWS, "game specs (default: every row that fits)", nargs="+")
+    algo: str = arg("dcfr", "algorithm preset or spec (default dcfr: see --probe)")
+    target: float = arg(1e-4, "stop at this NashConv")
+    minutes: float = arg(30.0, "time limit per row, compile included")
+    device: str = arg("auto", "auto (cuda where available), cpu or cuda")
+    out: str = arg(os.path.join(HERE, "results"), "where the table's JSON and Markdown go")
+    logdir: str = arg(os.path.join(HERE, "..", "runs", "thesis"), "TensorBoard runs")
+    reference: str = arg(REFERENCE, "thesis-reference.json")
+    readme: bool = arg(True, "do not rewrite the README table")
+    resume: bool = arg(False, "keep rows already in OUT/thesis_table.json")
+    probe: bool = arg(True, "skip the algorithm probe")
+    large: bool = arg(False, f"add the rows {', '.join(LARGE_ROWS)} (10^7 to 10^9 histories)")
+    checkpoint_minutes: float = arg(5.0, "save an unfinished row's solver this often (OUT/checkpoints/); "
+                                         "--resume continues it")
 
 
 def parse_args(argv=None) -> Args:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    d = Args()
-    p.add_argument("--rows", nargs="+", default=d.rows, help="game specs (default: every row that fits)")
-    p.add_argument("--algo", default=d.algo, help="algorithm preset or spec (default dcfr: see --probe)")
-    p.add_argument("--target", type=float, default=d.target, help="stop at this NashConv")
-    p.add_argument("--minutes", type=float, default=d.minutes, help="time limit per row")
-    p.add_argument("--device", default=d.device, help="auto (cuda where available), cpu or cuda")
-    p.add_argument("--out", default=d.out)
-    p.add_argument("--logdir", default=d.logdir)
-    p.add_argument("--reference", default=d.reference, help="thesis-reference.json")
-    p.add_argument("--no-readme", dest="readme", action="store_false", help="do not rewrite the README table")
-    p.add_argument("--resume", action="store_true", help="keep rows already in OUT/thesis_table.json")
-    p.add_argument("--no-probe", dest="probe", action="store_false", help="skip the algorithm probe")
-    p.add_argument("--checkpoint-minutes", type=float, default=d.checkpoint_minutes,
-                   help="save an unfinished row's solver this often (OUT/checkpoints/); --resume continues it")
-    p.add_argument("--large", action="store_true", help=f"add the rows {', '.join(LARGE_ROWS)} (10^7 to 10^9 histories)")
+    for f in fields(Args):
+        default = f.default_factory() if f.default is MISSING else f.default
+        flag = "--" + f.name.replace("_", "-")
+        if isinstance(default, bool):
+            p.add_argument(f"--no-{f.name.replace('_', '-')}" if default else flag, dest=f.name,
+                           action="store_false" if default else "store_true", help=f.metadata["help"])
+        else:
+            p.add_argument(flag, type=type(default) if not isinstance(default, list) else str, default=default,
+                           help=f.metadata["help"], **{k: v for k, v in f.metadata.items() if k != "help"})
     args = Args(**vars(p.parse_args(argv)))
     try:  # bad input ends here, before any row runs, not as a traceback minutes later
-        tensorcfr.solvers.resolve_device(args.device)
+        resolve_device(args.device)
         for spec in args.rows:
             games.make(spec)
     except (tensorcfr.TensorCFRError, games.GameError) as e:
@@ -230,6 +235,7 @@ def markdown(rows: list[dict], reference: dict, probe_rows: list[dict], meta: di
 
 def main(argv=None) -> None:
     args = parse_args(argv)
+    tensorcfr.keep_freed_memory()  # CPU iterations reuse their temporaries (tensorcfr/memory.py)
     with open(args.reference) as f:
         reference = {g["game"]: g for g in json.load(f)["games"]}
     os.makedirs(args.out, exist_ok=True)
@@ -238,7 +244,7 @@ def main(argv=None) -> None:
     if args.resume and os.path.exists(json_path):
         done = {r["game"]: r for r in json.load(open(json_path))["rows"]}
     probe_rows = probe(args) if args.probe else (json.load(open(json_path)).get("probe", []) if done else [])
-    device = str(tensorcfr.solvers.resolve_device(args.device))
+    device = str(resolve_device(args.device))
     meta = {"algorithm": args.algo, "device": device, "target": args.target,
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs" if device == "cpu" else torch.cuda.get_device_name(),
             "date": datetime.date.today().isoformat(), "torch": torch.__version__}

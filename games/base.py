@@ -15,8 +15,9 @@ Example:
 
 from __future__ import annotations
 
-import math
 from typing import Hashable, Sequence
+
+from .checks import actions_problem, chance_problem, utility_problem
 
 CHANCE = -1
 TERMINAL = -2
@@ -113,11 +114,9 @@ def check_game(game: Game, max_nodes: int = 200_000) -> dict:
         p = game.player(state)
         if p == TERMINAL:
             counts["terminals"] += 1
-            u = game.utilities(state)
-            if len(u) != 2 or not all(math.isfinite(v) for v in u):
-                raise GameError(f"{where}: utilities {u} are not two finite numbers")
-            if game.zero_sum and abs(u[0] + u[1]) > 1e-9 * max(1.0, abs(u[0])):
-                raise GameError(f"{where}: utilities {u} are not zero-sum")
+            problem = utility_problem(game.utilities(state), game.zero_sum)
+            if problem:
+                raise GameError(f"{where}: {problem}")
             continue
         if p == CHANCE:
             counts["chance"] += 1
@@ -126,18 +125,18 @@ def check_game(game: Game, max_nodes: int = 200_000) -> dict:
             probs = [pr for _, pr in outcomes]
             if not outcomes or len(set(names)) != len(names):
                 raise GameError(f"{where}: chance outcomes {names} are empty or repeat")
-            if any(not (0.0 <= pr <= 1.0) for pr in probs) or abs(sum(probs) - 1.0) > 1e-9:
-                raise GameError(f"{where}: chance probabilities {probs} do not sum to 1")
+            problem = chance_problem(probs)
+            if problem:
+                raise GameError(f"{where}: {problem}")
             stack.extend((game.next_state(state, a), history + (a,)) for a in names)
             continue
         if p not in (0, 1):
             raise GameError(f"{where}: player {p} is not 0, 1, CHANCE or TERMINAL")
         counts["decision"] += 1
         actions = tuple(game.legal_actions(state))
-        if not actions or len(set(actions)) != len(actions):
-            raise GameError(f"{where}: legal actions {list(actions)} are empty or repeat")
-        if not all(isinstance(a, str) for a in actions):
-            raise GameError(f"{where}: action names {list(actions)} are not all strings")
+        problem = actions_problem(actions)
+        if problem:
+            raise GameError(f"{where}: {problem}")
         key = game.infoset_key(state)
         if key in seen and seen[key][:2] != (p, actions):
             other = seen[key]

@@ -29,6 +29,7 @@ import torch
 
 import games as games_pkg
 from games import CHANCE, TERMINAL, Game, GameError
+from games.checks import actions_problem, chance_problem, chance_rows, utility_problem, utility_rows
 from games.vector import KeyTable
 
 from .compiled import CompiledGame
@@ -36,7 +37,6 @@ from .errors import TensorCFRError
 from .paths import compiled_dir
 from .treeplex import Treeplex
 
-_TOL = 1e-9
 NODES_KEPT = 1 << 24  # node arrays are kept up to this many histories (21 bytes each)
 
 
@@ -84,10 +84,9 @@ class _Walk:
                 elif p == CHANCE:
                     self.player[node] = CHANCE
                     outcomes = list(g.chance_outcomes(state))
-                    total = sum(pr for _, pr in outcomes)
-                    if not outcomes or abs(total - 1.0) > _TOL or any(pr < 0 for _, pr in outcomes):
-                        raise TensorCFRError(f"{self.where(node)}: chance probabilities "
-                                             f"{[pr for _, pr in outcomes]} do not sum to 1")
+                    problem = chance_problem([pr for _, pr in outcomes])
+                    if problem:
+                        raise TensorCFRError(f"{self.where(node)}: {problem}")
                     for k, (a, pr) in enumerate(outcomes):
                         child = self._add(node, k, a, pr)
                         nxt.append((g.next_state(state, a), child, s0, s1, reach * pr))
@@ -130,17 +129,19 @@ class _Walk:
         return len(self.parent) - 1
 
     def _terminal(self, state, node, s0, s1, reach):
-        u = self.game.utilities(state)
-        if not all(np.isfinite(u)) or abs(u[0] + u[1]) > _TOL * max(1.0, abs(u[0])):
-            raise TensorCFRError(f"{self.where(node)}: utilities {tuple(u)} are not zero-sum")
+        u = tuple(self.game.utilities(state))
+        problem = utility_problem(u)
+        if problem:
+            raise TensorCFRError(f"{self.where(node)}: {problem}")
         self.terminals.append((s0, s1, reach, float(u[0])))
 
     def _decision(self, state, node, p, parent_seq):
         g = self.game
         key = g.infoset_key(state)
         actions = tuple(g.legal_actions(state))
-        if not actions or len(set(actions)) != len(actions):
-            raise TensorCFRError(f"{self.where(node)}: legal actions {list(actions)} are empty or repeat")
+        problem = actions_problem(actions)
+        if problem:
+            raise TensorCFRError(f"{self.where(node)}: {problem}")
         other = 1 - p
         if key in self.ids[other]:
             first = self.info[other][self.ids[other][key]][2]
@@ -272,8 +273,9 @@ class _LevelWalk:
         t = np.flatnonzero(player == TERMINAL)
         if len(t):
             u = np.asarray(vg.utility(states[t]), dtype=np.float64)
-            if not np.isfinite(u).all():
-                i = int(np.argmax(~np.isfinite(u)))
+            bad = utility_rows(u)
+            if bad.any():
+                i = int(np.argmax(bad))
                 raise self.fail(f"utility {u[i]} is not finite", states[t[i]], start + t[i])
             # tmp sequence ids so far are below the slot counts: int32 where they fit
             self.terminals.append(tuple(seq[p][t].astype(_index_dtype(self.slots[p].view[-1] + 1)) for p in (0, 1))
@@ -284,7 +286,7 @@ class _LevelWalk:
         ch = np.flatnonzero(player == CHANCE)
         if len(ch):
             p_c = np.asarray(vg.chance(states[ch]), dtype=np.float64)  # [nc, C]
-            bad = (np.abs(p_c.sum(axis=1) - 1.0) > _TOL) | (p_c < 0).any(axis=1)
+            bad = chance_rows(p_c)
             if bad.any():
                 i = int(np.argmax(bad))
                 raise self.fail(f"chance probabilities {p_c[i][p_c[i] != 0].tolist()} do not sum to 1",

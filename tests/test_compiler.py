@@ -61,7 +61,7 @@ def test_payoff_is_expected_utility_of_uniform_play():
 def test_payoff_entries_are_sorted_and_operator_takes_any_order(spec, device):
     """The compiler lists the nonzeros by (s0, s1), which the CSR operator relies on; a
     hand-made game listing them in another order gives the same counterfactual values."""
-    from tensorcfr.treeplex import PayoffOperator
+    from tensorcfr.payoff import PayoffOperator
 
     cg = tensorcfr.compile(spec)
     key = cg.payoff_seq[0].long() * cg.treeplexes[1].num_sequences + cg.payoff_seq[1].long()
