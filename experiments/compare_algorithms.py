@@ -71,9 +71,10 @@ def run(game, spec: str, algo: str, iterations: int, device: str, logdir: str | 
 
     rows = []
     for target in checkpoints(iterations):
-        n = target - solver.iteration  # one evaluation, at the checkpoint; the loop state carries on
+        # one evaluation, at the checkpoint (train evaluates at multiples of eval_every); the
+        # loop state carries the rows and the solving time on
         loop = {"rows": list(rows), "solving": rows[-1]["seconds"] if rows else 0.0}
-        rows = train(solver, n, n, TrainOptions(writer=writer, callback=wallclock, histograms=False, loop_state=loop))
+        rows = train(solver, target - solver.iteration, target, TrainOptions(writer=writer, callback=wallclock, histograms=False, loop_state=loop))
     if writer is not None:
         writer.close()
     return [{k: r[k] for k in ("iteration", "seconds", "exploitability", "exploitability_current")} for r in rows]
