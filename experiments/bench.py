@@ -173,7 +173,8 @@ def time_liteefg(g, algo: str, iterations: int, budget_s: float) -> dict | None:
 def markdown(rows: list[dict], machine: str, stamp: str) -> str:
     """The table of `bench.md` and of the README's benchmark section."""
     lines = [f"Measured {stamp} on {machine}. Alternating updates for every solver; iterations per game as "
-             "listed (a peer stopped early shows how many it ran); tensorcfr's ms/it is the median of 5 timed blocks. Exploitability after the run: ours / "
+             "listed (a peer stopped early shows how many it ran); tensorcfr's ms/it is the median of 5 timed blocks. "
+             "Exploitability after the run: ours / "
              "OpenSpiel's (they agree when the same iterations ran). × floor: time over the bytes-moved floor.",
              "",
              "| game | histories | algorithm | device | dtype | iterations | tensorcfr ms/it | × floor "
@@ -184,7 +185,8 @@ def markdown(rows: list[dict], machine: str, stamp: str) -> str:
         peer = (f"{p['ms']:.3f}" + (f" ({p['iterations']} it)" if p["iterations"] != r["iterations"] else "")
                 if p else "not run")
         lite = f"{lt['ms']:.3f}" if lt else "not run"
-        expl = f"{o['exploitability']:.6g} / " + (f"{p['exploitability']:.6g}" if p and p["exploitability"] is not None else "-")
+        theirs = f"{p['exploitability']:.6g}" if p and p["exploitability"] is not None else "-"
+        expl = f"{o['exploitability']:.6g} / {theirs}"
         up_os = f"{r['speedup_vs_openspiel']:.1f}x" if p else "-"
         up_lite = f"{r['speedup_vs_liteefg']:.1f}x" if lt else "-"
         lines.append(f"| {r['game']} | {r['histories']:,} | {r['algorithm']} | {r['device']} | {r['dtype']} | "
@@ -252,8 +254,8 @@ def main(argv=None):
         sizes = cg.sizes()
         print(f"{game}: {sizes['histories']:,} histories, {sizes['payoff_nonzeros']:,} nonzeros, "
               f"compiled in {compile_s:.1f} s", flush=True)
-        g = (openspiel_game(game, name) if have_openspiel and (name != "efg" or sizes["histories"] <= args.peer_max_histories)
-             else None)
+        peer_fits = name != "efg" or sizes["histories"] <= args.peer_max_histories
+        g = openspiel_game(game, name) if have_openspiel and peer_fits else None
         for algo in args.algos:
             peer = time_openspiel(g, algo, iterations, args.peer_seconds) if g is not None else None
             lite = (time_liteefg(g, algo, iterations, args.peer_seconds)
@@ -303,7 +305,7 @@ def targets(rows: list[dict]) -> list[dict]:
     cpu = [r for r in rows if r["device"] == "cpu" and r["histories"] >= LARGE]
     unpaired = sorted({r["game"] for r in cpu if r["openspiel"] is None})
     for peer, bar in (("openspiel", 5.0), ("liteefg", 1.0)):
-        r = worst(cpu, lambda r: r[f"speedup_vs_{peer}"], min)
+        r = worst(cpu, lambda r: r[f"speedup_vs_{peer}"], min)  # noqa: B023 (called at once)
         name = "OpenSpiel C++" if peer == "openspiel" else "LiteEFG"
         out.append({"target": f"CPU, from 10^5 histories: ≥ {bar:g}× {name}" if bar > 1 else
                     f"CPU, from 10^5 histories: ahead of {name}",

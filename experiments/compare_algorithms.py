@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import sys
-import time
 
 import torch
 
@@ -74,7 +73,8 @@ def run(game, spec: str, algo: str, iterations: int, device: str, logdir: str | 
         # one evaluation, at the checkpoint (train evaluates at multiples of eval_every); the
         # loop state carries the rows and the solving time on
         loop = {"rows": list(rows), "solving": rows[-1]["seconds"] if rows else 0.0}
-        rows = train(solver, target - solver.iteration, target, TrainOptions(writer=writer, callback=wallclock, histograms=False, loop_state=loop))
+        options = TrainOptions(writer=writer, callback=wallclock, histograms=False, loop_state=loop)
+        rows = train(solver, target - solver.iteration, target, options)
     if writer is not None:
         writer.close()
     return [{k: r[k] for k in ("iteration", "seconds", "exploitability", "exploitability_current")} for r in rows]
@@ -98,7 +98,7 @@ def plot(results: dict, path: str) -> bool:
             for i, x in enumerate(("iteration", "seconds")):
                 ax = axes[i][j]
                 xs = [r[x] for r in rows]
-                floor = lambda key: [max(r[key], FLOOR) for r in rows]  # noqa: E731  (log axes)
+                floor = lambda key: [max(r[key], FLOOR) for r in rows]  # noqa: E731, B023  (log axes; used at once)
                 ax.plot(xs, floor("exploitability"), color=colors.get(base), label=label)
                 if base in ("ftrl", "oftrl", "cfr+", "pcfr+"):
                     ax.plot(xs, floor("exploitability_current"), color=colors.get(base), ls=":")
@@ -118,7 +118,7 @@ def markdown(results: dict, iterations: int, meta: dict) -> str:
     head = ["game", "algorithm"] + [f"{m:,} it" for m in marks] + [f"last iterate, {marks[-1]:,} it", "ms/it"]
     lines = [f"Exploitability (NashConv/2) of the average strategy; {meta['device']}, torch {meta['torch']}, "
              f"{meta['date']}.", "", "| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 2)]
-    for g, res in results.items():
+    for res in results.values():
         for label, rows in res["runs"].items():
             at = {r["iteration"]: r for r in rows}
             ms = 1000 * rows[-1]["seconds"] / rows[-1]["iteration"]

@@ -206,8 +206,8 @@ def markdown(rows: list[dict], reference: dict, probe_rows: list[dict], meta: di
              "ε = 100 × NashConv, the thesis' measure; solved = ε < 1%. Time = wall clock for the row: "
              "continuation values, compiling and solving; compile = of which compiling (a cached compiled "
              "game loads instead).", "",
-             "| game | histories | infosets | algorithm | iterations | time (s) | compile (s) | device | u(σ) | ε (%) | solved "
-             "| thesis, 10 h | thesis, 200 h | exact (LP) |",
+             "| game | histories | infosets | algorithm | iterations | time (s) | compile (s) | device | u(σ) | ε (%) "
+             "| solved | thesis, 10 h | thesis, 200 h | exact (LP) |",
              "|---|---:|---:|---|---:|---:|---:|---|---:|---:|---|---|---|---:|"]
     for r in rows:
         ref = reference.get(thesis_name(r["game"]), {})
@@ -228,8 +228,8 @@ def markdown(rows: list[dict], reference: dict, probe_rows: list[dict], meta: di
                   "| game | " + " | ".join(PROBE_ALGOS) + " |", "|---|" + "---:|" * len(PROBE_ALGOS)]
         for spec in PROBE_ROWS:
             cells = {p["algorithm"]: p for p in probe_rows if p["game"] == spec}
-            lines.append(f"| {thesis_name(spec)} | " + " | ".join(
-                f"{cells[a]['iterations']} it, {cells[a]['seconds']:.2f} s" if a in cells else "" for a in PROBE_ALGOS) + " |")
+            cell = lambda a: f"{cells[a]['iterations']} it, {cells[a]['seconds']:.2f} s" if a in cells else ""  # noqa: E731, B023
+            lines.append(f"| {thesis_name(spec)} | " + " | ".join(cell(a) for a in PROBE_ALGOS) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -23,7 +23,7 @@ from .base import CHANCE, TERMINAL, Game, GameError, check_game
 from .kuhn import Kuhn
 from .leduc import Leduc
 from .domino import Domino
-from .dudo import Dudo
+from .dudo import Dudo  # noqa: F401  (games.Dudo; the registry's factory lives in tensorcfr)
 from .liars_dice import LiarsDice
 from .matrix import (MatrixGame, battle_of_sexes, biased_rps, bimatrix, blotto, ficha_domino, matching_pennies,
                      matrix, prisoners_dilemma, rps)

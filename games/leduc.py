@@ -130,7 +130,7 @@ class Leduc(Game):
 
     def describe(self, state, player):
         cards, r1, r2 = state
-        words = lambda seq: " ".join(ACTIONS[c] for c in seq) or "-"
+        words = lambda seq: " ".join(ACTIONS[c] for c in seq) or "-"  # noqa: E731
         text = f"your card {cards[player]}; round 1: {words(r1)}"
         if len(cards) == 3:
             text += f"; public card {cards[2]}; round 2: {words(r2)}"

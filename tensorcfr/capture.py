@@ -126,7 +126,8 @@ class Captured:
             with torch.cuda.graph(graph):
                 run(sc)
         except RuntimeError as e:  # pragma: no cover - needs a GPU
-            warnings.warn(f"tensorcfr: CUDA graph capture failed ({e}); running unrecorded", RuntimeWarning)
+            warnings.warn(f"tensorcfr: CUDA graph capture failed ({e}); running unrecorded", RuntimeWarning,
+                          stacklevel=4)
             self._graphable = False
             if self.mode == "cuda-graph":
                 self.mode = "static"
@@ -153,6 +154,6 @@ class Captured:
             self.compiled = compiled
             return
         warnings.warn(f"tensorcfr: torch.compile failed ({type(error).__name__}: {str(error)[:200]}); "
-                      "running eagerly", RuntimeWarning)
+                      "running eagerly", RuntimeWarning, stacklevel=4)
         self.mode = "static"
         self.run(sc)

@@ -442,7 +442,8 @@ def _treeplex(raw: RawTree, p: int):
         infoset_parent=torch.from_numpy(seq_map[parent_seq[order]]),
         infoset_offsets=torch.from_numpy(offsets),
         seq_infoset=torch.from_numpy(np.concatenate([[-1], np.repeat(np.arange(n), num_actions)]).astype(np.int64)),
-        level_offsets=torch.from_numpy(np.searchsorted(depth[order], np.arange(depth.max() + 2 if n else 1)).astype(np.int64)),
+        level_offsets=torch.from_numpy(
+            np.searchsorted(depth[order], np.arange(depth.max() + 2 if n else 1)).astype(np.int64)),
     )
     return tp, seq_map, inv
 

@@ -84,7 +84,8 @@ def simulate(game, table_a: dict, table_b: dict, games: int = 10_000, seed: int 
 
 
 def interactive(game, table: dict, seat: int = 0, seed: int | None = None,
-                read: Callable[[str], str] = input, write: Callable[[str], None] = print, rounds: int | None = None) -> list[float]:
+                read: Callable[[str], str] = input, write: Callable[[str], None] = print,
+                rounds: int | None = None) -> list[float]:
     """Let a person play seat `seat` (0 or 1) against `table` in a terminal: shows their private
     information and the public history, rejects illegal moves, reveals the payoffs. Plays
     until `rounds` games, end of input, or "q". Returns the person's payoff per game.

@@ -1,7 +1,6 @@
 """The CFR family as one parametrised update: presets, batched hyper-parameters, convergence."""
 
 import pytest
-import torch
 
 import tensorcfr
 from exact import same

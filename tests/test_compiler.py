@@ -9,9 +9,7 @@ import pytest
 import torch
 
 import tensorcfr
-from games import CHANCE
 from games.kuhn import Kuhn
-from games.leduc import Leduc
 
 
 def test_kuhn_and_leduc_sizes():
@@ -140,7 +138,8 @@ class Forgetful(Kuhn):
 @pytest.mark.parametrize("game, message", [
     (BadChance(), r"kuhn: history \[\]: chance probabilities \[.*\] do not sum to 1"),
     (NotZeroSum(), r"history \['J', 'Q', 'pass', 'bet', 'bet'\]: utilities \(-2.0, -2.0\) are not zero-sum"),
-    (UnevenActions(), r"infoset 'K:' has legal actions \['pass', 'bet'\] at history \['K', 'J'\] but \['pass', 'bet', 'raise'\] at history \['K', 'Q'\]"),
+    (UnevenActions(), r"infoset 'K:' has legal actions \['pass', 'bet'\] at history \['K', 'J'\] "
+                      r"but \['pass', 'bet', 'raise'\] at history \['K', 'Q'\]"),
     (MixedPlayers(), r"infoset '[JQK]:' holds histories of both players: \[.*\] \(player 0\) and \[.*\] \(player 1\)"),
     (Forgetful(), r"perfect recall fails at infoset 'pb'"),
 ])

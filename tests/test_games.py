@@ -6,7 +6,8 @@ import games
 from games.kuhn import Kuhn
 
 SMALL_SPECS = ["kuhn", "kuhn(ante=2)", "leduc", "random(seed=0)", "random(seed=1,max_depth=6)", "rps",
-               "matching_pennies", "biased_rps", "ficha_domino", "blotto(3,2)", "battle_of_sexes", "prisoners_dilemma", "ocp(4)", "dudo(3,1,1)", "domino(2,2)",
+               "matching_pennies", "biased_rps", "ficha_domino", "blotto(3,2)", "battle_of_sexes", "prisoners_dilemma",
+               "ocp(4)", "dudo(3,1,1)", "domino(2,2)",
                "liars_dice(faces=3)"]
 
 

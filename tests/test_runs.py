@@ -299,3 +299,21 @@ def test_progress_bar_on_a_terminal():
     quiet = io.StringIO()
     Progress(100, stream=quiet).update(50, 10.0)  # StringIO is not a terminal: nothing
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize("algo", ["dcfr", "oftrl"])
+def test_checkpoints_from_before_the_iteration_refactor_still_load(algo):
+    """tests/data holds Kuhn solver states after 5 iterations, written by the code of commit
+    a0f4fce (before rules got typed states); they load, and 5 more iterations equal 10 straight
+    ones of today's code bit for bit."""
+    path = os.path.join(os.path.dirname(__file__), "data", f"kuhn-{algo}-a0f4fce.ckpt")
+    resumed = tensorcfr.Solver("kuhn", algo, device="cpu")
+    resumed.load_state_dict(load_checkpoint(path)["solver"])
+    resumed.step(5)
+    straight = tensorcfr.Solver("kuhn", algo, device="cpu")
+    straight.step(10)
+    a, b = resumed.state_dict(), straight.state_dict()
+    assert a["iteration"] == b["iteration"] == 10
+    for x, y in zip([*a["sigma"], *a["average"], *(t for st in a["state"] for t in st.values())],
+                    [*b["sigma"], *b["average"], *(t for st in b["state"] for t in st.values())]):
+        assert torch.equal(x, y)

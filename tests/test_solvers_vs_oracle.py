@@ -5,7 +5,6 @@ Kuhn, Leduc and 50 random games."""
 import itertools
 
 import pytest
-import torch
 
 import games
 import tensorcfr
@@ -33,7 +32,8 @@ def assert_tables_close(a, b, what, t, tol=1e-9):
     assert a.keys() == b.keys(), what
     for k in a:
         for act in a[k]:
-            assert abs(a[k][act] - b[k][act]) <= tol, f"{what} differs at iteration {t}, infoset {k!r}, action {act}: {a[k][act]} vs {b[k][act]}"
+            assert abs(a[k][act] - b[k][act]) <= tol, \
+                f"{what} differs at iteration {t}, infoset {k!r}, action {act}: {a[k][act]} vs {b[k][act]}"
 
 
 def check_against_oracle(spec, opts, iterations, device):

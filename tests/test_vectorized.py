@@ -177,5 +177,5 @@ def test_cache_key_follows_the_payoffs():
     """Dudo's payoffs come from continuation values: other values, another cached file."""
     from games.dudo import Dudo
 
-    files = {tensorcfr.compiler.cache_file(Dudo(4, 1, 2, continuation=lambda a, b: v)) for v in (0.1, 0.2, 0.1)}
+    files = {tensorcfr.compiler.cache_file(Dudo(4, 1, 2, continuation=lambda a, b, v=v: v)) for v in (0.1, 0.2, 0.1)}
     assert len(files) == 2
