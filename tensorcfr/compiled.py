@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
+
 import torch
 
 from .errors import TensorCFRError

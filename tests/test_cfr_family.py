@@ -1,8 +1,12 @@
 """The CFR family as one parametrised update: presets, batched hyper-parameters, convergence."""
 
+from dataclasses import dataclass
+
 import pytest
+import torch
 
 import tensorcfr
+import tensorcfr.rules
 from exact import same
 
 
@@ -46,3 +50,40 @@ def test_leduc_convergence_after_1000_iterations(algo, options, bound, device):
     s = tensorcfr.Solver("leduc", algo, device=device, **options)
     s.step(1000)
     assert s.evaluate()["average"].exploitability.item() < bound
+
+
+@dataclass(frozen=True)
+class PlainRegretMatching(tensorcfr.rules.Schedule):
+    """Vanilla CFR written against the rule interface alone, as a user would write a new rule:
+    the iterates must be the `cfr` preset's, bit for bit on the CPU."""
+
+    def init_state(self, space, batch, dtype, device):
+        return tensorcfr.rules.RegretState(torch.zeros(batch, space.num_sequences, dtype=dtype, device=device))
+
+    def initial_strategy(self, space, st):
+        return space.normalize(st.regrets)
+
+    def next_strategy(self, space, st, g, sigma, sc):
+        st.regrets[:, 1:].add_(space.instantaneous_regret(g, sigma))
+        return space.normalize(st.regrets.clamp(min=0))
+
+
+@pytest.mark.parametrize("game", ["kuhn", "random(seed=4)"])
+def test_a_rule_written_against_the_interface_runs_in_the_solver(game, device):
+    mine = tensorcfr.Solver(game, PlainRegretMatching("plain-rm"), device=device)
+    preset = tensorcfr.Solver(game, "cfr", device=device)
+    for _ in range(15):
+        mine.step(1)
+        preset.step(1)
+        for p in (0, 1):
+            assert same(mine.regrets[p], preset.regrets[p], device)
+            assert same(mine.sigma[p], preset.sigma[p], device)
+            assert same(mine.average[p], preset.average[p], device)
+
+
+def test_train_options_are_checked():
+    s = tensorcfr.Solver("kuhn", "cfr", device="cpu")
+    with pytest.raises(tensorcfr.TensorCFRError, match="bogus"):
+        tensorcfr.train(s, 10, bogus=1)
+    rows = tensorcfr.train(s, 10, options=tensorcfr.TrainOptions(eval_every=5))
+    assert [r["iteration"] for r in rows] == [5, 10]
