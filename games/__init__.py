@@ -88,6 +88,8 @@ def make(spec: str | Game) -> Game:
     """
     if isinstance(spec, Game):
         return spec
+    if not isinstance(spec, str):
+        raise GameError(f"a game is a spec string or a games.Game, got {spec!r}")
     name, args, kwargs = parse_spec(spec)
     if name not in _REGISTRY and name.lower() in _REGISTRY:  # the thesis writes OCP(12), Dudo(4,1,2)
         name = name.lower()
@@ -99,7 +101,12 @@ def make(spec: str | Game) -> Game:
     except TypeError as e:
         params = ", ".join(str(p) for p in inspect.signature(factory).parameters.values())
         raise GameError(f"bad parameters for {name}: {e}; it takes ({params})") from None
-    return factory(*args, **kwargs)
+    try:
+        return factory(*args, **kwargs)
+    except (TypeError, ValueError, ArithmeticError) as e:
+        if isinstance(e, GameError):
+            raise
+        raise GameError(f"bad parameters for {name}: {spec!r} ({type(e).__name__}: {e})") from None
 
 
 register("kuhn", Kuhn)

@@ -81,6 +81,9 @@ class Policy:
         probabilities that are negative or do not sum to 1 (within `tol`); they are then
         renormalised. Keys the game does not have are an error too.
         """
+        if not isinstance(table, dict):
+            raise TensorCFRError(f"policy for {cg.name}: expected {{infoset key: {{action: probability}}}}, "
+                                 f"got {type(table).__name__}")
         sigmas = []
         known = set()
         for tp in cg.treeplexes:
@@ -90,10 +93,17 @@ class Policy:
                 if key not in table:
                     raise TensorCFRError(f"policy for {cg.name}: infoset {key!r} is missing")
                 row = table[key]
+                if not isinstance(row, dict):
+                    raise TensorCFRError(f"policy for {cg.name}: infoset {key!r} maps to {row!r}, not to "
+                                         "{action: probability}")
                 if set(row) != set(acts):
                     raise TensorCFRError(f"policy for {cg.name}: infoset {key!r} has actions {sorted(row)}, "
                                          f"the game has {list(acts)}")
-                probs = [float(row[a]) for a in acts]
+                try:
+                    probs = [float(row[a]) for a in acts]
+                except (TypeError, ValueError):
+                    raise TensorCFRError(f"policy for {cg.name}: infoset {key!r} has probabilities "
+                                         f"{[row[a] for a in acts]} that are not all numbers") from None
                 total = sum(probs)
                 if any(p < -tol or not math.isfinite(p) for p in probs) or abs(total - 1) > tol:
                     raise TensorCFRError(f"policy for {cg.name}: infoset {key!r} has probabilities "

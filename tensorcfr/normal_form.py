@@ -48,6 +48,7 @@ from .devices import resolve_device, resolve_dtype
 from .errors import TensorCFRError
 from .evaluation import Evaluation
 from .specs import algorithm_name, parse_algorithm
+from .validate import number
 
 PROCEDURES = ("rm", "rm+", "sampled-rm", "conditional-rm", "invariant-rm")
 SAMPLED = ("sampled-rm", "conditional-rm", "invariant-rm")
@@ -165,8 +166,10 @@ class RMConfig:
     def __post_init__(self):
         if self.name not in PROCEDURES:
             raise TensorCFRError(f"unknown procedure {self.name!r}; available: {', '.join(PROCEDURES)}")
-        if self.mu is not None and (self.name != "conditional-rm" or not self.mu > 0):
+        if self.mu is not None and self.name != "conditional-rm":
             raise TensorCFRError("mu is the positive inertia of conditional-rm only")
+        if self.mu is not None:
+            number("mu", self.mu, lo=0, lo_open=True)
         if not isinstance(self.runs, int) or self.runs < 1:
             raise TensorCFRError(f"runs must be a positive integer, got {self.runs!r}")
         if self.runs > 1 and self.name not in SAMPLED:

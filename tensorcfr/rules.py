@@ -34,8 +34,14 @@ import torch
 from .errors import TensorCFRError
 from .specs import parse_algorithm
 from .treeplex import WEIGHTS, Treeplex
+from .validate import numbers_or_one
 
 UPDATES = ("simultaneous", "alternating")
+# bounds of the numeric settings: beyond them the weights t^gamma and the softmax temperatures
+# leave float64's range within an ordinary run (a NaN strategy, not an error)
+GAMMA_MAX = 20.0
+DISCOUNT_MAX = 1e3  # |alpha|, |beta|
+ETA_MAX = 1e9
 AVERAGING = ("uniform", "linear", "power")
 ETA_DEFAULT = 2.0  # FTRL step size of the presets; see FTRLConfig
 
@@ -116,21 +122,21 @@ class Schedule:
     gamma: Param = None
 
     BATCHED = ("gamma",)  # the fields that may be tuples (one setting per batch member)
+    BOUNDS = {"gamma": dict(lo=0.0, hi=GAMMA_MAX), "alpha": dict(lo=-DISCOUNT_MAX, hi=DISCOUNT_MAX),
+              "beta": dict(lo=-DISCOUNT_MAX, hi=DISCOUNT_MAX), "eta": dict(lo=0.0, lo_open=True, hi=ETA_MAX)}
 
     def __post_init__(self):
         if self.updates not in UPDATES:
             raise TensorCFRError(f"updates must be one of {', '.join(UPDATES)}, got {self.updates!r}")
         if self.averaging not in AVERAGING:
             raise TensorCFRError(f"averaging must be one of {', '.join(AVERAGING)}, got {self.averaging!r}")
-        if not isinstance(self.delay, int) or self.delay < 0:
+        if isinstance(self.delay, bool) or not isinstance(self.delay, int) or self.delay < 0:
             raise TensorCFRError(f"delay must be a non-negative integer, got {self.delay!r}")
         if (self.averaging == "power") != (self.gamma is not None):
             raise TensorCFRError("gamma is the exponent of averaging='power' and needs it (and vice versa)")
         for k in self.BATCHED:
-            try:
-                _batch(getattr(self, k))
-            except (TypeError, ValueError):
-                raise TensorCFRError(f"{k} must be a number or a tuple of numbers, got {getattr(self, k)!r}") from None
+            if getattr(self, k) is not None:
+                numbers_or_one(k, getattr(self, k), **self.BOUNDS.get(k, {}))
         self.batch_size  # noqa: B018  (checks that the tuples agree in length)
 
     @property
@@ -158,6 +164,15 @@ class Schedule:
 
 
 _Schedule = Schedule  # the older name
+
+
+def _discount(t: int, a: float) -> float:
+    """t^a / (t^a + 1), DCFR's multiplier; 1 where t^a overflows a float (its limit)."""
+    try:
+        x = t ** a
+    except OverflowError:
+        return 1.0
+    return x / (x + 1)
 
 
 @dataclass(frozen=True)
@@ -194,7 +209,7 @@ class CFRConfig(Schedule):
         """(positive, negative) regret multipliers per setting, or None."""
         if self.alpha is None:
             return None
-        f = lambda e: tuple(t ** a / (t ** a + 1) for a in _batch(e))  # noqa: E731
+        f = lambda e: tuple(_discount(t, a) for a in _batch(e))  # noqa: E731
         return f(self.alpha), f(self.beta)
 
     def scalars(self, t: int) -> Scalars:
@@ -271,8 +286,8 @@ class FTRLConfig(Schedule):
         super().__post_init__()
         if self.weights not in WEIGHTS:
             raise TensorCFRError(f"weights must be one of {', '.join(WEIGHTS)}, got {self.weights!r}")
-        if self.eta is None or any(e <= 0 for e in _batch(self.eta)):
-            raise TensorCFRError(f"eta (the step size) must be positive, got {self.eta!r}")
+        if self.eta is None:
+            raise TensorCFRError("eta (the step size) must be a positive number, got None")
 
     def init_state(self, space: Treeplex, batch: int, dtype: torch.dtype, device) -> FTRLState:
         beta = space.entropy_weights(self.weights).to(dtype)  # [I]

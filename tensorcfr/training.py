@@ -21,6 +21,7 @@ import torch
 
 from .errors import TensorCFRError
 from .protocol import IterativeSolver
+from .validate import number, optional
 
 # Scalar tags written at every evaluation: identical for every algorithm, so one
 # TensorBoard view overlays them.
@@ -202,7 +203,11 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         opts = replace(options or TrainOptions(), **fields)
     except TypeError as e:
         raise TensorCFRError(f"train: {e}") from None
-    eval_every = eval_every or opts.eval_every or max(1, iterations // 10)
+    iterations = number("iterations", iterations, lo=0, integer=True)
+    eval_every = optional("eval_every", eval_every or opts.eval_every, lo=1, integer=True) or max(1, iterations // 10)
+    opts = replace(opts, checkpoint_every=optional("checkpoint_every", opts.checkpoint_every, lo=0, integer=True),
+                   time_limit=optional("time_limit", opts.time_limit, lo=0),
+                   target_exploitability=optional("target_exploitability", opts.target_exploitability))
     writer, checkpoint, checkpoint_every, progress = opts.writer, opts.checkpoint, opts.checkpoint_every, opts.progress
     track = list(opts.track_infosets)
     tracked_strategies(solver, track)  # an unknown key fails now, not at the first evaluation
