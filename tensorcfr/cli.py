@@ -32,6 +32,7 @@ from .rules import AVERAGING, PRESETS, UPDATES
 from .treeplex import WEIGHTS
 
 NOT_SETTINGS = ("command", "json", "save_policy", "logdir", "no_log")  # per invocation, not part of a run
+# (the policy file is kept in run.json beside the settings, as "save_policy", so a resumed run rewrites it)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -125,7 +126,8 @@ def _parser() -> argparse.ArgumentParser:
                 "with CFR as tensor operations.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    _training_flags(sub.add_parser("solve", help="run a solver and report exploitability and game value"), ["cfr+"])
+    p.solve = sub.add_parser("solve", help="run a solver and report exploitability and game value")
+    _training_flags(p.solve, ["cfr+"])
     _training_flags(sub.add_parser("compare", help="run several algorithms with identical evaluation points "
                                    "into one log directory and print a table"), ["cfr", "cfr+", "dcfr"])
 
@@ -253,8 +255,9 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
 
         writer = SummaryWriter(run_dir)
         if checkpoint is None:
+            policy = os.path.abspath(args.save_policy) if args.save_policy else None
             write_run_file(run_dir, {"args": {k: v for k, v in vars(args).items() if k not in NOT_SETTINGS}, "algo": algo,
-                                     "config": config})
+                                     "config": config, "save_policy": policy})
             log_config(writer, config)
 
     def save(state):
@@ -332,13 +335,18 @@ def _exit_code(results: list[dict]) -> int:
 
 
 def _solve(args, compare: bool = False) -> int:
-    from .runs import new_run_dir
+    from .policy_io import check_policy_path
+    from .runs import check_logdir, new_run_dir
 
     if args.save_policy and len(args.algo) > 1:
         raise TensorCFRError("--save-policy with several algorithms would overwrite one file: run them one by one")
     if args.checkpoint_every and args.no_log:
         raise TensorCFRError("--checkpoint-every needs a run directory: drop --no-log")
     logdir = None if args.no_log else args.logdir
+    if args.save_policy is not None:  # outputs checked before the work, not after it
+        check_policy_path(args.save_policy)
+    if logdir is not None:
+        check_logdir(logdir)
     game_name = args.game[0] if len(args.game) == 1 else f"{args.game[0]}+{len(args.game) - 1}"
     if compare and logdir is not None:  # one parent directory: one TensorBoard view overlays the algorithms
         logdir = new_run_dir(logdir, "compare__" + game_name, "-".join(args.algo), args.seed)
@@ -357,18 +365,64 @@ def _solve(args, compare: bool = False) -> int:
     return _exit_code(results)
 
 
-def _resume(args) -> int:
-    from .runs import CHECKPOINT, load_checkpoint, read_run_file
+def _stored_args(run_dir: str, info: dict) -> argparse.Namespace:
+    """The settings of run.json, checked by the `solve` parser itself: they are turned back into
+    the command line they came from and parsed, so a missing, mistyped or out-of-range value is
+    the same one-line error a bad option is."""
+    stored = info.get("args")
+    if not isinstance(stored, dict) or not isinstance(info.get("algo"), str):
+        raise TensorCFRError(f"{run_dir}/run.json: 'args' must be an object and 'algo' a string")
+    argv: list[str] = []
+    for action in _parser().solve._actions:
+        if action.dest not in stored or action.dest == "help":
+            continue
+        value = stored[action.dest]
+        ok = (isinstance(value, list) and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value)
+              if action.nargs in ("+", "*") else
+              isinstance(value, bool) if action.nargs == 0 else
+              value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool)))
+        if not ok:
+            raise TensorCFRError(f"{run_dir}/run.json: setting {action.dest!r} has the wrong type: {value!r}")
+        if not action.option_strings:  # the positional game specs
+            argv = [str(v) for v in value] + argv
+        elif action.nargs == 0:
+            argv += [action.option_strings[0]] if value else []
+        elif value is not None and value != []:
+            argv += [action.option_strings[0], *(str(v) for v in (value if isinstance(value, list) else [value]))]
+    if "game" not in stored:
+        raise TensorCFRError(f"{run_dir}/run.json: the game is missing")
+    parser = _parser()
+    parser.error = lambda message: (_ for _ in ()).throw(  # noqa: E731 - as an error naming the file
+        TensorCFRError(f"{run_dir}/run.json: {message}"))
+    parser.solve.error = parser.error
+    parsed = parser.parse_args(["solve", *argv])
+    for k, v in stored.items():  # settings the parser does not know (older or newer runs) are kept
+        if not hasattr(parsed, k):
+            setattr(parsed, k, v)
+    return parsed
 
+
+def _resume(args) -> int:
+    from .runs import CHECKPOINT, check_checkpoint, load_checkpoint, lock_run_dir, read_run_file
+
+    if args.save_policy is not None:
+        from .policy_io import check_policy_path
+
+        check_policy_path(args.save_policy)
     info = read_run_file(args.run_dir)
-    ckpt = load_checkpoint(os.path.join(args.run_dir, CHECKPOINT))
-    run_args = argparse.Namespace(**info["args"])
-    run_args.json, run_args.save_policy = args.json, args.save_policy
+    run_args = _stored_args(args.run_dir, info)
+    ckpt = check_checkpoint(load_checkpoint(os.path.join(args.run_dir, CHECKPOINT)), args.run_dir)
+    if ckpt.get("algo") not in (None, info["algo"]):  # the regrets of one algorithm continued by another
+        raise TensorCFRError(f"{args.run_dir}: run.json names algorithm {info['algo']!r} but the checkpoint was "
+                             f"written by {ckpt['algo']!r}; restore run.json or start a new run")
+    # the policy file of the run (kept in run.json), unless this resume names another
+    run_args.json, run_args.save_policy = args.json, args.save_policy or info.get("save_policy")
     if args.iterations is not None:
         run_args.iterations = args.iterations
     if args.time_limit is not None:
         run_args.time_limit = args.time_limit
-    out = _train_run(run_args, info["algo"], args.run_dir, checkpoint=ckpt)
+    with lock_run_dir(args.run_dir):  # a second resume of the same run is refused, not interleaved
+        out = _train_run(run_args, info["algo"], args.run_dir, checkpoint=ckpt)
     if args.json:
         print(json.dumps(out))
     return _exit_code([out])

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 
 import numpy as np
 
@@ -35,6 +36,25 @@ from .errors import TensorCFRError
 
 FORMAT, VERSION = "tensorcfr-policy", 1
 TABLES = ("average", "current")
+
+
+def check_policy_path(path: str) -> None:
+    """Refuse, before any work, a policy file that could not be written: an empty name, another
+    extension than .json or .npz, a directory, a missing or unwritable folder."""
+    if not path:
+        raise TensorCFRError("--save-policy needs a file name ending in .json or .npz")
+    if os.path.splitext(path)[1].lower() not in (".json", ".npz"):
+        raise TensorCFRError(f"policy file {path!r}: the extension must be .json or .npz")
+    if os.path.isdir(path):
+        raise TensorCFRError(f"policy file {path!r} is a directory")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise TensorCFRError(f"policy file {path!r}: the folder {folder} does not exist")
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".tensorcfr-probe-"):
+            pass
+    except OSError as e:
+        raise TensorCFRError(f"policy file {path!r}: cannot write in {folder} ({e.strerror})") from None
 
 
 def save_policy(path: str, game: str, tables: dict[str, dict[str, dict[str, float]]], *,

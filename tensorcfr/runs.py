@@ -19,10 +19,12 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
 import os
+import tempfile
 import re
 import time
 
@@ -42,11 +44,18 @@ def save_checkpoint(path: str, payload: dict) -> None:
     data = buf.getvalue()
     header = MAGIC + hashlib.sha256(data).hexdigest().encode() + b"\n" + str(len(data)).encode() + b"\n"
     tmp = f"{path}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(header + data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)  # atomic: readers see the old file or the new one, never half of one
+    try:
+        with open(tmp, "wb") as f:
+            f.write(header + data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)  # atomic: readers see the old file or the new one, never half of one
+    except OSError as e:  # a full disk, a vanished folder: the previous checkpoint stays as it was
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise TensorCFRError(f"cannot write the checkpoint {path} ({e.strerror or e}); the previous one is intact") from None
 
 
 def load_checkpoint(path: str) -> dict:
@@ -57,6 +66,8 @@ def load_checkpoint(path: str) -> dict:
             raw = f.read()
     except FileNotFoundError:
         raise TensorCFRError(f"no checkpoint at {path}") from None
+    except OSError as e:
+        raise TensorCFRError(f"cannot read the checkpoint {path} ({e.strerror})") from None
     if not raw.startswith(MAGIC):
         raise TensorCFRError(f"{path} is not a tensorcfr checkpoint (or its header is damaged)")
     try:
@@ -69,7 +80,63 @@ def load_checkpoint(path: str) -> dict:
                              f"{length:,} were written; it cannot be used")
     if hashlib.sha256(data).hexdigest().encode() != digest:
         raise TensorCFRError(f"checkpoint {path} is corrupt: its checksum does not match")
-    return torch.load(io.BytesIO(data), weights_only=True)
+    try:
+        return torch.load(io.BytesIO(data), weights_only=True)
+    except Exception as e:  # noqa: BLE001 - the weights-only unpickler refuses anything but plain data
+        raise TensorCFRError(f"checkpoint {path} holds something other than a solver's state ({e})") from None
+
+
+def check_checkpoint(ckpt, where: str) -> dict:
+    """A loaded checkpoint of the CLI's shape ({"solver": state_dict, "loop": loop state, ...}),
+    checked before it is used: the right containers, finite tensors, a non-negative iteration."""
+    def bad(what: str) -> TensorCFRError:
+        return TensorCFRError(f"{where}: the checkpoint is not a solver's state: {what}")
+
+    if not isinstance(ckpt, dict) or not isinstance(ckpt.get("solver"), dict) or not isinstance(ckpt.get("loop"), dict):
+        raise bad("expected {'solver': {...}, 'loop': {...}}")
+    solver = ckpt["solver"]
+    it = solver.get("iteration")
+    if isinstance(it, bool) or not isinstance(it, int) or it < 0:
+        raise bad(f"iteration {it!r}")
+    tensors = []
+    if "generator" not in solver:  # a tree solver's state (normal-form procedures are checked on load)
+        for key in ("sigma", "average", "state"):
+            if not isinstance(solver.get(key), list) or len(solver[key]) != 2:
+                raise bad(f"{key!r} is not a list of two players' tensors")
+        tensors = [*solver["sigma"], *solver["average"]]
+        for st in solver["state"]:
+            if not isinstance(st, dict):
+                raise bad("the rule's state is not a dict of tensors")
+            tensors += list(st.values())
+    for t in tensors:
+        if not isinstance(t, torch.Tensor):
+            raise bad(f"{type(t).__name__} where a tensor is expected")
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            raise bad("a tensor holds NaN or infinite values")
+    loop = ckpt["loop"]
+    if not isinstance(loop.get("rows", []), list) or not isinstance(loop.get("solving", 0.0), (int, float)):
+        raise bad("the training loop's state is damaged")
+    return ckpt
+
+
+@contextlib.contextmanager
+def lock_run_dir(run_dir: str):
+    """Hold the run directory's lock for the block; a second holder is refused at once."""
+    import fcntl
+
+    path = os.path.join(run_dir, ".lock")
+    try:
+        f = open(path, "w")
+    except OSError as e:
+        raise TensorCFRError(f"cannot lock {run_dir} ({e.strerror})") from None
+    try:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise TensorCFRError(f"{run_dir} is being resumed by another process; wait for it to stop") from None
+        yield
+    finally:
+        f.close()
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -103,6 +170,19 @@ def run_name(game: str, algo: str, seed: int = 0) -> str:
     return f"{safe(game)}__{safe(algo)}__{seed}__{time.strftime('%Y%m%d-%H%M%S')}"
 
 
+def check_logdir(logdir: str) -> None:
+    """Refuse, before any work, a log directory that cannot hold run directories: a file,
+    a device, a folder that cannot be made or written to."""
+    if os.path.exists(logdir) and not os.path.isdir(logdir):
+        raise TensorCFRError(f"--logdir {logdir!r} is not a directory")
+    try:
+        os.makedirs(logdir, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=logdir, prefix=".tensorcfr-probe-"):
+            pass
+    except OSError as e:
+        raise TensorCFRError(f"--logdir {logdir!r}: cannot write there ({e.strerror})") from None
+
+
 def new_run_dir(logdir: str, game: str, algo: str, seed: int = 0) -> str:
     """Create and return a fresh run directory under `logdir` (a suffix keeps names unique)."""
     base = os.path.join(logdir, run_name(game, algo, seed))
@@ -114,6 +194,8 @@ def new_run_dir(logdir: str, game: str, algo: str, seed: int = 0) -> str:
         except FileExistsError:
             k += 1
             path = f"{base}-{k}"
+        except OSError as e:
+            raise TensorCFRError(f"cannot make the run directory {path!r} ({e.strerror})") from None
 
 
 def write_run_file(run_dir: str, settings: dict) -> None:

@@ -2,7 +2,10 @@
 with one line naming the culprit and exit code 2 at the CLI, or a `TensorCFRError` (a
 `games.GameError`) in the library; never a traceback, never a run on NaN settings."""
 
+import glob
+import json
 import math
+import os
 
 import pytest
 
@@ -120,3 +123,119 @@ def test_bad_library_arguments():
         with pytest.raises(tensorcfr.TensorCFRError, match=message.replace("{", r"\{")):
             call()
     assert solver.iteration == 0  # nothing ran
+
+
+# -- outputs checked before the work ---------------------------------------------------------------
+@pytest.mark.parametrize("target,message", [("{tmp}/missing/p.json", "does not exist"), ("{tmp}", "is a directory"),
+                                            ("{tmp}/p.txt", "extension must be .json or .npz"),
+                                            ("", "needs a file name")])
+def test_save_policy_is_checked_before_training(capsys, tmp_path, target, message):
+    path = target.format(tmp=tmp_path)
+    if message == "is a directory":
+        path = str(tmp_path / "d.json")
+        os.mkdir(path)
+    code, err = cli(capsys, "solve", "kuhn", "--iterations", "100000000", "--no-log", "--save-policy", path)
+    assert code == 2 and message in err and len(err.splitlines()) == 1  # at once: 10^8 iterations never ran
+
+
+@pytest.mark.parametrize("logdir,message", [("file", "is not a directory"), ("/dev/null", "is not a directory")])
+def test_logdir_is_checked_before_training(capsys, tmp_path, logdir, message):
+    if logdir == "file":
+        logdir = str(tmp_path / "file")
+        open(logdir, "w").close()
+    code, err = cli(capsys, "solve", "kuhn", "--iterations", "100000000", "--logdir", logdir)
+    assert code == 2 and message in err and len(err.splitlines()) == 1
+
+
+# -- resume ------------------------------------------------------------------------------------------
+def _run(capsys, tmp_path, *extra):
+    code, _ = cli(capsys, "solve", "kuhn", "--algo", "dcfr", "--iterations", "20", "--logdir", str(tmp_path / "runs"),
+                  "--json", *extra)
+    assert code == 0
+    (run_dir,) = glob.glob(str(tmp_path / "runs" / "*"))
+    return run_dir
+
+
+def test_resume_keeps_writing_the_runs_policy_file(capsys, tmp_path):
+    policy = tmp_path / "p.json"
+    run_dir = _run(capsys, tmp_path, "--save-policy", str(policy))
+    assert json.load(open(policy))["iteration"] == 20
+    code, _ = cli(capsys, "resume", run_dir, "--iterations", "40", "--json")
+    assert code == 0 and json.load(open(policy))["iteration"] == 40  # not left stale at 20
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda d: d["args"].pop("game"), "the game is missing"),
+    (lambda d: d.update(args=[1, 2]), "'args' must be an object"),
+    (lambda d: d.update(args=None), "'args' must be an object"),
+    (lambda d: d.update(algo=None), "'algo' a string"),
+    (lambda d: d["args"].update(iterations=2.5), "--iterations: expected a positive integer"),
+    (lambda d: d["args"].update(iterations=[3]), "'iterations' has the wrong type"),
+    (lambda d: d["args"].update(checkpoint_every=-1), "--checkpoint-every: expected a positive integer"),
+    (lambda d: d.update(algo="cfr"), "the checkpoint was written by 'dcfr'"),
+])
+def test_damaged_run_files_are_refused(capsys, tmp_path, edit, message):
+    run_dir = _run(capsys, tmp_path)
+    path = os.path.join(run_dir, "run.json")
+    d = json.load(open(path))
+    edit(d)
+    json.dump(d, open(path, "w"))
+    code, err = cli(capsys, "resume", run_dir)
+    assert code == 2 and message in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("payload,message", [
+    ([1, 2], "expected {'solver'"), ({"solver": None, "loop": {}}, "expected {'solver'"),
+    ("nan", "NaN or infinite"), ("iteration", "iteration -7"), ("list", "not a list of two players"),
+])
+def test_damaged_checkpoints_are_refused(capsys, tmp_path, payload, message):
+    from tensorcfr.runs import load_checkpoint, save_checkpoint
+
+    run_dir = _run(capsys, tmp_path)
+    path = os.path.join(run_dir, "checkpoint.pt")
+    if isinstance(payload, str):
+        good = load_checkpoint(path)
+        if payload == "nan":
+            good["solver"]["average"][0][0, 1] = math.nan
+        elif payload == "iteration":
+            good["solver"]["iteration"] = -7
+        else:
+            good["solver"]["sigma"] = good["solver"]["sigma"][:1]
+        payload = good
+    save_checkpoint(path, payload)
+    code, err = cli(capsys, "resume", run_dir)
+    assert code == 2 and message in err and len(err.splitlines()) == 1, err
+
+
+def test_a_checkpoint_that_is_a_directory_is_refused(capsys, tmp_path):
+    run_dir = _run(capsys, tmp_path)
+    os.remove(os.path.join(run_dir, "checkpoint.pt"))
+    os.mkdir(os.path.join(run_dir, "checkpoint.pt"))
+    code, err = cli(capsys, "resume", run_dir)
+    assert code == 2 and "cannot read the checkpoint" in err
+
+
+def test_a_second_resume_of_one_run_is_refused(capsys, tmp_path):
+    from tensorcfr.runs import lock_run_dir
+
+    run_dir = _run(capsys, tmp_path)
+    with lock_run_dir(run_dir):  # as a first resume still running would hold it
+        code, err = cli(capsys, "resume", run_dir)
+    assert code == 2 and "being resumed by another process" in err
+    assert cli(capsys, "resume", run_dir, "--iterations", "30")[0] == 0  # free again
+
+
+def test_a_full_disk_keeps_the_last_checkpoint_and_leaves_no_temporary(monkeypatch, tmp_path):
+    import errno
+
+    from tensorcfr.runs import load_checkpoint, save_checkpoint
+
+    path = str(tmp_path / "checkpoint.pt")
+    save_checkpoint(path, {"iteration": 1})
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(tensorcfr.TensorCFRError, match="No space left on device.*previous one is intact"):
+        save_checkpoint(path, {"iteration": 2})
+    assert load_checkpoint(path) == {"iteration": 1} and os.listdir(tmp_path) == ["checkpoint.pt"]
