@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 from typing import Callable
 
 import games as games_pkg
@@ -83,8 +84,25 @@ def simulate(game, table_a: dict, table_b: dict, games: int = 10_000, seed: int 
     return {"games": games, "seed": seed, "mean": mean, "std_error": se, "ci95": (mean - 1.96 * se, mean + 1.96 * se)}
 
 
+MAX_ANSWER = 1024  # characters of one typed answer; a stream with no newline (/dev/zero) is cut there
+
+
+def read_answer(prompt: str, stream=None) -> str:
+    """`input(prompt)` that reads at most `MAX_ANSWER` characters: an endless line is an error,
+    not an endless read. Raises EOFError at the end of the input, as `input` does."""
+    stream = stream or sys.stdin
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    line = stream.readline(MAX_ANSWER + 1)
+    if not line:
+        raise EOFError
+    if len(line) > MAX_ANSWER and not line.endswith("\n"):
+        raise TensorCFRError(f"an answer longer than {MAX_ANSWER} characters: is the input a terminal or a text?")
+    return line.rstrip("\n")
+
+
 def interactive(game, table: dict, seat: int = 0, seed: int | None = None,
-                read: Callable[[str], str] = input, write: Callable[[str], None] = print,
+                read: Callable[[str], str] = read_answer, write: Callable[[str], None] = print,
                 rounds: int | None = None) -> list[float]:
     """Let a person play seat `seat` (0 or 1) against `table` in a terminal: shows their private
     information and the public history, rejects illegal moves, reveals the payoffs. Plays

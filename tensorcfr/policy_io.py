@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 
 import numpy as np
@@ -36,6 +37,9 @@ from .errors import TensorCFRError
 
 FORMAT, VERSION = "tensorcfr-policy", 1
 TABLES = ("average", "current")
+
+
+MAX_POLICY_BYTES = 1 << 34  # 16 GiB: far above Dudo(5,2,2)'s policy, far below an endless read
 
 
 def check_policy_path(path: str) -> None:
@@ -92,6 +96,16 @@ def load_policy(path: str) -> dict:
     A file of another format or version is a clear error."""
     ext = os.path.splitext(path)[1].lower()
     try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise TensorCFRError(f"no policy file at {path}") from None
+    except OSError as e:
+        raise TensorCFRError(f"cannot read the policy file {path} ({e.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):  # a device such as /dev/zero would be read without end
+        raise TensorCFRError(f"policy file {path} is not a regular file")
+    if info.st_size > MAX_POLICY_BYTES:
+        raise TensorCFRError(f"policy file {path} is {info.st_size:,} bytes, more than {MAX_POLICY_BYTES:,}")
+    try:
         if ext == ".json":
             with open(path) as f:
                 d = json.load(f)
@@ -99,6 +113,10 @@ def load_policy(path: str) -> dict:
             with np.load(path, allow_pickle=False) as z:
                 d = {k: z[k].item() for k in z.files if z[k].ndim == 0}
                 keys, offsets, names = z["infoset_keys"].tolist(), z["offsets"].tolist(), z["action_names"].tolist()
+                arrays = ["infoset_keys", "offsets", "action_names", *(w for w in TABLES if w in z.files)]
+                if any(z[k].ndim != 1 for k in arrays) or len(offsets) != len(keys) + 1 or \
+                        any(len(z[w]) != len(names) for w in TABLES if w in z.files):
+                    raise ValueError("its arrays are not one-dimensional or do not fit together")
                 for which in TABLES:
                     if which in z.files:
                         probs = z[which].tolist()
@@ -108,15 +126,23 @@ def load_policy(path: str) -> dict:
             raise TensorCFRError(f"policy file {path!r}: the extension must be .json or .npz")
     except FileNotFoundError:
         raise TensorCFRError(f"no policy file at {path}") from None
-    except (json.JSONDecodeError, ValueError, KeyError, OSError) as e:
+    except TensorCFRError:
+        raise
+    except Exception as e:  # noqa: BLE001 - json, zip and numpy each fail their own way on a damaged file
         raise TensorCFRError(f"policy file {path} is damaged or not a policy file: {e}") from None
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         raise TensorCFRError(f"{path} is not a tensorcfr policy file (no \"format\": \"{FORMAT}\")")
-    if int(d.get("version", 0)) > VERSION:
+    version = d.get("version", 0)
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise TensorCFRError(f"{path}: the policy format version must be an integer, got {version!r}")
+    if version > VERSION:
         raise TensorCFRError(f"{path} has policy format version {d['version']}; this tensorcfr reads "
                              f"version {VERSION}: upgrade tensorcfr")
     if not any(w in d for w in TABLES):
         raise TensorCFRError(f"{path} holds no strategy (neither \"average\" nor \"current\")")
+    for w in TABLES:
+        if w in d and not (isinstance(d[w], dict) and all(isinstance(row, dict) for row in d[w].values())):
+            raise TensorCFRError(f"{path}: {w!r} must map infosets to {{action: probability}}")
     return d
 
 

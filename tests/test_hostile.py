@@ -239,3 +239,56 @@ def test_a_full_disk_keeps_the_last_checkpoint_and_leaves_no_temporary(monkeypat
     with pytest.raises(tensorcfr.TensorCFRError, match="No space left on device.*previous one is intact"):
         save_checkpoint(path, {"iteration": 2})
     assert load_checkpoint(path) == {"iteration": 1} and os.listdir(tmp_path) == ["checkpoint.pt"]
+
+
+# -- policy files --------------------------------------------------------------------------------------
+def _kuhn_policy(tmp_path, ext=".json"):
+    from tensorcfr.policy_io import save_policy
+
+    s = tensorcfr.Solver("kuhn", "cfr", device="cpu")
+    s.step(5)
+    path = str(tmp_path / f"p{ext}")
+    save_policy(path, "kuhn", s.policy_tables(), players=s.infoset_players())
+    return path
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda d: d.update(average=None), "'average' must map infosets"),
+    (lambda d: d["average"]["J:"].update(bet=None), "not all numbers"),
+    (lambda d: d.update(version="x"), "version must be an integer"),
+])
+def test_damaged_json_policies_are_refused(capsys, tmp_path, edit, message):
+    path = _kuhn_policy(tmp_path)
+    d = json.load(open(path))
+    edit(d)
+    json.dump(d, open(path, "w"))
+    code, err = cli(capsys, "eval", "kuhn", path)
+    assert code == 2 and message in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("damage", ["2-D", "empty", "not a zip"])
+def test_damaged_npz_policies_are_refused(capsys, tmp_path, damage):
+    import numpy as np
+
+    path = _kuhn_policy(tmp_path, ".npz")
+    if damage == "2-D":
+        with np.load(path) as z:
+            arrays = {k: z[k] for k in z.files}
+        arrays["average"] = arrays["average"][None, :]
+        np.savez(path, **arrays)
+    else:
+        open(path, "wb").write(b"" if damage == "empty" else b"plain text, not a zip archive")
+    code, err = cli(capsys, "eval", "kuhn", path)
+    assert code == 2 and "damaged or not a policy file" in err and len(err.splitlines()) == 1, err
+
+
+def test_devices_are_not_read_as_policies_or_answers(capsys, tmp_path):
+    code, err = cli(capsys, "eval", "kuhn", "/dev/zero")
+    assert code == 2 and "not a regular file" in err
+    from tensorcfr.play import MAX_ANSWER, read_answer
+
+    class Endless:  # a stream with no newline, as /dev/zero is
+        def readline(self, n):
+            return "\0" * n
+    with pytest.raises(tensorcfr.TensorCFRError, match=f"longer than {MAX_ANSWER}"):
+        read_answer("? ", Endless())
