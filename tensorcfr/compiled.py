@@ -20,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 from dataclasses import dataclass
 
@@ -114,21 +115,26 @@ class CompiledGame:
         return dataclasses.replace(self, treeplexes=tuple(t.to(device) for t in self.treeplexes),
                                    **{k: v.to(device) for k, v in self._tensors().items()})
 
-    def save(self, path: str | os.PathLike) -> None:
-        """Write to a `.pt` file (atomically: a crash never leaves half a file)."""
+    def save(self, path: str | os.PathLike, identity: dict | None = None) -> None:
+        """Write to a `.pt` file (atomically: a crash never leaves half a file), with a checksum
+        of its contents and `identity` (what the file is: the compile cache stores the game and
+        the digest of the code that compiled it), both verified by `load(path, expect=...)`."""
         data = {"format": "tensorcfr.CompiledGame", "version": FORMAT_VERSION,
                 "name": self.name, "batch_names": list(self.batch_names),
                 "tensors": {k: v.cpu() for k, v in self._tensors().items()},
                 "treeplexes": [{"player": t.player, **_pack_names(t.infoset_keys, t.action_names),
                                 "tensors": {k: v.cpu() for k, v in t.tensors().items()}}
-                               for t in self.treeplexes]}
+                               for t in self.treeplexes],
+                "identity": identity or {}}
+        data["checksum"] = _checksum(data)
         tmp = f"{os.fspath(path)}.tmp"
         torch.save(data, tmp)
         os.replace(tmp, path)
 
     @staticmethod
-    def load(path: str | os.PathLike, device="cpu") -> "CompiledGame":
-        """Read a file written by `save`.
+    def load(path: str | os.PathLike, device="cpu", expect: dict | None = None) -> "CompiledGame":
+        """Read a file written by `save`. With `expect`, the file must carry that identity and
+        an intact checksum, and finite payoffs; anything else is a `TensorCFRError` saying which.
 
         Example:
             >>> import tensorcfr, tempfile, os
@@ -142,10 +148,44 @@ class CompiledGame:
             assert data["format"] == "tensorcfr.CompiledGame"
         except Exception as e:
             raise TensorCFRError(f"{path}: not a compiled tensorcfr game ({e})") from None
-        if data["version"] not in READABLE_VERSIONS:
-            raise TensorCFRError(f"{path}: format version {data['version']}, expected one of {READABLE_VERSIONS}")
-        tps = tuple(Treeplex(t["player"], *_unpack_names(t), **t["tensors"]) for t in data["treeplexes"])
-        return CompiledGame(data["name"], tuple(data["batch_names"]), tps, **data["tensors"])
+        if data.get("version") not in READABLE_VERSIONS:
+            raise TensorCFRError(f"{path}: format version {data.get('version')}, expected one of {READABLE_VERSIONS}")
+        if expect is not None:
+            if data.get("identity") != expect:
+                raise TensorCFRError(f"{path} holds {data.get('identity') or data.get('name')!r}, not {expect!r}")
+            if data.get("checksum") != _checksum(data):
+                raise TensorCFRError(f"{path}: its checksum does not match its contents")
+        try:
+            tps = tuple(Treeplex(t["player"], *_unpack_names(t), **t["tensors"]) for t in data["treeplexes"])
+            cg = CompiledGame(data["name"], tuple(data["batch_names"]), tps, **data["tensors"])
+        except Exception as e:  # noqa: BLE001 - a file of the right format with the wrong insides
+            raise TensorCFRError(f"{path}: a damaged compiled game ({type(e).__name__}: {e})") from None
+        if expect is not None and not bool(torch.isfinite(cg.payoff).all()):
+            raise TensorCFRError(f"{path}: its payoffs are not all finite")
+        return cg
+
+
+def _checksum(data: dict) -> str:
+    """BLAKE2 digest of a saved game's contents: every tensor's bytes and every name."""
+    h = hashlib.blake2b(digest_size=16)
+
+    def feed(key: str, value) -> None:
+        h.update(key.encode())
+        if isinstance(value, torch.Tensor):
+            h.update(str((value.dtype, tuple(value.shape))).encode())
+            if value.numel():
+                h.update(value.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().data)
+        elif isinstance(value, dict):
+            for k in sorted(value):
+                feed(f"{key}/{k}", value[k])
+        elif isinstance(value, (list, tuple)):
+            for i, v in enumerate(value):
+                feed(f"{key}[{i}]", v)
+        else:
+            h.update(repr(value).encode())
+
+    feed("", {k: v for k, v in data.items() if k != "checksum"})
+    return h.hexdigest()
 
 
 def _pack_names(keys: tuple[str, ...], actions: tuple[tuple[str, ...], ...]) -> dict:

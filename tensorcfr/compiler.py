@@ -591,11 +591,12 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
                                  "conditional-rm, invariant-rm) take it")
     # the cache holds what the default (nodes=None) keeps; an explicit choice compiles afresh
     path = cache_file(members[0]) if cache is not False and len(members) == 1 and nodes is None else None
+    identity = {"game": members[0].name, "digest": _source_digest(members[0])} if path else None
     if path and os.path.exists(path):
         try:
-            return CompiledGame.load(path)
-        except TensorCFRError:
-            pass  # unreadable: compile afresh and overwrite
+            return CompiledGame.load(path, expect=identity)
+        except TensorCFRError as e:  # another game's file, damaged, edited: compile afresh and overwrite
+            print(f"tensorcfr: cached compiled game not used ({e}); compiling afresh", file=sys.stderr)
     compiled = [_structure(_walk(g, method, nodes)) for g in members]
     tps, seqs, _, nodes_a = compiled[0]
     for g, (tps_b, seqs_b, _, nodes_b) in zip(members[1:], compiled[1:]):
@@ -617,7 +618,7 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
     if path and (cache or cg.num_histories >= CACHE_MIN_HISTORIES):
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            cg.save(path)
+            cg.save(path, identity=identity)
             stale = path[:path.rindex("-")] + "-"  # the same game compiled by older code: gigabytes each
             for f in os.listdir(os.path.dirname(path)):
                 full = os.path.join(os.path.dirname(path), f)

@@ -15,8 +15,11 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
+import sys
 import time
 from functools import partial
 
@@ -30,12 +33,35 @@ MAX_ITERATIONS = 20_000
 _memory: dict[str, dict] = {}
 
 
+def _checksum(entry: dict) -> str:
+    """What an entry says, hashed: a value edited by hand (or by a bad disk) no longer matches."""
+    body = {k: v for k, v in entry.items() if k != "checksum"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _verified(name: str, entry) -> dict | None:
+    """The cached entry of `name` if it is whole and its own (game, finite value in [-1, 1],
+    finite NashConv, checksum); otherwise None, saying why on stderr."""
+    if entry is None:
+        return None
+    ok = (isinstance(entry, dict) and entry.get("game") == name and entry.get("checksum") == _checksum(entry)
+          and isinstance(entry.get("value"), float) and math.isfinite(entry["value"]) and -1 <= entry["value"] <= 1
+          and isinstance(entry.get("nash_conv"), float) and math.isfinite(entry["nash_conv"]))
+    if not ok:
+        why = "has no checksum (an older tensorcfr wrote it)" if isinstance(entry, dict) and "checksum" not in entry \
+            else "is damaged or was edited"
+        print(f"tensorcfr: the cached value of {name} in {values_file()} {why}; solving it again", file=sys.stderr)
+        return None
+    return entry
+
+
 def _load() -> dict:
     try:
         with open(values_file()) as f:
-            return json.load(f)
+            table = json.load(f)
     except (OSError, ValueError):
         return {}
+    return table if isinstance(table, dict) else {}
 
 
 def _store(name: str, entry: dict) -> None:
@@ -57,8 +83,8 @@ def dudo_entry(faces: int, a: int, b: int, device: str = "auto") -> dict:
     name = f"dudo({faces},{a},{b})"
     if name in _memory:
         return _memory[name]
-    entry = _load().get(name)
-    if entry is None or entry.get("nash_conv", 1.0) > TARGET_NASH_CONV:
+    entry = _verified(name, _load().get(name))
+    if entry is None or entry["nash_conv"] > TARGET_NASH_CONV:
         t0 = time.perf_counter()
         solver = Solver(name, "dcfr", device=device, dtype="float64")
         ev = solver.evaluate()["average"]
@@ -67,6 +93,7 @@ def dudo_entry(faces: int, a: int, b: int, device: str = "auto") -> dict:
             ev = solver.evaluate()["average"]
         entry = {"game": name, "value": ev.game_value.item(), "nash_conv": ev.nash_conv.item(),
                  "iterations": solver.iteration, "seconds": round(time.perf_counter() - t0, 3)}
+        entry["checksum"] = _checksum(entry)
         _store(name, entry)
     _memory[name] = entry
     return entry

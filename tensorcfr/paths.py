@@ -15,8 +15,10 @@ import os
 
 
 def values_file() -> str:
-    """The JSON file of Dudo's continuation values (`tensorcfr.continuation`)."""
-    return os.environ.get("TENSORCFR_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "tensorcfr", "values.json"))
+    """The JSON file of Dudo's continuation values (`tensorcfr.continuation`); a
+    `$TENSORCFR_CACHE` that names a directory means `values.json` inside it."""
+    path = os.environ.get("TENSORCFR_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "tensorcfr", "values.json"))
+    return os.path.join(path, "values.json") if os.path.isdir(path) else path
 
 
 def compiled_dir() -> str:

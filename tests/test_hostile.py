@@ -8,6 +8,7 @@ import math
 import os
 
 import pytest
+import torch
 
 import games
 import tensorcfr
@@ -292,3 +293,77 @@ def test_devices_are_not_read_as_policies_or_answers(capsys, tmp_path):
             return "\0" * n
     with pytest.raises(tensorcfr.TensorCFRError, match=f"longer than {MAX_ANSWER}"):
         read_answer("? ", Endless())
+
+
+# -- caches ------------------------------------------------------------------------------------------
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    """A fresh cache folder for this test alone (values and compiled games)."""
+    from tensorcfr import continuation
+
+    monkeypatch.setenv("TENSORCFR_CACHE", str(tmp_path / "cache" / "values.json"))
+    monkeypatch.setattr(continuation, "_memory", {})
+    return tmp_path / "cache"
+
+
+def test_a_cached_file_of_another_game_is_not_used(own_cache, capsys):
+    import shutil
+
+    from tensorcfr.compiler import cache_file
+
+    tensorcfr.compile("leduc", cache=True)
+    kuhn_path = cache_file(games.make("kuhn"))
+    os.makedirs(os.path.dirname(kuhn_path), exist_ok=True)
+    shutil.copy(cache_file(games.make("leduc")), kuhn_path)
+    cg = tensorcfr.compile("kuhn", cache=True)
+    assert cg.name == "kuhn" and cg.num_histories == 58
+    assert "holds {'game': 'leduc'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("damage", ["nan payoff", "edited", "missing key"])
+def test_a_damaged_cached_game_is_compiled_afresh(own_cache, capsys, damage):
+    from tensorcfr.compiler import cache_file
+
+    good = tensorcfr.compile("kuhn", cache=True)
+    path = cache_file(games.make("kuhn"))
+    data = torch.load(path, weights_only=True)
+    if damage == "nan payoff":  # saved again: a checksum that matches, payoffs that are not finite
+        import dataclasses
+        bad = dataclasses.replace(good, payoff=torch.full_like(good.payoff, math.nan))
+        bad.save(path, identity=data["identity"])
+    else:
+        if damage == "edited":
+            data["tensors"]["payoff"][0, 0] += 1.0
+        else:
+            del data["tensors"]["payoff"]
+        torch.save(data, path)
+    again = tensorcfr.compile("kuhn", cache=True)
+    assert torch.equal(again.payoff, good.payoff)
+    assert "compiling afresh" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("poison", [0.9, [1], "x", 3])
+def test_a_poisoned_continuation_value_is_solved_again(own_cache, capsys, poison):
+    from tensorcfr import continuation
+
+    assert continuation.dudo_value(4, 1, 1) == pytest.approx(-0.125, abs=1e-6)
+    path = own_cache / "values.json"
+    table = json.load(open(path))
+    if isinstance(poison, float):
+        table["dudo(4,1,1)"]["value"] = poison
+    else:
+        table["dudo(4,1,1)"] = poison
+    json.dump(table, open(path, "w"))
+    continuation._memory.clear()
+    assert games.make("dudo(4,1,2)").payoff(1) == pytest.approx(0.125, abs=1e-6)  # -V(1, 1), not -0.9
+    assert "dudo(4,1,1)" in capsys.readouterr().err
+
+
+def test_a_cache_variable_naming_a_directory_caches_inside_it(tmp_path, monkeypatch):
+    from tensorcfr import continuation, paths
+
+    monkeypatch.setenv("TENSORCFR_CACHE", str(tmp_path))
+    monkeypatch.setattr(continuation, "_memory", {})
+    assert paths.values_file() == str(tmp_path / "values.json")
+    continuation.dudo_value(4, 1, 1)
+    assert "dudo(4,1,1)" in json.load(open(tmp_path / "values.json"))
