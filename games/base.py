@@ -71,6 +71,12 @@ class Game:
         """What `player` sees at `state`, for a person playing in a terminal."""
         return self.infoset_key(state)
 
+    def size_hint(self) -> tuple[int, bool] | None:
+        """(histories, exact): the number of histories (every node: chance, decision, terminal)
+        from a closed form, without building the tree; `exact` False for a lower bound. None
+        where the game has no formula (the compiler then counts as it walks)."""
+        return None
+
     def cache_token(self) -> object:
         """What, besides the game's code and name, decides its compiled tree (`repr` is hashed
         into the compile cache's key): a game whose payoffs come from outside its code (Dudo's

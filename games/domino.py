@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from itertools import combinations
 from math import comb
 
@@ -60,12 +61,23 @@ class Domino(Game):
                             f"(needs 1 <= hand <= {len(self.tiles) // 2})")
         self.max_pips, self.hand = max_pips, hand
         self.name = f"domino({max_pips},{hand})"
-        deals = [(h0, h1) for h0 in combinations(self.tiles, hand)
-                 for h1 in combinations([t for t in self.tiles if t not in h0], hand)]
-        p = 1.0 / (comb(len(self.tiles), hand) * comb(len(self.tiles) - hand, hand))
-        self._deals = [(f"{','.join(map(_name, a))}|{','.join(map(_name, b))}", p) for a, b in deals]
-        self._deal_tiles = deals
+        self.num_deals = comb(len(self.tiles), hand) * comb(len(self.tiles) - hand, hand)
         self._by_name = {_name(t): t for t in self.tiles}
+
+    @functools.cached_property
+    def _deal_tiles(self) -> list:
+        # made on first use: domino(9,9) has 10^20 deals, which a size check refuses first
+        return [(h0, h1) for h0 in combinations(self.tiles, self.hand)
+                for h1 in combinations([t for t in self.tiles if t not in h0], self.hand)]
+
+    @functools.cached_property
+    def _deals(self) -> list[tuple[str, float]]:
+        p = 1.0 / self.num_deals
+        return [(f"{','.join(map(_name, a))}|{','.join(map(_name, b))}", p) for a, b in self._deal_tiles]
+
+    def size_hint(self):
+        """At least the deal and one node per deal (a lower bound: the play's tree is not counted)."""
+        return 1 + 2 * self.num_deals, False
 
     # -- helpers --------------------------------------------------------------------------
     def _pack(self, state):

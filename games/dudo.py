@@ -25,8 +25,9 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from itertools import combinations_with_replacement
-from math import factorial
+from math import comb, factorial
 from typing import Callable
 
 import numpy as np
@@ -61,8 +62,6 @@ class Dudo(Game):
         self.num_bids = faces * (dice1 + dice2)
         self.bid_names = tuple(f"{q}x{f}" for q in range(1, dice1 + dice2 + 1) for f in range(1, faces + 1))
         self._rank = {name: r for r, name in enumerate(self.bid_names)}
-        p1, p2 = multisets(faces, dice1), multisets(faces, dice2)
-        self._deals = [(f"{''.join(map(str, a))}|{''.join(map(str, b))}", pa * pb) for a, pa in p1 for b, pb in p2]
         self._continuation = continuation
         self._payoff = {}  # loser -> player 1's payoff, filled on first use
 
@@ -84,6 +83,18 @@ class Dudo(Game):
             d1, d2 = self.dice
             self._payoff[loser] = self.value(d1 - 1, d2) if loser == 0 else -self.value(d2 - 1, d1)
         return self._payoff[loser]
+
+    @functools.cached_property
+    def _deals(self) -> list[tuple[str, float]]:
+        # made on first use: dudo(100,5,5) has 8e15 deals, which a size check refuses first
+        p1, p2 = multisets(self.faces, self.dice[0]), multisets(self.faces, self.dice[1])
+        return [(f"{''.join(map(str, a))}|{''.join(map(str, b))}", pa * pb) for a, pa in p1 for b, pb in p2]
+
+    def size_hint(self):
+        """The deal, then per deal every strictly rising sequence of the B bids (2^B of them,
+        the empty one included) and a call after each non-empty one: 1 + deals (2^(B+1) - 1)."""
+        deals = comb(self.faces + self.dice[0] - 1, self.dice[0]) * comb(self.faces + self.dice[1] - 1, self.dice[1])
+        return 1 + deals * (2 ** (self.num_bids + 1) - 1), True
 
     def cache_token(self):
         """The payoffs, which come from the continuation values: a compiled copy on disk made

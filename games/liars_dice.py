@@ -43,6 +43,12 @@ class LiarsDice(Game):
         self.num_bids = len(self.bid_names)
         self._rank = {b: r for r, b in enumerate(self.bid_names)}
 
+    def size_hint(self):
+        """Two dice rolled one after the other (1 + F chance nodes), then per roll pair every
+        strictly rising sequence of the 2F bids and a call after each non-empty one."""
+        f = self.faces
+        return 1 + f + f * f * (2 ** (2 * f + 1) - 1), True
+
     def initial_state(self):
         return ((), (), False)
 

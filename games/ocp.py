@@ -41,6 +41,10 @@ class OCP(Game):
         p = 1.0 / (self.n * (self.n - 1))
         return [(f"{a},{b}", p) for a in range(self.n) for b in range(self.n) if a != b]
 
+    def size_hint(self):
+        """The deal of an ordered pair of cards, then 9 betting nodes per deal."""
+        return 1 + 9 * self.n * (self.n - 1), True
+
     def initial_state(self):
         return (None, "")
 

@@ -22,13 +22,15 @@ import signal
 import sys
 import time
 
+import torch
+
 import games as games_pkg
 
 from .errors import TensorCFRError
 from .capture import CAPTURE
 from .memory import keep_freed_memory
 from .normal_form import PROCEDURES
-from .rules import AVERAGING, PRESETS, UPDATES
+from .rules import AVERAGING, PRESETS, UPDATES, make_config
 from .treeplex import WEIGHTS
 
 NOT_SETTINGS = ("command", "json", "save_policy", "logdir", "no_log")  # per invocation, not part of a run
@@ -67,6 +69,28 @@ def _positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
     return value
+
+
+def _max_memory(text: str):
+    from .sizes import parse_bytes
+
+    try:
+        return parse_bytes(text)
+    except TensorCFRError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _size_flags(s: argparse.ArgumentParser) -> None:
+    """The limits of every command that compiles (tensorcfr/sizes.py)."""
+    s.add_argument("--max-histories", type=_positive_int, default=None, metavar="N",
+                   help="refuse a game of more than N histories (default: no count limit)")
+    s.add_argument("--max-memory", type=_max_memory, default="auto", metavar="BYTES",
+                   help="refuse a game whose compile and solve need more than BYTES (e.g. 16G), auto (default: "
+                        "90%% of the available memory) or none")
+
+
+def _limits(args) -> dict:
+    return {"max_histories": getattr(args, "max_histories", None), "max_memory": getattr(args, "max_memory", "auto")}
 
 
 def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]) -> None:
@@ -119,6 +143,7 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
     s.add_argument("--save-policy", default=None, metavar="FILE",
                    help="write the average and current policy to FILE (.json, or .npz for large games)")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    _size_flags(s)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -146,6 +171,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--strategy", choices=("average", "current"), default="average",
                    help="which strategy of the files (default average)")
     e.add_argument("--json", action="store_true")
+    _size_flags(e)
 
     pl = sub.add_parser("play", help="simulate POLICY_A against POLICY_B, or play against POLICY yourself")
     pl.add_argument("game", metavar="GAME")
@@ -157,10 +183,12 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat against a policy (0: first to act)")
     pl.add_argument("--strategy", choices=("average", "current"), default="average")
     pl.add_argument("--json", action="store_true")
+    _size_flags(pl)
 
-    i = sub.add_parser("info", help="print the sizes of a compiled game")
+    i = sub.add_parser("info", help="print the sizes of a compiled game (and, first, what it would need)")
     i.add_argument("game", metavar="GAME")
     i.add_argument("--json", action="store_true")
+    _size_flags(i)
     sub.add_parser("games", help="list the registered games")
     return p
 
@@ -169,15 +197,31 @@ def _parser() -> argparse.ArgumentParser:
 def _info(args) -> int:
     from .compiler import compile as compile_game
 
+    from .sizes import available_memory, estimate_bytes
+
     t0 = time.perf_counter()
-    cg = compile_game(args.game)
-    sizes = {"game": cg.name, **cg.sizes(), "compile_seconds": round(time.perf_counter() - t0, 3)}
+    g = games_pkg.make(args.game)
+    hint = g.size_hint()  # known without building the tree
+    sizes = {"game": g.name}
+    if hint is not None:
+        sizes.update(histories_closed_form=hint[0] if hint[1] else None, histories_at_least=hint[0],
+                     estimated_bytes=estimate_bytes(hint[0]), available_bytes=available_memory())
+    try:
+        cg = compile_game(g, **_limits(args))
+    except TensorCFRError as e:
+        if hint is None:
+            raise
+        sizes["compiled"] = f"no: {e}"  # the estimate is the answer
+    else:
+        sizes = {**sizes, "game": cg.name, **cg.sizes(), "compile_seconds": round(time.perf_counter() - t0, 3)}
     if args.json:
         print(json.dumps(sizes))
     else:
+        from .sizes import approx
+
         width = max(map(len, sizes))
         for k, v in sizes.items():
-            print(f"{k:<{width}}  {v}")
+            print(f"{k:<{width}}  {approx(v) if isinstance(v, int) and not isinstance(v, bool) else v}")
     return 0
 
 
@@ -224,6 +268,10 @@ def _make_solver(args, algo: str):
         raise TensorCFRError(f"{algo} has no option(s) {', '.join('--' + k for k in given)}")
     if is_procedure(algo):
         return RegretMatching(game, algo, device=args.device, dtype=args.dtype, seed=args.seed, **mine)
+    from .compiler import compile as compile_game
+
+    make_config(algo, **{k: v for k, v in mine.items() if v is not None and k != "capture"})  # bad settings first
+    game = compile_game(game, **_limits(args))
     return Solver(game, algo, device=args.device, dtype=args.dtype, **{k: v for k, v in mine.items() if v is not None})
 
 
@@ -437,7 +485,7 @@ def _eval(args) -> int:
 
     if len(args.policies) > 2:
         raise TensorCFRError("eval takes one policy file, or two (A against B)")
-    cg = compile_game(args.game)
+    cg = compile_game(args.game, **_limits(args))
     tables = [policy_table(p, args.strategy) for p in args.policies]
     if len(tables) == 1:
         ev = evaluate(cg, Policy.from_dict(cg, tables[0])).as_dict()
@@ -466,7 +514,7 @@ def _play(args) -> int:
 
     tables = [policy_table(p, args.strategy) for p in args.policies]
     if len(tables) == 1:
-        cg = compile_game(args.game)
+        cg = compile_game(args.game, **_limits(args))
         Policy.from_dict(cg, tables[0])  # a policy that does not fit the game fails here, not mid-game
         results = interactive(args.game, tables[0], seat=args.seat, seed=args.seed, rounds=args.games)
         if args.json:
@@ -474,7 +522,7 @@ def _play(args) -> int:
         return 0
     if len(tables) > 2:
         raise TensorCFRError("play takes one policy file (you play against it) or two (A against B)")
-    cg = compile_game(args.game)
+    cg = compile_game(args.game, **_limits(args))
     exact = exact_value(cg, *tables)
     seed = 0 if args.seed is None else args.seed
     r = simulate(args.game, *tables, games=args.games or 10_000, seed=seed)
@@ -507,6 +555,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tensorcfr: interrupted", file=sys.stderr)
         return 130
+    except (MemoryError, torch.cuda.OutOfMemoryError) as e:  # numpy's, the CPU's and CUDA's
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        print(f"tensorcfr: error: out of memory ({first[:200]}); a smaller game or --max-memory; a run's last "
+              "checkpoint is intact: tensorcfr resume RUN_DIR continues it", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         return 0
 

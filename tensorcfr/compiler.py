@@ -35,16 +35,16 @@ from games.vector import KeyTable
 from .compiled import CompiledGame
 from .errors import TensorCFRError
 from .paths import compiled_dir
+from .sizes import MAX_LEVELS, NODES_KEPT, too_many, walk_limit
 from .treeplex import Treeplex
 
-NODES_KEPT = 1 << 24  # node arrays are kept up to this many histories (21 bytes each)
 
 
 class _Walk:
     """The raw tree: per-node lists and per-player infoset tables in discovery order."""
 
-    def __init__(self, game: Game):
-        self.game = game
+    def __init__(self, game: Game, limit: int | None = None):
+        self.game, self.limit = game, limit
         self.parent: list[int] = []
         self.player: list[int] = []
         self.infoset: list[int] = []  # discovery id within the mover's table
@@ -76,6 +76,9 @@ class _Walk:
         frontier = [(g.initial_state(), 0, 0, 0, 1.0)]
         while frontier:
             self.level_offsets.append(len(self.parent))  # the frontier is one whole level
+            if len(self.level_offsets) > MAX_LEVELS:
+                raise TensorCFRError(f"{g.name}: more than {MAX_LEVELS:,} levels deep: a cycle, or a game "
+                                     "without an end?")
             nxt = []
             for state, node, s0, s1, reach in frontier:
                 p = g.player(state)
@@ -120,6 +123,8 @@ class _Walk:
                        terminals=(term[:, 0].astype(np.int64), term[:, 1].astype(np.int64), term[:, 2] * term[:, 3]))
 
     def _add(self, parent: int, action: int, label: str, prob: float) -> int:
+        if self.limit is not None and len(self.parent) >= self.limit:
+            raise too_many(self.game.name, self.limit, "per-node")
         self.parent.append(parent)
         self.player.append(TERMINAL)
         self.infoset.append(-1)
@@ -200,8 +205,8 @@ class _LevelWalk:
     16 bytes a terminal while sequence ids fit int32.
     """
 
-    def __init__(self, vg, keep_nodes: bool | None, max_nodes: int = NODES_KEPT):
-        self.vg = vg
+    def __init__(self, vg, keep_nodes: bool | None, max_nodes: int = NODES_KEPT, limit: int | None = None):
+        self.vg, self.limit = vg, limit
         self.keep_nodes, self.max_nodes = keep_nodes, max_nodes
         self.levels: list[dict] = []  # per chunk: node arrays while they are kept
         self.level_offsets = [0]
@@ -244,6 +249,9 @@ class _LevelWalk:
             start = self.level_offsets[-1]
             n = sum(len(c["states"]) for c in level)
             self.level_offsets.append(start + n)
+            if len(self.level_offsets) > MAX_LEVELS:
+                raise TensorCFRError(f"{self.vg.name}: more than {MAX_LEVELS:,} levels deep: a cycle, or a game "
+                                     "without an end?")
             keep = self.keep_nodes is True or (self.keep_nodes is None and start + n <= self.max_nodes)
             if not keep:
                 self.levels = []  # past the size limit: node arrays are dropped, not half kept
@@ -252,6 +260,8 @@ class _LevelWalk:
                 chunk = level.pop(0)  # freed once expanded
                 nxt += self._expand(chunk, offset, keep)
                 offset += len(chunk["states"])
+                if self.limit is not None and start + n + sum(len(c["states"]) for c in nxt) > self.limit:
+                    raise too_many(self.vg.name, self.limit, "vectorized")  # before the next level grows further
             level = nxt
         return self
 
@@ -523,14 +533,17 @@ def vector_form(g: Game):
     return g.vectorized()
 
 
-def _walk(g: Game, method: str, nodes: bool | None) -> RawTree:
+def _walk(g: Game, method: str, nodes: bool | None, max_histories: int | None = None,
+          max_memory: int | str | None = None) -> RawTree:
     vg = vector_form(g) if method != "per-node" else None
+    if vg is None and method == "vectorized":
+        raise TensorCFRError(f"{g.name} has no vectorised form (Game.vectorized, defined by the class that "
+                             "defines the per-node methods); use method='per-node'")
+    walker = "per-node" if vg is None else "vectorized"
+    limit = walk_limit(g.name, g.size_hint(), walker, max_histories, max_memory)
     if vg is None:
-        if method == "vectorized":
-            raise TensorCFRError(f"{g.name} has no vectorised form (Game.vectorized, defined by the class that "
-                                 "defines the per-node methods); use method='per-node'")
-        return _Walk(g).run().raw(keep_nodes=nodes is not False)
-    return _LevelWalk(vg, nodes).run().raw()
+        return _Walk(g, limit).run().raw(keep_nodes=nodes is not False)
+    return _LevelWalk(vg, nodes, limit=limit).run().raw()
 
 
 def _source_digest(g: Game) -> str:
@@ -553,7 +566,8 @@ def cache_file(g: Game) -> str:
 
 
 def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes: bool | None = None,  # noqa: A001
-            cache: bool | None = None) -> CompiledGame:
+            cache: bool | None = None, *, max_histories: int | None = None,
+            max_memory: int | str | None = "auto") -> CompiledGame:
     """Compile a game, or a list of games over one tree (a batch of payoff vectors).
 
     Accepts a spec string, a `games.Game`, or a list of them that differ only in payoffs
@@ -568,6 +582,10 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
     cache:  read and write the compiled game on disk (`cache_file`); None: for single games of
             at least `CACHE_MIN_HISTORIES` histories. Only with nodes=None. Writing a game
             removes its files from older versions of the code.
+    max_histories, max_memory: refuse a game past either before building it where its size is
+            known in closed form (`Game.size_hint`), else as soon as the walk passes it
+            (`tensorcfr.sizes`; max_memory in bytes, "auto" for 90% of the available memory,
+            or None).
 
     Example:
         >>> import tensorcfr
@@ -589,6 +607,8 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             raise TensorCFRError(f"{g.name} is general-sum: the tree solvers need a zero-sum game; the "
                                  "normal-form procedures (tensorcfr.normal_form: rm, rm+, sampled-rm, "
                                  "conditional-rm, invariant-rm) take it")
+    for g in members:  # a game too large is refused here, before its payoffs or its tree are made
+        walk_limit(g.name, g.size_hint(), "vectorized", max_histories, max_memory)
     # the cache holds what the default (nodes=None) keeps; an explicit choice compiles afresh
     path = cache_file(members[0]) if cache is not False and len(members) == 1 and nodes is None else None
     identity = {"game": members[0].name, "digest": _source_digest(members[0])} if path else None
@@ -597,7 +617,7 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             return CompiledGame.load(path, expect=identity)
         except TensorCFRError as e:  # another game's file, damaged, edited: compile afresh and overwrite
             print(f"tensorcfr: cached compiled game not used ({e}); compiling afresh", file=sys.stderr)
-    compiled = [_structure(_walk(g, method, nodes)) for g in members]
+    compiled = [_structure(_walk(g, method, nodes, max_histories, max_memory)) for g in members]
     tps, seqs, _, nodes_a = compiled[0]
     for g, (tps_b, seqs_b, _, nodes_b) in zip(members[1:], compiled[1:]):
         same = (torch.equal(seqs, seqs_b) and nodes_a.keys() == nodes_b.keys()
