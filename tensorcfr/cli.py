@@ -396,14 +396,49 @@ def _solve(args, compare: bool = False) -> int:
     if logdir is not None:
         check_logdir(logdir)
     game_name = args.game[0] if len(args.game) == 1 else f"{args.game[0]}+{len(args.game) - 1}"
+    plan = None
     if compare and logdir is not None:  # one parent directory: one TensorBoard view overlays the algorithms
         logdir = new_run_dir(logdir, "compare__" + game_name, "-".join(args.algo), args.seed)
+        # the comparison's own file: `tensorcfr resume` on the parent continues every algorithm
+        plan = {"format": "tensorcfr-compare", "version": 1, "algos": list(args.algo), "runs": {},
+                "args": {k: v for k, v in vars(args).items() if k not in NOT_SETTINGS}}
+    results = _run_algorithms(args, args.algo, logdir, game_name, plan)
+    return _report(args, results, logdir, compare)
+
+
+def _run_algorithms(args, algos: list[str], logdir: str | None, game_name: str, plan: dict | None,
+                    done: dict | None = None) -> list[dict]:
+    """Train each algorithm in turn (a comparison's `plan` records each run directory as it
+    starts); `done` maps algorithms to run directories to resume instead of starting."""
+    from .runs import (CHECKPOINT, check_checkpoint, load_checkpoint, lock_run_dir, new_run_dir, read_run_file,
+                       write_compare_file)
+
     results = []
-    for algo in args.algo:
-        run_dir = new_run_dir(logdir, game_name, algo, args.seed) if logdir is not None else None
-        results.append(_train_run(args, algo, run_dir))
+    for algo in algos:
+        if done and algo in done:  # a comparison resumed: this algorithm's run continues
+            run_dir = done[algo]
+            info = read_run_file(run_dir)
+            run_args = _stored_args(run_dir, info)
+            run_args.json, run_args.save_policy = args.json, None
+            run_args.iterations, run_args.time_limit = args.iterations, args.time_limit  # the comparison's
+            ckpt = check_checkpoint(load_checkpoint(os.path.join(run_dir, CHECKPOINT)), run_dir)
+            with lock_run_dir(run_dir):
+                results.append(_train_run(run_args, algo, run_dir, checkpoint=ckpt))
+        else:
+            run_dir = new_run_dir(logdir, game_name, algo, args.seed) if logdir is not None else None
+            if plan is not None:
+                plan["runs"][algo] = run_dir
+                write_compare_file(logdir, plan)
+            results.append(_train_run(args, algo, run_dir))
         if results[-1].get("signal"):
+            if plan is not None:
+                print(f"tensorcfr: the comparison stopped; continue every algorithm with: tensorcfr resume {logdir}",
+                      file=sys.stderr)
             break
+    return results
+
+
+def _report(args, results: list[dict], logdir: str | None, compare: bool) -> int:
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 and not compare else {"runs": results, "logdir": logdir}))
     elif len(results) > 1 or compare:
@@ -450,9 +485,31 @@ def _stored_args(run_dir: str, info: dict) -> argparse.Namespace:
     return parsed
 
 
-def _resume(args) -> int:
-    from .runs import CHECKPOINT, check_checkpoint, load_checkpoint, lock_run_dir, read_run_file
+def _resume_comparison(args) -> int:
+    """Continue a stopped `compare`: each algorithm's run resumes where it stopped, and the
+    algorithms it had not reached yet start."""
+    from .runs import read_compare_file
 
+    plan = read_compare_file(args.run_dir)
+    run_args = _stored_args(args.run_dir, {"args": plan["args"], "algo": plan["algos"][0]})
+    run_args.json, run_args.save_policy = args.json, None
+    if args.iterations is not None:
+        run_args.iterations = args.iterations
+    if args.time_limit is not None:
+        run_args.time_limit = args.time_limit
+    done = {a: d for a, d in plan["runs"].items() if d and os.path.exists(os.path.join(d, "checkpoint.pt"))}
+    game_name = run_args.game[0] if len(run_args.game) == 1 else f"{run_args.game[0]}+{len(run_args.game) - 1}"
+    results = _run_algorithms(run_args, plan["algos"], args.run_dir, game_name, plan, done)
+    return _report(run_args, results, args.run_dir, True)
+
+
+def _resume(args) -> int:
+    from .runs import COMPARE_FILE, CHECKPOINT, check_checkpoint, load_checkpoint, lock_run_dir, read_run_file
+
+    if os.path.exists(os.path.join(args.run_dir, COMPARE_FILE)):
+        if args.save_policy is not None:
+            raise TensorCFRError("--save-policy: resume one algorithm's run directory to save its policy")
+        return _resume_comparison(args)
     if args.save_policy is not None:
         from .policy_io import check_policy_path
 

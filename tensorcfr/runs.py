@@ -35,6 +35,7 @@ from .errors import TensorCFRError
 MAGIC = b"tensorcfr-checkpoint 1\n"
 CHECKPOINT = "checkpoint.pt"
 RUN_FILE = "run.json"
+COMPARE_FILE = "compare.json"  # in a comparison's parent directory: its algorithms and their runs
 
 
 def save_checkpoint(path: str, payload: dict) -> None:
@@ -201,6 +202,29 @@ def new_run_dir(logdir: str, game: str, algo: str, seed: int = 0) -> str:
 def write_run_file(run_dir: str, settings: dict) -> None:
     with open(os.path.join(run_dir, RUN_FILE), "w") as f:
         json.dump({"format": "tensorcfr-run", "version": 1, **settings}, f, indent=1)
+
+
+def write_compare_file(parent: str, plan: dict) -> None:
+    """Write a comparison's plan (atomically: it is rewritten as each algorithm starts)."""
+    path = os.path.join(parent, COMPARE_FILE)
+    with open(f"{path}.tmp", "w") as f:
+        json.dump(plan, f, indent=1)
+    os.replace(f"{path}.tmp", path)
+
+
+def read_compare_file(parent: str) -> dict:
+    path = os.path.join(parent, COMPARE_FILE)
+    try:
+        with open(path) as f:
+            d = json.load(f)
+    except (OSError, ValueError) as e:
+        raise TensorCFRError(f"{path} cannot be read: {e}") from None
+    ok = (isinstance(d, dict) and d.get("format") == "tensorcfr-compare" and isinstance(d.get("algos"), list)
+          and d["algos"] and all(isinstance(a, str) for a in d["algos"]) and isinstance(d.get("runs"), dict)
+          and isinstance(d.get("args"), dict))
+    if not ok:
+        raise TensorCFRError(f"{path} is not a tensorcfr comparison file, or is damaged")
+    return d
 
 
 def read_run_file(run_dir: str) -> dict:

@@ -10,8 +10,9 @@ baseline, with the level-by-level compiler:
 
 (past 2^24 histories the per-node arrays are not kept). Measured against it: OCP(1000)
 0.89 GB (estimate 1.06, +19%), Dudo(4,2,2) 1.37 GB (1.50, +9%), Dudo(5,2,2) 18.9 GB
-(20.1, +6%), Dudo(5,1,2) 0.48 GB (0.64, +33%): an upper bound within 35% on these; Domino's
-walk also keeps a trie of event histories: Domino(3,3) 0.77 GB (0.46, -40%). The per-node walk needs about 380 B a history (OCP(300): 807k histories).
+(20.1, +6%), Dudo(5,1,2) 0.46 to 0.48 GB (0.64, +33 to +45%): a cautious upper bound on
+these. Domino's walk also keeps a trie of event histories, which the formula misses: Domino(3,3)
+0.77 GB (0.46, -40%). The per-node walk needs about 380 B a history (OCP(300): 807k histories).
 
 Example:
     >>> estimate_bytes(13_107_101) // 10**6  # Dudo(4,2,2)

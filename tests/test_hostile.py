@@ -456,3 +456,35 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base) / estim
 """
     ratio = float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
     assert 0.6 <= ratio <= 1.1, ratio
+
+
+# -- interruptions ---------------------------------------------------------------------------------------
+def test_a_stopped_comparison_resumes_every_algorithm(capsys, tmp_path, monkeypatch):
+    """compare stopped (as by SIGTERM) during its first algorithm: `resume` on the comparison's
+    directory finishes that one and runs the two it had not reached, with the same results as an
+    uninterrupted comparison."""
+    import signal
+
+    from tensorcfr import cli as cli_module
+
+    checks = {"n": 0}
+
+    def stop_soon(self):
+        checks["n"] += 1
+        if checks["n"] > 3:
+            self.signal = signal.SIGTERM
+            return True
+        return False
+    args = ["compare", "kuhn", "--algo", "cfr", "cfr+", "dcfr", "--iterations", "3000", "--eval-every", "1000", "--json"]
+    monkeypatch.setattr(cli_module._StopFlag, "__call__", stop_soon)
+    assert main([*args, "--logdir", str(tmp_path / "a")]) == 128 + signal.SIGTERM
+    monkeypatch.undo()
+    stopped = json.loads(capsys.readouterr().out)
+    assert len(stopped["runs"]) == 1 and stopped["runs"][0]["iterations"] < 3000
+    assert main(["resume", stopped["logdir"], "--json"]) == 0
+    resumed = json.loads(capsys.readouterr().out)["runs"]
+    assert main([*args, "--logdir", str(tmp_path / "b")]) == 0
+    straight = json.loads(capsys.readouterr().out)["runs"]
+    assert [r["algorithm"] for r in resumed] == ["cfr", "cfr+", "dcfr"]
+    for r, s in zip(resumed, straight):
+        assert r["iterations"] == s["iterations"] == 3000 and r["exploitability"] == s["exploitability"]
