@@ -510,9 +510,9 @@ def _resume(args) -> int:
         if args.save_policy is not None:
             raise TensorCFRError("--save-policy: resume one algorithm's run directory to save its policy")
         return _resume_comparison(args)
-    if args.save_policy is not None:
-        from .policy_io import check_policy_path
+    from .policy_io import check_policy_path
 
+    if args.save_policy is not None:
         check_policy_path(args.save_policy)
     info = read_run_file(args.run_dir)
     run_args = _stored_args(args.run_dir, info)
@@ -521,7 +521,12 @@ def _resume(args) -> int:
         raise TensorCFRError(f"{args.run_dir}: run.json names algorithm {info['algo']!r} but the checkpoint was "
                              f"written by {ckpt['algo']!r}; restore run.json or start a new run")
     # the policy file of the run (kept in run.json), unless this resume names another
-    run_args.json, run_args.save_policy = args.json, args.save_policy or info.get("save_policy")
+    stored = info.get("save_policy")
+    if stored is not None and not isinstance(stored, str):
+        raise TensorCFRError(f"{args.run_dir}/run.json: 'save_policy' must be a file name, got {stored!r}")
+    run_args.json, run_args.save_policy = args.json, args.save_policy or stored
+    if run_args.save_policy:
+        check_policy_path(run_args.save_policy)
     if args.iterations is not None:
         run_args.iterations = args.iterations
     if args.time_limit is not None:
