@@ -86,7 +86,7 @@ def _size_flags(s: argparse.ArgumentParser) -> None:
                    help="refuse a game of more than N histories (default: no count limit)")
     s.add_argument("--max-memory", type=_max_memory, default="auto", metavar="BYTES",
                    help="refuse a game whose compile and solve need more than BYTES (e.g. 16G), auto (default: "
-                        "90%% of the available memory) or none")
+                        "the available memory less 256 MiB) or none")
 
 
 def _limits(args) -> dict:
@@ -331,7 +331,13 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
                                checkpoint_every=args.checkpoint_every, should_stop=stop,
                                track_infosets=args.track_infosets, histograms=not args.no_histograms,
                                progress=None if args.json else Progress(args.iterations), loop_state=loop_state)
-        rows = train(solver, max(args.iterations - solver.iteration, 0), args.eval_every, options)
+        try:
+            rows = train(solver, max(args.iterations - solver.iteration, 0), args.eval_every, options)
+        except (MemoryError, torch.cuda.OutOfMemoryError):
+            saved = run_dir is not None and os.path.exists(os.path.join(run_dir, CHECKPOINT))
+            where = (f"the last checkpoint in {run_dir} is intact: tensorcfr resume {run_dir}" if saved else
+                     "no checkpoint was written yet" if run_dir else "no run directory (--no-log): nothing saved")
+            raise TensorCFRError(f"out of memory at iteration {solver.iteration}; {where}") from None
     wall = time.perf_counter() - t0
     if writer is not None:
         writer.close()

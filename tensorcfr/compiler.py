@@ -584,8 +584,8 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             removes its files from older versions of the code.
     max_histories, max_memory: refuse a game past either before building it where its size is
             known in closed form (`Game.size_hint`), else as soon as the walk passes it
-            (`tensorcfr.sizes`; max_memory in bytes, "auto" for 90% of the available memory,
-            or None).
+            (`tensorcfr.sizes`; max_memory in bytes, "auto" for the available memory less
+            256 MiB, or None).
 
     Example:
         >>> import tensorcfr

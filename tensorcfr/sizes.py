@@ -10,7 +10,7 @@ baseline, with the level-by-level compiler:
 
 (past 2^24 histories the per-node arrays are not kept). Measured against it: OCP(1000)
 0.89 GB (estimate 1.06, +19%), Dudo(4,2,2) 1.37 GB (1.50, +9%), Dudo(5,2,2) 18.9 GB
-(20.1, +6%), Dudo(5,1,2) 0.46 to 0.48 GB (0.64, +33 to +45%): a cautious upper bound on
+(20.1, +6%), Dudo(5,1,2) 0.46 to 0.52 GB (0.64, +23 to +39%): a cautious upper bound on
 these. Domino's walk also keeps a trie of event histories, which the formula misses: Domino(3,3)
 0.77 GB (0.46, -40%). The per-node walk needs about 380 B a history (OCP(300): 807k histories).
 
@@ -32,7 +32,7 @@ FIXED_BYTES = 120_000_000
 BYTES_KEPT, BYTES_DROPPED, BYTES_PER_NODE_WALK = 105, 40, 380
 NODES_KEPT = 1 << 24  # the compiler keeps per-node arrays up to this many histories
 MAX_LEVELS = 10_000  # deeper than any game here: a cycle or an unbounded game
-MARGIN = 0.9  # "auto" allows this share of the available memory
+MARGIN = 256 << 20  # "auto" allows the available memory less this (the estimate is cautious itself)
 
 
 def estimate_bytes(histories: int, method: str = "vectorized") -> int:
@@ -92,7 +92,7 @@ def walk_limit(name: str, hint: tuple[int, bool] | None, method: str, max_histor
     needed and available, what would help); otherwise the most histories the compiler may
     walk before it stops (None: no bound)."""
     memory = parse_bytes(max_memory)
-    budget = int(MARGIN * available_memory()) if memory == "auto" else memory
+    budget = max(available_memory() - MARGIN, 0) if memory == "auto" else memory
     source = "available" if memory == "auto" else "allowed by --max-memory"
     if hint is not None:
         count, exact = hint
