@@ -185,12 +185,44 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--json", action="store_true")
     _size_flags(pl)
 
+    lp = sub.add_parser("lp", help="the exact value and an equilibrium by the sequence-form LP (scipy's HiGHS; "
+                        "games up to about 10^5 sequences)")
+    lp.add_argument("game", metavar="GAME")
+    lp.add_argument("--save-policy", default=None, metavar="FILE", help="write the equilibrium (.json or .npz)")
+    lp.add_argument("--json", action="store_true")
+    _size_flags(lp)
+
     i = sub.add_parser("info", help="print the sizes of a compiled game (and, first, what it would need)")
     i.add_argument("game", metavar="GAME")
     i.add_argument("--json", action="store_true")
     _size_flags(i)
     sub.add_parser("games", help="list the registered games")
     return p
+
+
+# -- lp ----------------------------------------------------------------------------------------------
+def _lp(args) -> int:
+    from .compiler import compile as compile_game
+    from .lp import solve_lp
+    from .policy_io import check_policy_path, save_policy
+
+    if args.save_policy is not None:
+        check_policy_path(args.save_policy)
+    cg = compile_game(args.game, **_limits(args))
+    r = solve_lp(cg)
+    out = {"game": cg.name, "value": r.value, "nash_conv": r.nash_conv, "seconds": round(r.seconds, 3),
+           "sequences": [tp.num_sequences - 1 for tp in cg.treeplexes]}
+    if args.save_policy:
+        table = r.policy.to_dict()
+        save_policy(args.save_policy, cg.name, {"average": table, "current": table}, algorithm="lp", iteration=0,
+                    players={k: tp.player for tp in cg.treeplexes for k in tp.infoset_keys})
+        out["policy_file"] = args.save_policy
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{cg.name}: value {r.value:+.12f}  NashConv of the LP's strategies {r.nash_conv:.2e}  "
+              f"({r.seconds:.3f} s in HiGHS)")
+    return 0
 
 
 # -- info ------------------------------------------------------------------------------------------
@@ -614,7 +646,7 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(games_pkg.available()))
             return 0
         keep_freed_memory()  # CPU iterations reuse their temporaries (tensorcfr/memory.py)
-        handler = {"info": _info, "solve": _solve, "compare": lambda a: _solve(a, compare=True),
+        handler = {"lp": _lp, "info": _info, "solve": _solve, "compare": lambda a: _solve(a, compare=True),
                    "resume": _resume, "eval": _eval, "play": _play}[args.command]
         return handler(args)
     except (TensorCFRError, games_pkg.GameError) as e:
