@@ -90,6 +90,10 @@ def make(spec: str | Game) -> Game:
         return spec
     if not isinstance(spec, str):
         raise GameError(f"a game is a spec string or a games.Game, got {spec!r}")
+    if spec.startswith("efg:"):  # a Gambit file: efg:PATH
+        from . import efg
+
+        return efg.load(spec[len("efg:"):])
     name, args, kwargs = parse_spec(spec)
     if name not in _REGISTRY and name.lower() in _REGISTRY:  # the thesis writes OCP(12), Dudo(4,1,2)
         name = name.lower()
