@@ -94,6 +94,10 @@ def make(spec: str | Game) -> Game:
         from . import efg
 
         return efg.load(spec[len("efg:"):])
+    if spec.startswith("openspiel:"):  # an OpenSpiel game, in OpenSpiel's own syntax
+        from .openspiel import make_openspiel
+
+        return make_openspiel(spec[len("openspiel:"):])
     name, args, kwargs = parse_spec(spec)
     if name not in _REGISTRY and name.lower() in _REGISTRY:  # the thesis writes OCP(12), Dudo(4,1,2)
         name = name.lower()

@@ -14,6 +14,8 @@ from __future__ import annotations
 import games as games_pkg
 from games import CHANCE, TERMINAL, Game
 
+from .errors import TensorCFRError
+
 
 def _q(text: str) -> str:
     return '"' + str(text).replace('"', "'") + '"'
@@ -51,3 +53,43 @@ def to_efg(game: str | Game) -> str:
             children = [g.next_state(s, a) for a in acts]
         stack.extend(reversed(children))  # depth first, children in order
     return "\n".join(lines) + "\n"
+
+
+def to_openspiel_policy(cg, policy):
+    """A `pyspiel.TabularPolicy` of `policy` (a `Policy` of a game made from `openspiel:SPEC`),
+    for OpenSpiel's own tools: `pyspiel.exploitability(game, to_openspiel_policy(cg, p))`
+    equals tensorcfr's exploitability of `p`. Walks OpenSpiel's tree once (one clone per
+    history) to map each infoset's action names back to OpenSpiel's action ids.
+
+    Example (where OpenSpiel is installed):
+        >>> import tensorcfr  # doctest: +SKIP
+        >>> cg = tensorcfr.compile("openspiel:kuhn_poker")  # doctest: +SKIP
+        >>> p = to_openspiel_policy(cg, tensorcfr.Policy.uniform(cg))  # doctest: +SKIP
+    """
+    from games.openspiel import _pyspiel, make_openspiel
+
+    if not cg.name.startswith("openspiel:"):
+        raise TensorCFRError(f"{cg.name} is not an OpenSpiel game (make it with openspiel:NAME)")
+    pyspiel = _pyspiel()
+    game = make_openspiel(cg.name[len("openspiel:"):]).game
+    probs = policy.to_dict()
+    table: dict[str, list[tuple[int, float]]] = {}
+    stack = [game.new_initial_state()]
+    while stack:
+        s = stack.pop()
+        if s.is_terminal():
+            continue
+        ids = [a for a, _ in s.chance_outcomes()] if s.is_chance_node() else s.legal_actions()
+        if not s.is_chance_node():
+            key = s.information_state_string(s.current_player())
+            if key not in table:
+                names: dict[str, int] = {}
+                for a in ids:  # the names `games.openspiel` gives, "#id" where one repeats
+                    text = s.action_to_string(s.current_player(), a)
+                    names[text if text not in names else f"{text}#{a}"] = a
+                table[key] = [(a, float(probs[key][name])) for name, a in names.items()]
+        for a in ids:
+            child = s.clone()
+            child.apply_action(a)
+            stack.append(child)
+    return pyspiel.TabularPolicy(table)
