@@ -76,7 +76,8 @@ class Domino(Game):
         return [(f"{','.join(map(_name, a))}|{','.join(map(_name, b))}", p) for a, b in self._deal_tiles]
 
     def size_hint(self):
-        """At least the deal and one node per deal (a lower bound: the play's tree is not counted)."""
+        """At least the deal, and per deal player 1's first decision and one move out of it (a
+        lower bound: the rest of the play is not counted)."""
         return 1 + 2 * self.num_deals, False
 
     # -- helpers --------------------------------------------------------------------------

@@ -29,6 +29,7 @@ import games as games_pkg
 from .errors import TensorCFRError
 from .capture import CAPTURE
 from .memory import keep_freed_memory
+from .policy_io import check_policy_path
 from .normal_form import PROCEDURES
 from .rules import AVERAGING, PRESETS, UPDATES, make_config
 from .treeplex import WEIGHTS
@@ -204,7 +205,7 @@ def _parser() -> argparse.ArgumentParser:
 def _lp(args) -> int:
     from .compiler import compile as compile_game
     from .lp import solve_lp
-    from .policy_io import check_policy_path, save_policy
+    from .policy_io import save_policy
 
     if args.save_policy is not None:
         check_policy_path(args.save_policy)
@@ -215,7 +216,7 @@ def _lp(args) -> int:
     if args.save_policy:
         table = r.policy.to_dict()
         save_policy(args.save_policy, cg.name, {"average": table, "current": table}, algorithm="lp", iteration=0,
-                    players={k: tp.player for tp in cg.treeplexes for k in tp.infoset_keys})
+                    players=cg.infoset_players())
         out["policy_file"] = args.save_policy
     if args.json:
         print(json.dumps(out))
@@ -421,7 +422,6 @@ def _exit_code(results: list[dict]) -> int:
 
 
 def _solve(args, compare: bool = False) -> int:
-    from .policy_io import check_policy_path
     from .runs import check_logdir, new_run_dir
 
     if args.save_policy and len(args.algo) > 1:
@@ -433,7 +433,7 @@ def _solve(args, compare: bool = False) -> int:
         check_policy_path(args.save_policy)
     if logdir is not None:
         check_logdir(logdir)
-    game_name = args.game[0] if len(args.game) == 1 else f"{args.game[0]}+{len(args.game) - 1}"
+    game_name = _game_name(args.game)
     plan = None
     if compare and logdir is not None:  # one parent directory: one TensorBoard view overlays the algorithms
         logdir = new_run_dir(logdir, "compare__" + game_name, "-".join(args.algo), args.seed)
@@ -444,24 +444,21 @@ def _solve(args, compare: bool = False) -> int:
     return _report(args, results, logdir, compare)
 
 
+def _game_name(specs: list[str]) -> str:
+    """The name of a run's game in its directory's name: the spec, or the first spec and how many follow."""
+    return specs[0] if len(specs) == 1 else f"{specs[0]}+{len(specs) - 1}"
+
+
 def _run_algorithms(args, algos: list[str], logdir: str | None, game_name: str, plan: dict | None,
                     done: dict | None = None) -> list[dict]:
     """Train each algorithm in turn (a comparison's `plan` records each run directory as it
     starts); `done` maps algorithms to run directories to resume instead of starting."""
-    from .runs import (CHECKPOINT, check_checkpoint, load_checkpoint, lock_run_dir, new_run_dir, read_run_file,
-                       write_compare_file)
+    from .runs import new_run_dir, write_compare_file
 
     results = []
     for algo in algos:
         if done and algo in done:  # a comparison resumed: this algorithm's run continues
-            run_dir = done[algo]
-            info = read_run_file(run_dir)
-            run_args = _stored_args(run_dir, info)
-            run_args.json, run_args.save_policy = args.json, None
-            run_args.iterations, run_args.time_limit = args.iterations, args.time_limit  # the comparison's
-            ckpt = check_checkpoint(load_checkpoint(os.path.join(run_dir, CHECKPOINT)), run_dir)
-            with lock_run_dir(run_dir):
-                results.append(_train_run(run_args, algo, run_dir, checkpoint=ckpt))
+            results.append(_continue_run(done[algo], args.json, args.iterations, args.time_limit))
         else:
             run_dir = new_run_dir(logdir, game_name, algo, args.seed) if logdir is not None else None
             if plan is not None:
@@ -526,7 +523,7 @@ def _stored_args(run_dir: str, info: dict) -> argparse.Namespace:
 def _resume_comparison(args) -> int:
     """Continue a stopped `compare`: each algorithm's run resumes where it stopped, and the
     algorithms it had not reached yet start."""
-    from .runs import read_compare_file
+    from .runs import CHECKPOINT, read_compare_file
 
     plan = read_compare_file(args.run_dir)
     run_args = _stored_args(args.run_dir, {"args": plan["args"], "algo": plan["algos"][0]})
@@ -535,42 +532,45 @@ def _resume_comparison(args) -> int:
         run_args.iterations = args.iterations
     if args.time_limit is not None:
         run_args.time_limit = args.time_limit
-    done = {a: d for a, d in plan["runs"].items() if d and os.path.exists(os.path.join(d, "checkpoint.pt"))}
-    game_name = run_args.game[0] if len(run_args.game) == 1 else f"{run_args.game[0]}+{len(run_args.game) - 1}"
-    results = _run_algorithms(run_args, plan["algos"], args.run_dir, game_name, plan, done)
+    done = {a: d for a, d in plan["runs"].items() if d and os.path.exists(os.path.join(d, CHECKPOINT))}
+    results = _run_algorithms(run_args, plan["algos"], args.run_dir, _game_name(run_args.game), plan, done)
     return _report(run_args, results, args.run_dir, True)
 
 
+def _continue_run(run_dir: str, json_out: bool, iterations: int | None, time_limit: float | None,
+                  save_policy: str | None = None) -> dict:
+    """Continue one run directory from its checkpoint, with its own settings (run.json, checked)
+    unless `iterations`, `time_limit` or `save_policy` say otherwise."""
+    from .runs import CHECKPOINT, check_checkpoint, load_checkpoint, lock_run_dir, read_run_file
+
+    info = read_run_file(run_dir)
+    run_args = _stored_args(run_dir, info)
+    ckpt = check_checkpoint(load_checkpoint(os.path.join(run_dir, CHECKPOINT)), run_dir)
+    if ckpt.get("algo") not in (None, info["algo"]):  # the regrets of one algorithm continued by another
+        raise TensorCFRError(f"{run_dir}: run.json names algorithm {info['algo']!r} but the checkpoint was "
+                             f"written by {ckpt['algo']!r}; restore run.json or start a new run")
+    stored = info.get("save_policy")  # the run's policy file, unless this resume names another
+    if stored is not None and not isinstance(stored, str):
+        raise TensorCFRError(f"{run_dir}/run.json: 'save_policy' must be a file name, got {stored!r}")
+    run_args.json, run_args.save_policy = json_out, save_policy or stored
+    if run_args.save_policy:
+        check_policy_path(run_args.save_policy)
+    if iterations is not None:
+        run_args.iterations = iterations
+    if time_limit is not None:
+        run_args.time_limit = time_limit
+    with lock_run_dir(run_dir):  # a second resume of the same run is refused, not interleaved
+        return _train_run(run_args, info["algo"], run_dir, checkpoint=ckpt)
+
+
 def _resume(args) -> int:
-    from .runs import COMPARE_FILE, CHECKPOINT, check_checkpoint, load_checkpoint, lock_run_dir, read_run_file
+    from .runs import COMPARE_FILE
 
     if os.path.exists(os.path.join(args.run_dir, COMPARE_FILE)):
         if args.save_policy is not None:
             raise TensorCFRError("--save-policy: resume one algorithm's run directory to save its policy")
         return _resume_comparison(args)
-    from .policy_io import check_policy_path
-
-    if args.save_policy is not None:
-        check_policy_path(args.save_policy)
-    info = read_run_file(args.run_dir)
-    run_args = _stored_args(args.run_dir, info)
-    ckpt = check_checkpoint(load_checkpoint(os.path.join(args.run_dir, CHECKPOINT)), args.run_dir)
-    if ckpt.get("algo") not in (None, info["algo"]):  # the regrets of one algorithm continued by another
-        raise TensorCFRError(f"{args.run_dir}: run.json names algorithm {info['algo']!r} but the checkpoint was "
-                             f"written by {ckpt['algo']!r}; restore run.json or start a new run")
-    # the policy file of the run (kept in run.json), unless this resume names another
-    stored = info.get("save_policy")
-    if stored is not None and not isinstance(stored, str):
-        raise TensorCFRError(f"{args.run_dir}/run.json: 'save_policy' must be a file name, got {stored!r}")
-    run_args.json, run_args.save_policy = args.json, args.save_policy or stored
-    if run_args.save_policy:
-        check_policy_path(run_args.save_policy)
-    if args.iterations is not None:
-        run_args.iterations = args.iterations
-    if args.time_limit is not None:
-        run_args.time_limit = args.time_limit
-    with lock_run_dir(args.run_dir):  # a second resume of the same run is refused, not interleaved
-        out = _train_run(run_args, info["algo"], args.run_dir, checkpoint=ckpt)
+    out = _continue_run(args.run_dir, args.json, args.iterations, args.time_limit, args.save_policy)
     if args.json:
         print(json.dumps(out))
     return _exit_code([out])

@@ -79,6 +79,10 @@ class CompiledGame:
     def num_levels(self) -> int:
         return int(self.node_level_offsets.numel() - 1)
 
+    def infoset_players(self) -> dict[str, int]:
+        """{infoset key: the player who moves there} (what a policy file records)."""
+        return {k: tp.player for tp in self.treeplexes for k in tp.infoset_keys}
+
     def sizes(self) -> dict:
         """Sizes as reported by `tensorcfr info --json`.
 

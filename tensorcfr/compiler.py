@@ -35,7 +35,7 @@ from games.vector import KeyTable
 from .compiled import CompiledGame
 from .errors import TensorCFRError
 from .paths import compiled_dir
-from .sizes import MAX_LEVELS, NODES_KEPT, too_many, walk_limit
+from .sizes import MAX_LEVELS, NODES_KEPT, too_deep, too_many, walk_limit
 from .treeplex import Treeplex
 
 
@@ -77,8 +77,7 @@ class _Walk:
         while frontier:
             self.level_offsets.append(len(self.parent))  # the frontier is one whole level
             if len(self.level_offsets) > MAX_LEVELS:
-                raise TensorCFRError(f"{g.name}: more than {MAX_LEVELS:,} levels deep: a cycle, or a game "
-                                     "without an end?")
+                raise too_deep(g.name)
             nxt = []
             for state, node, s0, s1, reach in frontier:
                 p = g.player(state)
@@ -250,17 +249,18 @@ class _LevelWalk:
             n = sum(len(c["states"]) for c in level)
             self.level_offsets.append(start + n)
             if len(self.level_offsets) > MAX_LEVELS:
-                raise TensorCFRError(f"{self.vg.name}: more than {MAX_LEVELS:,} levels deep: a cycle, or a game "
-                                     "without an end?")
+                raise too_deep(self.vg.name)
             keep = self.keep_nodes is True or (self.keep_nodes is None and start + n <= self.max_nodes)
             if not keep:
                 self.levels = []  # past the size limit: node arrays are dropped, not half kept
-            nxt, offset = [], start
+            nxt, offset, total = [], start, start + n  # total: histories so far, the next level's included
             while level:
                 chunk = level.pop(0)  # freed once expanded
-                nxt += self._expand(chunk, offset, keep)
+                children = self._expand(chunk, offset, keep)
+                nxt += children
                 offset += len(chunk["states"])
-                if self.limit is not None and start + n + sum(len(c["states"]) for c in nxt) > self.limit:
+                total += sum(len(c["states"]) for c in children)
+                if self.limit is not None and total > self.limit:
                     raise too_many(self.vg.name, self.limit, "vectorized")  # before the next level grows further
             level = nxt
         return self

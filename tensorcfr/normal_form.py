@@ -421,9 +421,10 @@ class RegretMatching:
     def infoset_players(self) -> dict[str, int]:
         return {"row": 0, "col": 1}
 
-    def strategy(self, key: str, which: str = "average", member: int = 0) -> dict[str, float]:
-        """{action: probability} of the row ("row") or column ("col") player."""
-        return self.policy_tables(member)[which][key]
+    def strategies(self, keys, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
+        """{"row" | "col": {"average" | "current": {action: probability}}} for `keys`."""
+        tables = self.policy_tables(member)
+        return {k: {w: tables[w][k] for w in ("average", "current")} for k in keys}
 
     def histograms(self, member: int = 0) -> dict[str, torch.Tensor]:
         """`regret_p{i}`: each action's cumulative unconditional regret over t."""

@@ -42,8 +42,8 @@ class IterativeSolver(Protocol):
     def infoset_keys(self) -> list[str]:
         """Every infoset's key."""
 
-    def strategy(self, key: str, which: str = "average", member: int = 0) -> dict[str, float]:
-        """{action: probability} at one infoset of the "average" or "current" strategy."""
+    def strategies(self, keys, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
+        """{key: {"average" | "current": {action: probability}}} at the infosets `keys`."""
 
     def policy_tables(self, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
         """{"average" | "current": {infoset key: {action: probability}}}."""

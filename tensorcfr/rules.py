@@ -37,13 +37,13 @@ from .treeplex import WEIGHTS, Treeplex
 from .validate import numbers_or_one
 
 UPDATES = ("simultaneous", "alternating")
+AVERAGING = ("uniform", "linear", "power")
+ETA_DEFAULT = 2.0  # FTRL step size of the presets; see FTRLConfig
 # bounds of the numeric settings: beyond them the weights t^gamma and the softmax temperatures
 # leave float64's range within an ordinary run (a NaN strategy, not an error)
 GAMMA_MAX = 20.0
 DISCOUNT_MAX = 1e3  # |alpha|, |beta|
 ETA_MAX = 1e9
-AVERAGING = ("uniform", "linear", "power")
-ETA_DEFAULT = 2.0  # FTRL step size of the presets; see FTRLConfig
 
 Param = Union[float, tuple[float, ...], None]  # a tuple is a batch of settings, one per member
 Number = Union[float, torch.Tensor]  # a Python float, or a [B, 1] tensor (per member, or captured)
@@ -162,8 +162,6 @@ class Schedule:
             return tuple(float(t - self.delay) ** g for g in _batch(self.gamma))
         return (float(t - self.delay) if self.averaging == "linear" else 1.0,)
 
-
-_Schedule = Schedule  # the older name
 
 
 def _discount(t: int, a: float) -> float:

@@ -9,10 +9,11 @@ baseline, with the level-by-level compiler:
     bytes = 120 MB + 105 B x (histories up to 2^24) + 40 B x (histories past 2^24)
 
 (past 2^24 histories the per-node arrays are not kept). Measured against it: OCP(1000)
-0.89 GB (estimate 1.06, +19%), Dudo(4,2,2) 1.37 GB (1.50, +9%), Dudo(5,2,2) 18.9 GB
-(20.1, +6%), Dudo(5,1,2) 0.46 to 0.52 GB (0.64, +23 to +39%): a cautious upper bound on
-these. Domino's walk also keeps a trie of event histories, which the formula misses: Domino(3,3)
-0.77 GB (0.46, -40%). The per-node walk needs about 380 B a history (OCP(300): 807k histories).
+0.89 GB (estimate 1.06, +19%), Dudo(4,2,2) 1.37 GB (1.50, +9%), Dudo(5,1,2) 0.46 to 0.52 GB
+(0.64, +23 to +39%), and Dudo(5,2,2) 18.9 GB (20.1, +6%; the whole process's peak, as an
+earlier session measured it): a cautious upper bound on these. Domino's walk also keeps a
+trie of event histories, which the formula misses: Domino(3,3) 0.77 GB (0.46, -40%). The
+per-node walk needs about 380 B a history (OCP(300): 807k histories).
 
 Example:
     >>> estimate_bytes(13_107_101) // 10**6  # Dudo(4,2,2)
@@ -104,8 +105,13 @@ def walk_limit(name: str, hint: tuple[int, bool] | None, method: str, max_histor
             raise TensorCFRError(f"{name}: {size} need {_gb(estimate_bytes(count, method))} to compile and "
                                  f"solve, {_gb(budget)} {source}; a smaller game, or --max-memory if the "
                                  "estimate is too cautious")
-    limits = [x for x in (max_histories, None if budget is None else histories_within(budget, method)) if x]
-    return min(limits) if limits else None
+    limits = [x for x in (max_histories, None if budget is None else histories_within(budget, method)) if x is not None]
+    return min(limits) if limits else None  # 0 (a budget below the fixed cost) refuses at the first history
+
+
+def too_deep(name: str) -> TensorCFRError:
+    """The error of a walk deeper than `MAX_LEVELS`."""
+    return TensorCFRError(f"{name}: more than {MAX_LEVELS:,} levels deep: a cycle, or a game without an end?")
 
 
 def too_many(name: str, limit: int, method: str) -> TensorCFRError:

@@ -30,11 +30,9 @@ from .errors import TensorCFRError
 from .evaluation import Evaluation, Policy, evaluate, infoset_gaps
 from .iteration import IterationState, iterate
 from .payoff import PayoffOperator
-from .rules import (AVERAGING, ETA_DEFAULT, PRESETS, UPDATES, CFRConfig, Config, FTRLConfig, Schedule, _batch,
+from .rules import (AVERAGING, ETA_DEFAULT, PRESETS, UPDATES, CFRConfig, Config, FTRLConfig, _batch,
                     algorithms, make_config)
 from .treeplex import WEIGHTS, dilated_entropy_weights
-
-CHECKPOINT_FIELDS = ("iteration", "sigma", "average", "state")  # what state_dict holds
 
 __all__ = ["AVERAGING", "CAPTURE", "CFRConfig", "ETA_DEFAULT", "FTRLConfig", "PRESETS", "Solver", "UPDATES",
            "WEIGHTS", "algorithms", "dilated_entropy_weights", "make_config", "resolve_device", "resolve_dtype"]
@@ -137,8 +135,8 @@ class Solver:
         own = self.state.tensors()["state"]
         if [sorted(st) for st in own] != [sorted(st) for st in d["state"]]:
             raise TensorCFRError("checkpoint does not fit this solver: it was written by another algorithm")
-        self.state.sigma[:] = [put(o, n) for o, n in zip(self.state.sigma, d["sigma"])]
-        self.state.average[:] = [put(o, n) for o, n in zip(self.state.average, d["average"])]
+        for old, new in zip([*self.state.sigma, *self.state.average], [*d["sigma"], *d["average"]]):
+            put(old, new)
         for st, new in zip(self.state.rule, d["state"]):
             for f in fields(st):
                 put(getattr(st, f.name), new[f.name])
@@ -182,10 +180,11 @@ class Solver:
         """Every infoset's key, player 0's first."""
         return [k for tp in self.game.treeplexes for k in tp.infoset_keys]
 
-    def strategy(self, key: str, which: str = "average", member: int = 0) -> dict[str, float]:
-        """{action: probability} at one infoset, of the "average" or "current" strategy."""
-        policy = self.average_policy() if which == "average" else self.current_policy()
-        return policy.infoset(key, member)
+    def strategies(self, keys, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
+        """{key: {"average" | "current": {action: probability}}} at the infosets `keys` (each
+        policy made once for all of them)."""
+        pols = {"average": self.average_policy(), "current": self.current_policy()}
+        return {k: {w: p.infoset(k, member) for w, p in pols.items()} for k in keys}
 
     def policy_tables(self, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
         """{"average" | "current": {infoset key: {action: probability}}} of member `member`."""
@@ -193,7 +192,7 @@ class Solver:
 
     def infoset_players(self) -> dict[str, int]:
         """{infoset key: the player who moves there}."""
-        return {k: tp.player for tp in self.game.treeplexes for k in tp.infoset_keys}
+        return self.game.infoset_players()
 
     def member_names(self) -> list[str]:
         """A label per batch member: the game spec, plus the setting where settings differ."""
@@ -210,5 +209,3 @@ class Solver:
                 **{k: v for k, v in asdict(self.config).items() if k != "name"},
                 "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""), "capture": self.capture}
 
-
-_Schedule = Schedule  # the older name

@@ -82,7 +82,7 @@ def tracked_strategies(solver: IterativeSolver, keys, member: int = 0) -> dict[s
     if missing:
         raise TensorCFRError(f"--track-infosets: unknown infoset(s) {missing} in {solver.game.name}; "
                              f"some known keys: {known[:8]}")
-    return {k: {w: solver.strategy(k, w, member) for w in ("average", "current")} for k in keys}
+    return solver.strategies(keys, member)
 
 
 def log_config(writer, config: dict) -> None:

@@ -522,3 +522,12 @@ def test_running_out_of_memory_mid_run_is_one_line_naming_the_checkpoint(capsys,
                     str(tmp_path), "--json")
     assert code == 2 and len(err.splitlines()) == 1
     assert "out of memory at iteration 20; the last checkpoint in" in err and "is intact: tensorcfr resume" in err
+
+
+def test_a_memory_budget_below_the_fixed_cost_refuses_every_game():
+    """--max-memory smaller than the estimate's fixed part leaves room for no history: even a
+    game without a closed form (whose walk checks the limit as it goes) is refused."""
+    with pytest.raises(tensorcfr.TensorCFRError, match="more than 0 histories"):
+        tensorcfr.compile("random(seed=3)", max_memory=1000, cache=False)
+    with pytest.raises(tensorcfr.TensorCFRError, match="55 histories need 0.1 GB to compile and solve, 0.0 GB allowed"):
+        tensorcfr.compile("ocp(3)", max_memory="1K", cache=False)
