@@ -158,6 +158,7 @@ class DudoVector(VectorGame):
     bit set (bids only rise, so the set is the sequence), last bid -1 before the first."""
 
     width = 5
+    public_hands = (0, 1)  # the rolls; the bids are public
 
     def __init__(self, game: Dudo):
         self.game, self.name = game, game.name
@@ -212,6 +213,10 @@ class DudoVector(VectorGame):
         bidder = (popcount(s[:, 2]) - 1) % 2
         loser = np.where(self.shown(s, f + 1) < q + 1, bidder, 1 - bidder)
         return np.where(loser == 0, *self.loser_payoffs())
+
+    def payoff_key(self, s):
+        """The last bid and who made it decide the payoff of a call."""
+        return 2 * s[:, 3] + (popcount(s[:, 2]) - 1) % 2
 
     def infoset(self, s):
         hand = np.where(self.mover(s) == 0, s[:, 0], s[:, 1])

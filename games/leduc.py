@@ -144,6 +144,7 @@ class LeducVector(VectorGame):
     mover, legal actions, next betting and contributions."""
 
     width = 4
+    public_hands = (0, 1)  # the private cards; the public card and the betting are public
     actions = tuple(ACTIONS.values())  # fold, call, raise: the order of `legal_actions`
     num_outcomes = len(CARDS)
 

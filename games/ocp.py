@@ -106,6 +106,7 @@ class CardPokerVector(VectorGame):
 
     width = 3
     actions = ACTIONS
+    public_hands = (0, 1)  # the cards; the betting is public
 
     def __init__(self, name: str, n: int, deal: str, ante: float = 1.0, card_names=None):
         self.name, self.n, self.deal, self.ante = name, n, deal, float(ante)
@@ -147,6 +148,9 @@ class CardPokerVector(VectorGame):
         win = np.where(s[:, 0] > s[:, 1], 1.0, -1.0)
         stake = self.ante * _STAKE[h] if self.deal == "pair" else (self.ante + _STAKE[h] - 1)
         return np.where(_FOLDED[h], self.ante * _FOLD[h], win * stake)
+
+    def payoff_key(self, s):
+        return s[:, 2]  # the betting decides the stake and any fold
 
     def infoset(self, s):
         card = np.where(_MOVER[s[:, 2]] == 0, s[:, 0], s[:, 1])

@@ -46,6 +46,10 @@ class VectorGame:
     width: int = 1  # columns of a state row
     actions: tuple[str, ...] = ()  # decision-action alphabet [A]
     num_outcomes: int = 0  # chance-outcome alphabet size [C]
+    # Games dealt once (PUBLIC_TREE.md): the columns of a state row that hold player 0's and
+    # player 1's private type once the deal is over, everything else being public. None: the
+    # game has no public-tree form (Domino's private draws, random games).
+    public_hands: tuple[int, int] | None = None
 
     def initial(self) -> np.ndarray:
         """[1, width] int64: the root."""
@@ -78,6 +82,13 @@ class VectorGame:
     def infoset_names(self, keys: np.ndarray) -> list[str]:
         """The per-node protocol's key string of each int64 key in `keys` [m]."""
         raise NotImplementedError
+
+    def payoff_key(self, s: np.ndarray) -> np.ndarray | None:
+        """[n] int64 for terminal states of a game with `public_hands`: equal keys promise equal
+        utilities for every pair of types (the public-tree form then shares one payoff matrix
+        among them). None: the whole public state is the key (fine for games with few
+        terminal public states, such as Leduc)."""
+        return None
 
 
 class KeyTable:

@@ -81,8 +81,13 @@ def _max_memory(text: str):
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _size_flags(s: argparse.ArgumentParser) -> None:
-    """The limits of every command that compiles (tensorcfr/sizes.py)."""
+def _size_flags(s: argparse.ArgumentParser, form: bool = True) -> None:
+    """The limits of every command that compiles (tensorcfr/sizes.py), and the compiled form."""
+    if form:
+        s.add_argument("--form", choices=("auto", "generic", "public"), default="auto",
+                       help="compiled form: public (the [public node x type] form of games dealt once: kuhn, "
+                            "ocp, leduc, dudo, liars_dice), generic (one sparse payoff matrix), auto "
+                            "(default: public where the game has it)")
     s.add_argument("--max-histories", type=_positive_int, default=None, metavar="N",
                    help="refuse a game of more than N histories (default: no count limit)")
     s.add_argument("--max-memory", type=_max_memory, default="auto", metavar="BYTES",
@@ -91,7 +96,9 @@ def _size_flags(s: argparse.ArgumentParser) -> None:
 
 
 def _limits(args) -> dict:
-    return {"max_histories": getattr(args, "max_histories", None), "max_memory": getattr(args, "max_memory", "auto")}
+    """compile()'s keywords from a command's flags (a command without --form compiles generic)."""
+    return {"max_histories": getattr(args, "max_histories", None), "max_memory": getattr(args, "max_memory", "auto"),
+            "form": getattr(args, "form", None) or "generic"}
 
 
 def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]) -> None:
@@ -112,6 +119,9 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
     s.add_argument("--alpha", type=float, default=None, help="discount of positive regrets (DCFR)")
     s.add_argument("--beta", type=float, default=None, help="discount of negative regrets (DCFR)")
     s.add_argument("--gamma", type=float, default=None, help="average weights t^gamma")
+    s.add_argument("--regret-tolerance", type=float, default=None,
+                   help="CFR family: regrets within this fraction of the largest count as 0, so rounding "
+                        "(CPU/GPU, eager/compiled, generic/public form) cannot flip a tie (e.g. 1e-12; default off)")
     s.add_argument("--eta", type=float, default=None, help="FTRL step size (ftrl, oftrl; default 2)")
     s.add_argument("--weights", choices=WEIGHTS, default=None,
                    help="FTRL dilated-entropy weights (default unit)")
@@ -191,7 +201,7 @@ def _parser() -> argparse.ArgumentParser:
     lp.add_argument("game", metavar="GAME")
     lp.add_argument("--save-policy", default=None, metavar="FILE", help="write the equilibrium (.json or .npz)")
     lp.add_argument("--json", action="store_true")
-    _size_flags(lp)
+    _size_flags(lp, form=False)  # the LP is built from the generic form
 
     i = sub.add_parser("info", help="print the sizes of a compiled game (and, first, what it would need)")
     i.add_argument("game", metavar="GAME")
@@ -293,6 +303,7 @@ def _make_solver(args, algo: str):
     game = args.game if len(args.game) > 1 else args.game[0]
     tree = dict(updates=args.updates, averaging=args.averaging, delay=args.delay, alpha=args.alpha,
                 beta=args.beta, gamma=args.gamma, eta=args.eta, weights=args.weights,
+                regret_tolerance=getattr(args, "regret_tolerance", None),
                 capture=getattr(args, "capture", None))
     normal = dict(mu=args.mu, runs=args.runs)
     mine, other = (normal, tree) if is_procedure(algo) else (tree, normal)
@@ -514,6 +525,8 @@ def _stored_args(run_dir: str, info: dict) -> argparse.Namespace:
         TensorCFRError(f"{run_dir}/run.json: {message}"))
     parser.solve.error = parser.error
     parsed = parser.parse_args(["solve", *argv])
+    if "form" not in stored:  # a run from before the public-tree form: its checkpoint is the generic form's
+        parsed.form = "generic"
     for k, v in stored.items():  # settings the parser does not know (older or newer runs) are kept
         if not hasattr(parsed, k):
             setattr(parsed, k, v)

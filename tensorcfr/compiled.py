@@ -44,6 +44,8 @@ class CompiledGame:
     (chance, decision, terminal) in breadth-first order, one level after another.
     """
 
+    form = "generic"  # (`public.PublicCompiledGame` is the other)
+
     name: str  # spec of the game (of the first batch member)
     batch_names: tuple[str, ...]  # [B] spec of each batch member
     treeplexes: tuple[Treeplex, Treeplex]
@@ -81,7 +83,7 @@ class CompiledGame:
 
     def infoset_players(self) -> dict[str, int]:
         """{infoset key: the player who moves there} (what a policy file records)."""
-        return {k: tp.player for tp in self.treeplexes for k in tp.infoset_keys}
+        return {k: tp.player for tp in self.treeplexes for _, k, _ in tp.infosets()}
 
     def sizes(self) -> dict:
         """Sizes as reported by `tensorcfr info --json`.
@@ -97,6 +99,7 @@ class CompiledGame:
         """
         t0, t1 = self.treeplexes
         return {
+            "form": "generic",
             "histories": self.num_histories,
             "terminals": self.num_terminals,
             "chance_nodes": int(self.node_counts[0]),

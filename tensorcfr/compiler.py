@@ -35,6 +35,7 @@ from games.vector import KeyTable
 from .compiled import CompiledGame
 from .errors import TensorCFRError
 from .paths import compiled_dir
+from .public import compile_public, has_public_form
 from .sizes import MAX_LEVELS, NODES_KEPT, too_deep, too_many, walk_limit
 from .treeplex import Treeplex
 
@@ -510,6 +511,7 @@ def _structure(raw: RawTree):
 
 
 METHODS = ("auto", "vectorized", "per-node")
+FORMS = ("generic", "public", "auto")  # the compiled forms (`compile(form=...)`)
 CACHE_MIN_HISTORIES = 1_000_000  # smaller games compile faster than a file loads
 
 
@@ -567,7 +569,7 @@ def cache_file(g: Game) -> str:
 
 def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes: bool | None = None,  # noqa: A001
             cache: bool | None = None, *, max_histories: int | None = None,
-            max_memory: int | str | None = "auto") -> CompiledGame:
+            max_memory: int | str | None = "auto", form: str = "generic") -> CompiledGame:
     """Compile a game, or a list of games over one tree (a batch of payoff vectors).
 
     Accepts a spec string, a `games.Game`, or a list of them that differ only in payoffs
@@ -586,6 +588,9 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             known in closed form (`Game.size_hint`), else as soon as the walk passes it
             (`tensorcfr.sizes`; max_memory in bytes, "auto" for the available memory less
             256 MiB, or None).
+    form:   "generic" (one sparse payoff matrix), "public" (the public-tree form of a game
+            dealt once, `tensorcfr.public`: a `PublicCompiledGame`), or "auto" (public where
+            every member has it). The limits above apply to the generic form.
 
     Example:
         >>> import tensorcfr
@@ -595,6 +600,8 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
     """
     if method not in METHODS:
         raise TensorCFRError(f"compile: method must be one of {', '.join(METHODS)}, got {method!r}")
+    if form not in FORMS:
+        raise TensorCFRError(f"compile: form must be one of {', '.join(FORMS)}, got {form!r}")
     members = list(game) if isinstance(game, (list, tuple)) else [game]
     if not members:
         raise TensorCFRError("compile: empty list of games")
@@ -602,6 +609,8 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
         members = [games_pkg.make(g) for g in members]
     except GameError as e:
         raise TensorCFRError(str(e)) from None
+    if form == "public" or (form == "auto" and all(has_public_form(g) for g in members)):
+        return compile_public(members)
     for g in members:
         if not getattr(g, "zero_sum", True):
             raise TensorCFRError(f"{g.name} is general-sum: the tree solvers need a zero-sum game; the "

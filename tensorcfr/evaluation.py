@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import torch
 
-from . import treeplex
 from .compiled import CompiledGame
 from .errors import TensorCFRError
 from .payoff import PayoffOperator
@@ -35,12 +34,12 @@ class Policy:
 
     @staticmethod
     def uniform(cg: CompiledGame, dtype=torch.float64) -> "Policy":
-        return Policy(cg, tuple(treeplex.normalize(tp, torch.zeros(1, tp.num_sequences, dtype=dtype, device=cg.device))
+        return Policy(cg, tuple(tp.normalize(torch.zeros(1, tp.num_sequences, dtype=dtype, device=cg.device))
                                 for tp in cg.treeplexes))
 
     def sequence_form(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Realisation plans (x [B, S_0], y [B, S_1])."""
-        return tuple(treeplex.sequence_form(tp, s) for tp, s in zip(self.game.treeplexes, self.sigma))
+        return tuple(tp.sequence_form(s) for tp, s in zip(self.game.treeplexes, self.sigma))
 
     def to_dict(self, member: int = 0) -> dict[str, dict[str, float]]:
         """`{infoset key: {action name: probability}}` for both players (batch member `member`).
@@ -68,8 +67,7 @@ class Policy:
         for tp, s in zip(self.game.treeplexes, self.sigma):
             j = tp.infoset_index().get(key)
             if j is not None:
-                a, b = tp.infoset_offsets[j].item(), tp.infoset_offsets[j + 1].item()
-                return dict(zip(tp.action_names[j], s[min(member, s.shape[0] - 1), a:b].tolist()))
+                return dict(zip(tp.action_names[j], s[min(member, s.shape[0] - 1), tp.columns(j)].tolist()))
         raise TensorCFRError(f"{self.game.name} has no infoset {key!r}")
 
     @staticmethod
@@ -87,8 +85,8 @@ class Policy:
         sigmas = []
         known = set()
         for tp in cg.treeplexes:
-            sigma = [1.0]
-            for key, acts in zip(tp.infoset_keys, tp.action_names):
+            sigma = [1.0] + [0.0] * (tp.num_sequences - 1)
+            for j, key, acts in tp.infosets():
                 known.add(key)
                 if key not in table:
                     raise TensorCFRError(f"policy for {cg.name}: infoset {key!r} is missing")
@@ -108,7 +106,8 @@ class Policy:
                 if any(p < -tol or not math.isfinite(p) for p in probs) or abs(total - 1) > tol:
                     raise TensorCFRError(f"policy for {cg.name}: infoset {key!r} has probabilities "
                                          f"{probs} that do not sum to 1")
-                sigma += [max(p, 0.0) / total for p in probs]
+                for c, p in zip(tp.columns(j), probs):
+                    sigma[c] = max(p, 0.0) / total
             sigmas.append(torch.tensor([sigma], dtype=dtype, device=cg.device))
         extra = set(table) - known
         if extra:
@@ -136,7 +135,7 @@ def best_response_value(cg: CompiledGame, player: int, x_other: torch.Tensor,
                         op: PayoffOperator | None = None) -> torch.Tensor:
     """Value [B] of player's best response against the other's realisation plan [B, S]."""
     op = op or PayoffOperator.of(cg, x_other.dtype)
-    q, _ = treeplex.bottom_up(cg.treeplexes[player], op.cfv(player, x_other))
+    q, _ = cg.treeplexes[player].bottom_up(op.cfv(player, x_other))
     return q[:, 0]
 
 
@@ -159,9 +158,9 @@ def infoset_gaps(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = N
     op = op or PayoffOperator.of(cg, plans[0].dtype)
     out = []
     for p, (tp, sigma) in enumerate(zip(cg.treeplexes, policy.sigma)):
-        q, v = treeplex.bottom_up(tp, op.cfv(p, plans[1 - p]))  # best response below each infoset
-        played = treeplex.segment_sum(tp, sigma * q)  # [B, I] sigma's mix of the best-response values
-        out.append(plans[p][:, tp.infoset_parent] * (v - played))
+        q, v = tp.bottom_up(op.cfv(p, plans[1 - p]))  # best response below each infoset
+        played = tp.segment_sum(sigma * q)  # [B, I] sigma's mix of the best-response values
+        out.append(tp.parent_reach(plans[p]) * (v - played))
     return out
 
 

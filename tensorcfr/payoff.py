@@ -59,7 +59,11 @@ class PayoffOperator:
     @staticmethod
     def of(cg: "CompiledGame", dtype: torch.dtype, gather: bool = False) -> "PayoffOperator":
         """The operator of `cg` in `dtype`: CSR, unless `gather` or a batch of more than
-        `CSR_MAX_BATCH` payoff vectors asks for the gather form."""
+        `CSR_MAX_BATCH` payoff vectors asks for the gather form. A game compiled in the
+        public-tree form gets its own operator (`public.PublicPayoffOperator`)."""
+        if getattr(cg, "form", "generic") == "public":
+            from .public import PublicPayoffOperator
+            return PublicPayoffOperator.of(cg, dtype)
         a = cg.payoff.to(dtype)  # [B, Z]
         s0, s1 = cg.payoff_seq[0], cg.payoff_seq[1]
         sizes = (cg.treeplexes[0].num_sequences, cg.treeplexes[1].num_sequences)

@@ -32,12 +32,11 @@ def exact_value(cg, table_a: dict, table_b: dict) -> float:
     """Player 0's exact expected payoff when player 0 plays `table_a`'s strategy and player 1
     `table_b`'s (each table checked against the game by `Policy.from_dict`)."""
     from .payoff import PayoffOperator
-    from .treeplex import sequence_form
     from .evaluation import Policy
 
     a, b = Policy.from_dict(cg, table_a), Policy.from_dict(cg, table_b)
-    x = sequence_form(cg.treeplexes[0], a.sigma[0])
-    y = sequence_form(cg.treeplexes[1], b.sigma[1])
+    x = cg.treeplexes[0].sequence_form(a.sigma[0])
+    y = cg.treeplexes[1].sequence_form(b.sigma[1])
     return float(PayoffOperator.of(cg, x.dtype).value(x, y)[0])
 
 

@@ -182,6 +182,12 @@ class CFRConfig(Schedule):
                 t^alpha/(t^alpha+1) and negative ones by t^beta/(t^beta+1) (None: kept)
     predictive: the next strategy regret-matches R + r_t (the last instantaneous regret as
                 the prediction of the next one)
+    regret_tolerance: regrets matched on that are at most this times the largest cumulative
+                regret (of the batch member) in absolute value count as 0 (None: off). Regrets
+                that are exactly 0 in exact arithmetic come out as +-1e-17 or so depending on
+                the order of summation (CPU or GPU, eager or compiled, generic or public-tree
+                form), and regret matching then plays a pure instead of a uniform strategy;
+                a tolerance of, say, 1e-12 makes the trajectory independent of that order.
     and the schedule of `Schedule` (updates, averaging, delay, gamma).
 
     alpha, beta and gamma may be tuples: one setting per batch member, all in one run.
@@ -195,6 +201,7 @@ class CFRConfig(Schedule):
     alpha: Param = None
     beta: Param = None
     predictive: bool = False
+    regret_tolerance: float | None = None
 
     BATCHED = ("alpha", "beta", "gamma")
 
@@ -202,6 +209,9 @@ class CFRConfig(Schedule):
         super().__post_init__()
         if (self.alpha is None) != (self.beta is None):
             raise TensorCFRError("alpha and beta (regret discounting) go together")
+        tol = self.regret_tolerance
+        if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < 1):
+            raise TensorCFRError(f"regret_tolerance must be a number in [0, 1), got {tol!r}")
 
     def discounts(self, t: int) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
         """(positive, negative) regret multipliers per setting, or None."""
@@ -242,9 +252,17 @@ class CFRConfig(Schedule):
         if self.predictive:
             predicted = regret.clone()
             predicted[:, 1:].add_(inst)
-            return space.normalize(predicted.clamp_(min=0))
+            return space.normalize(self._matched(predicted.clamp_(min=0), regret))
         # regret matching+ keeps its regrets non-negative: no second clamp
-        return space.normalize(regret if self.plus and sc.positive is None else regret.clamp(min=0))
+        return space.normalize(self._matched(regret if self.plus and sc.positive is None else regret.clamp(min=0),
+                                             regret))
+
+    def _matched(self, positive: torch.Tensor, regret: torch.Tensor) -> torch.Tensor:
+        """`positive` [B, S] with the entries within `regret_tolerance` of 0 set to 0."""
+        if not self.regret_tolerance:
+            return positive
+        bound = regret.abs().amax(1, keepdim=True) * self.regret_tolerance  # [B, 1]
+        return torch.where(positive > bound, positive, 0.0)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from .errors import TensorCFRError
 from .evaluation import Evaluation, Policy, evaluate, infoset_gaps
 from .iteration import IterationState, iterate
 from .payoff import PayoffOperator
+from .public import PublicCompiledGame
 from .rules import (AVERAGING, ETA_DEFAULT, PRESETS, UPDATES, CFRConfig, Config, FTRLConfig, _batch,
                     algorithms, make_config)
 from .treeplex import WEIGHTS, dilated_entropy_weights
@@ -47,6 +48,8 @@ class Solver:
     unused; `utility` [B, S_p] for FTRL).
 
     capture: "none" (eager), "static", "cuda-graph" or "compile" (`capture.py`).
+    form: "generic", "public" (the public-tree form, `public.py`) or "auto" (public where the
+          game has it), for a game given by name; a compiled game brings its own.
 
     Example:
         >>> import tensorcfr
@@ -59,12 +62,12 @@ class Solver:
 
     def __init__(self, game: str | games_pkg.Game | CompiledGame, algo: str | Config = "cfr+", *,
                  device: str | torch.device = "auto", dtype: str | torch.dtype = "float64",
-                 capture: str = "none", **options):
+                 capture: str = "none", form: str = "generic", **options):
         self.config = make_config(algo, **options)
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype)
         check_capture(capture, self.device)
-        cg = game if isinstance(game, CompiledGame) else compile_game(game)
+        cg = game if isinstance(game, (CompiledGame, PublicCompiledGame)) else compile_game(game, form=form)
         self.game = cg.to(self.device)
         self.op = PayoffOperator.of(self.game, self.dtype, gather=gathered_operator(capture, self.game.payoff.shape[1]))
         self.iteration = 0
@@ -178,7 +181,7 @@ class Solver:
 
     def infoset_keys(self) -> list[str]:
         """Every infoset's key, player 0's first."""
-        return [k for tp in self.game.treeplexes for k in tp.infoset_keys]
+        return [k for tp in self.game.treeplexes for _, k, _ in tp.infosets()]
 
     def strategies(self, keys, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
         """{key: {"average" | "current": {action: probability}}} at the infosets `keys` (each

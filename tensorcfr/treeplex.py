@@ -119,10 +119,30 @@ class Treeplex:
             {'pass': 1, 'bet': 2}
         """
         offsets = self.infoset_offsets.tolist()
-        return {key: dict(zip(acts, row[offsets[j]:offsets[j + 1]]))
-                for j, (key, acts) in enumerate(zip(self.infoset_keys, self.action_names))}
+        return {key: dict(zip(acts, row[offsets[j]:offsets[j + 1]])) for j, key, acts in self.infosets()}
 
-    # -- the operations the update rules call (a public-tree space offers the same) ------------
+    def infosets(self):
+        """(index, key, action names) of every infoset, in storage order."""
+        return ((j, k, a) for j, (k, a) in enumerate(zip(self.infoset_keys, self.action_names)))
+
+    def columns(self, j: int) -> list[int]:
+        """The columns of infoset j's sequences in a per-sequence tensor [B, S]."""
+        return list(range(int(self.infoset_offsets[j]), int(self.infoset_offsets[j + 1])))
+
+    # -- the operations the update rules and the evaluation call (`public.PublicTreeplex`, the
+    # public-tree form's space, offers the same) -------------------------------------------------
+    def segment_sum(self, values: torch.Tensor) -> torch.Tensor:
+        """`segment_sum(self, values)`: [B, S] summed over each infoset's sequences -> [B, I]."""
+        return segment_sum(self, values)
+
+    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None):
+        """`bottom_up(self, g, sigma)`: (q [B, S], v [B, I])."""
+        return bottom_up(self, g, sigma)
+
+    def parent_reach(self, x: torch.Tensor) -> torch.Tensor:
+        """[B, I]: the realisation weight x [B, S] of each infoset's parent sequence."""
+        return x[:, self.infoset_parent]
+
     def normalize(self, weights: torch.Tensor) -> torch.Tensor:
         """`normalize(self, weights)`: behavioural strategy [B, S] proportional to weights >= 0."""
         return normalize(self, weights)

@@ -1,0 +1,793 @@
+"""The public-tree form of a game dealt once: [public sequence × private type] tensors
+(../shared/PUBLIC_TREE.md).
+
+In Kuhn, OCP, Leduc, Dudo and Liar's Dice chance deals each player a private type t_p once;
+everything afterwards is public (Leduc's board card included). A player's infosets are then
+the pairs (public node u where p acts, t_p), and the payoff of a terminal public node is a
+small T0 × T1 matrix W_z[t0, t1] = P(t0, t1) · P(public chance on the path | t0, t1) · u0(z,
+t0, t1), shared by every terminal of one payoff class (Dudo: the last bid and who made it).
+
+Layout. Per-sequence tensors keep the generic shape [B, S] with column 0 the empty sequence,
+so the update rules, the iteration skeleton, checkpoints and evaluation are those of the
+generic form; columns 1: are [B, M, T] row-major (M public sequences, T types), column
+1 + (e - 1) T + t the sequence (public edge e >= 1, type t). Infoset j = u T + t ([B, U, T]).
+Index tensors are O(public edges), never O(edges × types): `PublicTreeplex` runs each
+treeplex pass as the generic one with the type as a trailing dimension, and
+`PublicPayoffOperator` computes counterfactual values per payoff class: gather the other
+player's rows, one dense product with W_k, scatter-add.
+
+Example:
+    >>> import tensorcfr
+    >>> cg = tensorcfr.compile("ocp(12)", form="public")
+    >>> cg.sizes()["public_nodes"], cg.sizes()["types"], cg.sizes()["infosets"]
+    (10, [12, 12], [24, 24])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import NamedTuple, Sequence
+
+import numpy as np
+import torch
+
+import games as games_pkg
+from games import CHANCE, TERMINAL, Game, GameError
+
+from .errors import TensorCFRError
+from .sizes import MAX_LEVELS, too_deep
+from .treeplex import WEIGHTS
+
+
+class PublicLevel(NamedTuple):
+    """One treeplex level in public units: public infosets `u0:u1`, public sequences `m0:m1`
+    (rows of the [M, T] view, i.e. public sequence e is row e - 1)."""
+
+    u0: int
+    u1: int
+    m0: int
+    m1: int
+    segment: torch.Tensor  # [m1-m0] int64: public infoset of each sequence, minus u0
+    parent: torch.Tensor  # [u1-u0] int64: row of each infoset's parent sequence (first level: unused)
+    seq_parent: torch.Tensor  # [m1-m0] int64: row of the parent sequence of each sequence's infoset
+    first: bool  # the level whose parent is the empty sequence
+
+
+class PublicKeys(Sequence):
+    """The infoset keys of one player, made on demand from (public node, type): Dudo(6,2,2)
+    has 3.5e8 of them, which do not fit in memory as strings."""
+
+    def __init__(self, tp: "PublicTreeplex"):
+        self.tp = tp
+
+    def __len__(self):
+        return self.tp.num_infosets
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return self.names(np.arange(len(self))[j])
+        if not -len(self) <= j < len(self):
+            raise IndexError(j)
+        return self.names(np.array([j % len(self)]))[0]
+
+    def names(self, js: np.ndarray) -> list[str]:
+        """The key strings of the infosets `js` [k]."""
+        return self.tp.namer(self.tp.player, *np.divmod(np.asarray(js, dtype=np.int64), self.tp.types))
+
+    def __iter__(self):
+        chunk = 1 << 16
+        for k in range(0, len(self), chunk):
+            yield from self.names(np.arange(k, min(k + chunk, len(self))))
+
+
+@dataclass(frozen=True, eq=False)
+class PublicTreeplex:
+    """One player's treeplex in the public-tree form: U public infosets, M public sequences
+    (plus the empty one), T private types; I = U T infosets and S = 1 + M T sequences.
+
+    Offers what the update rules and the evaluation call on a `treeplex.Treeplex`, with the
+    same shapes ([B, S], [B, I]), computed over [B, M, T] / [B, U, T] views.
+    """
+
+    player: int
+    types: int  # T
+    alphabet: tuple[str, ...]  # the game's action names
+    infoset_parent_pub: torch.Tensor  # [U] int64: parent public sequence (0 = empty)
+    infoset_offsets_pub: torch.Tensor  # [U+1] int64: public sequences (numbered from 1) of each infoset
+    action_pub: torch.Tensor  # [M] int64: alphabet index of each public sequence's action
+    level_offsets_pub: torch.Tensor  # [L+1] int64: level l holds public infosets [l]:[l+1]
+    # [U, T] bool: the pairs (u, t) chance can reach (Leduc: not your card on the board); None: all
+    live: torch.Tensor | None = None
+    namer: object = field(default=None, repr=False)  # (player, u [k], t [k]) -> key strings
+    levels: tuple[PublicLevel, ...] = field(init=False, repr=False)
+    slot_pub: torch.Tensor = field(init=False, repr=False)  # [M] public infoset of each public sequence
+    _uniform: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        off = self.infoset_offsets_pub
+        counts = off.diff()
+        slot = torch.repeat_interleave(torch.arange(len(counts), device=off.device), counts)  # [M]
+        object.__setattr__(self, "slot_pub", slot)
+        lo, io = self.level_offsets_pub.tolist(), off.tolist()
+        levels = []
+        for u0, u1 in zip(lo[:-1], lo[1:]):
+            m0, m1 = io[u0] - 1, io[u1] - 1
+            segment = slot[m0:m1] - u0
+            parent = self.infoset_parent_pub[u0:u1] - 1
+            first = bool(u1 > u0 and int(self.infoset_parent_pub[u0]) == 0)
+            levels.append(PublicLevel(u0, u1, m0, m1, segment, parent, parent[segment], first))
+        object.__setattr__(self, "levels", tuple(levels))
+        object.__setattr__(self, "_live_masks", {})
+        object.__setattr__(self, "_uniform", {})
+
+    # -- sizes and names ------------------------------------------------------------------------
+    @property
+    def num_public_infosets(self) -> int:
+        return int(self.infoset_parent_pub.numel())
+
+    @property
+    def num_public_sequences(self) -> int:
+        """M: public sequences without the empty one."""
+        return int(self.action_pub.numel())
+
+    @property
+    def num_infosets(self) -> int:
+        return self.num_public_infosets * self.types
+
+    @property
+    def num_sequences(self) -> int:
+        """Sequences including the empty one (the length of every per-sequence tensor)."""
+        return 1 + self.num_public_sequences * self.types
+
+    @property
+    def infoset_keys(self) -> PublicKeys:
+        return PublicKeys(self)
+
+    @property
+    def action_names(self) -> "_ActionNames":
+        return _ActionNames(self)
+
+    def infosets(self):
+        """(index, key, action names) of every infoset chance can reach, in storage order (the
+        infosets of the generic form; the others hold numbers that never matter)."""
+        live = None if self.live is None else self.live.reshape(-1).cpu().numpy()
+        names = self.action_names
+        keys = iter(self.infoset_keys) if live is None else (self.infoset_keys[j] if live[j] else None
+                                                              for j in range(self.num_infosets))
+        for j, key in enumerate(keys):
+            if live is None or live[j]:
+                yield j, key, names[j]
+
+    def infoset_index(self) -> dict[str, int]:
+        """{infoset key: storage index} of the reachable infosets, built once on first use."""
+        index = self.__dict__.get("_index")
+        if index is None:
+            index = {k: j for j, k, _ in self.infosets()}
+            object.__setattr__(self, "_index", index)
+        return index
+
+    def columns(self, j: int) -> list[int]:
+        """The columns of infoset j's sequences in a per-sequence tensor [B, S]."""
+        u, t = divmod(int(j), self.types)
+        a, b = self.infoset_offsets_pub[u].item(), self.infoset_offsets_pub[u + 1].item()
+        return [1 + (e - 1) * self.types + t for e in range(a, b)]
+
+    def per_infoset(self, row: list) -> dict[str, dict[str, object]]:
+        """`{infoset key: {action name: row[sequence]}}` for a per-sequence list `row` [S]."""
+        return {key: dict(zip(acts, (row[c] for c in self.columns(j)))) for j, key, acts in self.infosets()}
+
+    def uniform(self, dtype: torch.dtype) -> torch.Tensor:
+        """[M, 1]: 1 / actions of each public sequence's infoset."""
+        if dtype not in self._uniform:
+            self._uniform[dtype] = (1.0 / self.infoset_offsets_pub.diff().to(dtype))[self.slot_pub].unsqueeze(1)
+        return self._uniform[dtype]
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.init and isinstance(getattr(self, f.name), torch.Tensor)}
+
+    def to(self, device) -> "PublicTreeplex":
+        return PublicTreeplex(self.player, self.types, self.alphabet,
+                              **{k: v.to(device) for k, v in self.tensors().items()}, namer=self.namer)
+
+    def __getstate__(self):
+        raise TypeError("a PublicTreeplex is not pickled; save the PublicCompiledGame")
+
+    # -- views ----------------------------------------------------------------------------------
+    def rows(self, t: torch.Tensor) -> torch.Tensor:
+        """[B, M, T] view of the non-empty sequences of a per-sequence tensor [B, S]."""
+        return t[:, 1:].view(t.shape[0], self.num_public_sequences, self.types)
+
+    def live_mask(self, dtype: torch.dtype) -> torch.Tensor | None:
+        """[U, T] 1 where chance can reach (u, t), else 0, in `dtype` (None: everywhere)."""
+        if self.live is None:
+            return None
+        if dtype not in self._live_masks:
+            self._live_masks[dtype] = self.live.to(dtype)
+        return self._live_masks[dtype]
+
+    def _to_parent(self, lv: PublicLevel, q: torch.Tensor, values: torch.Tensor) -> None:
+        """Add infoset values [B, n, T] of level `lv` into their parent sequences of q [B, S]."""
+        if lv.first:
+            q[:, 0] += values.sum((1, 2))
+        else:
+            self.rows(q).index_add_(1, lv.parent, values)
+
+    # -- the operations of treeplex.Treeplex ----------------------------------------------------
+    def segment_sum(self, values: torch.Tensor) -> torch.Tensor:
+        """Sum `values` [B, S] over each infoset's sequences -> [B, I]."""
+        out = values.new_zeros(values.shape[0], self.num_public_infosets, self.types)
+        return out.index_add_(1, self.slot_pub, self.rows(values)).view(values.shape[0], -1)
+
+    def normalize(self, weights: torch.Tensor) -> torch.Tensor:
+        """Behavioural strategy [B, S] proportional to weights >= 0; uniform where they sum to 0."""
+        b = weights.shape[0]
+        w = self.rows(weights)
+        total = weights.new_zeros(b, self.num_public_infosets, self.types).index_add_(1, self.slot_pub, w)
+        total = total.index_select(1, self.slot_pub)  # [B, M, T]
+        out = torch.empty_like(weights)
+        out[:, 0] = 1.0
+        torch.where(total > 0, w / total, self.uniform(weights.dtype), out=self.rows(out))
+        return out
+
+    def sequence_form(self, sigma: torch.Tensor) -> torch.Tensor:
+        """Realisation plan x [B, S] of a behavioural strategy sigma [B, S]: top-down per level."""
+        x = torch.empty_like(sigma)
+        x[:, 0] = 1.0
+        xr, sr = self.rows(x), self.rows(sigma)
+        for lv in self.levels:
+            if lv.first:
+                xr[:, lv.m0:lv.m1] = sr[:, lv.m0:lv.m1]
+            else:
+                torch.mul(xr.index_select(1, lv.seq_parent), sr[:, lv.m0:lv.m1], out=xr[:, lv.m0:lv.m1])
+        return x
+
+    def parent_reach(self, x: torch.Tensor) -> torch.Tensor:
+        """[B, I]: the realisation weight x of each infoset's parent sequence."""
+        b = x.shape[0]
+        ext = torch.cat([x[:, :1, None].expand(b, 1, self.types), self.rows(x)], 1)  # [B, 1 + M, T]
+        return ext.index_select(1, self.infoset_parent_pub).reshape(b, -1)
+
+    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None):
+        """`treeplex.bottom_up`: (q [B, S], v [B, I]), expected values under sigma or, without
+        it, the best response's."""
+        batch = max(g.shape[0], 1 if sigma is None else sigma.shape[0])
+        q = g.expand(batch, -1).clone()
+        qr = self.rows(q)
+        shape = (batch, self.num_public_infosets, self.types)
+        v = q.new_full(shape, -torch.inf) if sigma is None else q.new_zeros(shape)
+        for lv in reversed(self.levels):
+            ql, vl = qr[:, lv.m0:lv.m1], v[:, lv.u0:lv.u1]
+            if sigma is None:
+                idx = lv.segment.view(1, -1, 1).expand(batch, -1, self.types)
+                vl.scatter_reduce_(1, idx, ql, "amax")
+            else:
+                vl.index_add_(1, lv.segment, self.rows(sigma)[:, lv.m0:lv.m1] * ql)
+            self._to_parent(lv, q, vl)
+        return q, v.view(batch, -1)
+
+    def instantaneous_regret(self, g: torch.Tensor, sigma: torch.Tensor) -> torch.Tensor:
+        """r(j,a) = q(j,a) - v(j) [B, S-1] (see `Treeplex.instantaneous_regret`)."""
+        q, v = self.bottom_up(g, sigma)
+        b = q.shape[0]
+        v = v.view(b, self.num_public_infosets, self.types).index_select(1, self.slot_pub)  # [B, M, T]
+        return (self.rows(q) - v).view(b, -1)
+
+    def softmax_bottom_up(self, u: torch.Tensor, temperature: torch.Tensor):
+        """`treeplex.softmax_bottom_up` over the public tree, temperatures [B or 1, I]."""
+        batch = max(u.shape[0], temperature.shape[0])
+        tau_all = temperature.view(temperature.shape[0], self.num_public_infosets, self.types)
+        q = u.expand(batch, -1).clone()
+        qr = self.rows(q)
+        sigma = torch.empty_like(q)
+        sigma[:, 0] = 1.0
+        sr = self.rows(sigma)
+        for lv in reversed(self.levels):
+            n = lv.u1 - lv.u0
+            tau = tau_all[:, lv.u0:lv.u1]  # [B, n, T]
+            z = qr[:, lv.m0:lv.m1] / tau.index_select(1, lv.segment)  # [B, m, T]
+            idx = lv.segment.view(1, -1, 1).expand(batch, -1, self.types)
+            top = z.new_full((batch, n, self.types), -torch.inf).scatter_reduce_(1, idx, z, "amax")
+            e = torch.exp(z - top.index_select(1, lv.segment))
+            total = e.new_zeros(batch, n, self.types).index_add_(1, lv.segment, e)
+            torch.div(e, total.index_select(1, lv.segment), out=sr[:, lv.m0:lv.m1])
+            value = tau * (top + torch.log(total))  # [B, n, T]
+            live = self.live_mask(value.dtype)
+            # an infoset chance never reaches is not in the game: its entropy must not reach its parent
+            self._to_parent(lv, q, value if live is None else value * live[lv.u0:lv.u1])
+        return sigma, q[:, 0]
+
+    def softmax(self, u: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
+        return self.softmax_bottom_up(u, temperature)[0]
+
+    def entropy_weights(self, scheme: str = "unit") -> torch.Tensor:
+        """Dilated-entropy weights [I] (float64): the public infoset's, for every type."""
+        if scheme not in WEIGHTS:
+            raise TensorCFRError(f"weights must be one of {', '.join(WEIGHTS)}, got {scheme!r}")
+        dev, T = self.infoset_parent_pub.device, self.types
+        beta = torch.ones(self.num_public_infosets, T, dtype=torch.float64, device=dev)  # [U, T]
+        live = self.live_mask(torch.float64)
+        if scheme != "unit":
+            below = torch.zeros(1 + self.num_public_sequences, T, dtype=torch.float64, device=dev)  # [1 + M, T]
+            for lv in reversed(self.levels):
+                most = torch.zeros(lv.u1 - lv.u0, T, dtype=torch.float64, device=dev)
+                idx = lv.segment.view(-1, 1).expand(-1, T)
+                most.scatter_reduce_(0, idx, below[1 + lv.m0:1 + lv.m1], "amax")
+                beta[lv.u0:lv.u1] = 2 + 2 * most if scheme == "kroer17" else 1 + most
+                b = beta[lv.u0:lv.u1] if live is None else beta[lv.u0:lv.u1] * live[lv.u0:lv.u1]
+                below.index_add_(0, self.infoset_parent_pub[lv.u0:lv.u1], b)
+        return beta.reshape(-1)
+
+
+class _ActionNames(Sequence):
+    """action_names[j]: the action names of infoset j (those of its public infoset)."""
+
+    def __init__(self, tp: PublicTreeplex):
+        self.tp = tp
+        self._acts = tp.action_pub.tolist() if tp.num_public_sequences < 1 << 22 else None
+        self._off = tp.infoset_offsets_pub.tolist() if self._acts is not None else None
+
+    def __len__(self):
+        return self.tp.num_infosets
+
+    def __getitem__(self, j):
+        u = int(j) // self.tp.types
+        if self._acts is None:
+            a, b = self.tp.infoset_offsets_pub[u].item(), self.tp.infoset_offsets_pub[u + 1].item()
+            acts = self.tp.action_pub[a - 1:b - 1].tolist()
+        else:
+            acts = self._acts[self._off[u] - 1:self._off[u + 1] - 1]
+        return tuple(self.tp.alphabet[a] for a in acts)
+
+    def __iter__(self):
+        for j in range(len(self)):
+            yield self[j]
+
+
+@dataclass(frozen=True, eq=False)
+class PublicCompiledGame:
+    """A game compiled in the public-tree form (see the module docstring).
+
+    Terminal public nodes z are grouped by payoff class k: `payoff_weights[b, k]` is the
+    matrix W_k [T0, T1] (deal and public-chance probabilities times player 0's utility, of
+    batch member b), and `terminal_seq[:, z]` holds each terminal's last public sequences
+    (e0, e1), 0 for the empty one, sorted by class, `class_offsets` [K+1] slicing them.
+    """
+
+    name: str
+    batch_names: tuple[str, ...]
+    treeplexes: tuple[PublicTreeplex, PublicTreeplex]
+    terminal_seq: torch.Tensor  # [2, Z] int64
+    class_offsets: torch.Tensor  # [K+1] int64
+    payoff_weights: torch.Tensor  # [B, K, T0, T1] float64
+    counts: dict  # sizes counted at compile time (histories, terminals, ... as the generic form counts them)
+    public_states: tuple | None = field(default=None, repr=False)  # per player [U, width] rows, for names
+
+    form = "public"
+
+    @property
+    def batch_size(self) -> int:
+        return int(self.payoff_weights.shape[0])
+
+    @property
+    def device(self) -> torch.device:
+        return self.payoff_weights.device
+
+    @property
+    def num_histories(self) -> int:
+        return int(self.counts["histories"])
+
+    @property
+    def num_terminals(self) -> int:
+        return int(self.counts["terminals"])
+
+    @property
+    def payoff(self) -> torch.Tensor:
+        """[B, K·T0·T1]: the payoff matrices, flat (what the capture code sizes its choices by)."""
+        return self.payoff_weights.reshape(self.batch_size, -1)
+
+    def infoset_players(self) -> dict[str, int]:
+        return {k: tp.player for tp in self.treeplexes for _, k, _ in tp.infosets()}
+
+    def sizes(self) -> dict:
+        """Sizes as `CompiledGame.sizes` reports them (counted as the generic form counts them),
+        plus `form`, `public_nodes`, `public_sequences`, `types` and `payoff_classes`.
+
+        Example:
+            >>> import tensorcfr
+            >>> s = tensorcfr.compile("kuhn", form="public").sizes()
+            >>> s["histories"], s["infosets"], s["sequences"], s["types"]
+            (58, [6, 6], [12, 12], [3, 3])
+        """
+        t0, t1 = self.treeplexes
+        c = self.counts
+        return {"form": "public", "histories": c["histories"], "terminals": c["terminals"],
+                "chance_nodes": c["chance_nodes"], "decision_nodes": c["decision_nodes"],
+                "infosets": c["infosets"], "infosets_with_choice": c["infosets_with_choice"],
+                "sequences": c["sequences"], "treeplex_levels": [len(t0.levels), len(t1.levels)],
+                "payoff_nonzeros": int(self.payoff_weights[0].count_nonzero()),
+                "batch": self.batch_size, "public_nodes": c["public_nodes"],
+                "public_sequences": [t0.num_public_sequences, t1.num_public_sequences],
+                "types": [t0.types, t1.types], "payoff_classes": int(self.class_offsets.numel() - 1),
+                "public_terminals": int(self.terminal_seq.shape[1])}
+
+    def to(self, device) -> "PublicCompiledGame":
+        return dataclasses.replace(self, treeplexes=tuple(t.to(device) for t in self.treeplexes),
+                                   terminal_seq=self.terminal_seq.to(device),
+                                   class_offsets=self.class_offsets.to(device),
+                                   payoff_weights=self.payoff_weights.to(device))
+
+
+SMALL_CLASS = 64  # payoff classes of fewer terminals share one batched product (per-terminal matrices)
+
+
+@dataclass(frozen=True, eq=False)
+class PublicPayoffOperator:
+    """Counterfactual values in the public-tree form, per payoff class k: gather the other
+    player's rows x[σ(z)] [B, n_k, T], one product with W_k, scatter-add into the own rows.
+    Player 0: g0[e0(z)] += W_k x1[e1(z)]; player 1: g1[e1(z)] -= W_kᵀ x0[e0(z)].
+
+    Classes of at least `SMALL_CLASS` terminals (Dudo: a few dozen classes of thousands of
+    terminals) get one dense product each; the terminals of the smaller ones (Leduc: 274
+    classes of one terminal) share one batched product with their matrices gathered per
+    terminal, so a game of many small classes does not pay a kernel launch per class.
+
+    Example:
+        >>> import torch, tensorcfr
+        >>> cg = tensorcfr.compile("kuhn", form="public")
+        >>> op = PublicPayoffOperator.of(cg, torch.float64)
+        >>> y = torch.ones(1, cg.treeplexes[1].num_sequences, dtype=torch.float64)
+        >>> round(op.cfv(0, y)[0, 0].item(), 6)  # no terminal ends before player 0's first move
+        0.0
+    """
+
+    spaces: tuple[PublicTreeplex, PublicTreeplex]
+    seq: tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]  # per player, per large class: [n_k]
+    weights: tuple[torch.Tensor, ...]  # per large class: [B, T0, T1] in the dtype
+    small_seq: tuple[torch.Tensor, torch.Tensor]  # per player: [Zs] public sequences of the small classes' terminals
+    small_weights: torch.Tensor  # [B, Zs, T0, T1]: each such terminal's matrix
+
+    @staticmethod
+    def of(cg: PublicCompiledGame, dtype: torch.dtype, gather: bool = False) -> "PublicPayoffOperator":
+        off = cg.class_offsets.tolist()
+        w = cg.payoff_weights.to(dtype)  # [B, K, T0, T1]
+        big = [k for k in range(len(off) - 1) if off[k + 1] - off[k] >= SMALL_CLASS]
+        small = [k for k in range(len(off) - 1) if off[k + 1] - off[k] < SMALL_CLASS]
+        seq = tuple(tuple(cg.terminal_seq[p, off[k]:off[k + 1]].contiguous() for k in big) for p in (0, 1))
+        counts = torch.tensor([off[k + 1] - off[k] for k in small], dtype=torch.int64)
+        starts = torch.tensor([off[k] for k in small], dtype=torch.int64)
+        # [Zs] the terminals of the small classes, and the class of each
+        which = torch.repeat_interleave(torch.arange(len(small)), counts)
+        terms = (starts[which] + torch.arange(int(counts.sum())) - torch.repeat_interleave(counts.cumsum(0) - counts,
+                                                                                          counts)).to(cg.device)
+        cls = torch.tensor(small, dtype=torch.int64)[which].to(cg.device)
+        return PublicPayoffOperator(cg.treeplexes, seq, tuple(w[:, k] for k in big),
+                                    small_seq=(cg.terminal_seq[0, terms], cg.terminal_seq[1, terms]),
+                                    small_weights=w.index_select(1, cls))
+
+    @property
+    def sizes(self) -> tuple[int, int]:
+        return (self.spaces[0].num_sequences, self.spaces[1].num_sequences)
+
+    def _extended(self, p: int, x: torch.Tensor) -> torch.Tensor:
+        """[B, 1 + M, T]: x's rows with the empty sequence's weight repeated as row 0."""
+        sp = self.spaces[p]
+        return torch.cat([x[:, :1, None].expand(x.shape[0], 1, sp.types), sp.rows(x)], 1)
+
+    def cfv(self, player: int, x_other: torch.Tensor) -> torch.Tensor:
+        """Player `player`'s counterfactual values [B, S_p] against x_other [B, S_other]."""
+        other = 1 - player
+        sp = self.spaces[player]
+        src = self._extended(other, x_other)  # [B, 1 + M_o, T_o]
+        b = max(x_other.shape[0], self.small_weights.shape[0])
+        out = x_other.new_zeros(b, 1 + sp.num_public_sequences, sp.types)  # [B, 1 + M_p, T_p]
+        for k, w in enumerate(self.weights):
+            rows = src.index_select(1, self.seq[other][k])  # [B, n_k, T_o]
+            # player 0: rows @ W^T ([n, T1] x [T1, T0]); player 1: -(rows @ W) ([n, T0] x [T0, T1])
+            vals = torch.matmul(rows, w.transpose(1, 2) if player == 0 else w)
+            out.index_add_(1, self.seq[player][k], vals if player == 0 else vals.neg_())
+        if self.small_seq[0].numel():
+            rows = src.index_select(1, self.small_seq[other]).unsqueeze(-1)  # [B, Zs, T_o, 1]
+            w = self.small_weights if player == 0 else self.small_weights.transpose(2, 3)  # [B, Zs, T_p, T_o]
+            vals = torch.matmul(w, rows).squeeze(-1)  # [B, Zs, T_p]
+            out.index_add_(1, self.small_seq[player], vals if player == 0 else vals.neg_())
+        flat = x_other.new_empty(b, sp.num_sequences)
+        flat[:, 0] = out[:, 0].sum(1)
+        flat[:, 1:] = out[:, 1:].reshape(b, -1)
+        return flat
+
+    def value(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """x^T A y [B]: player 0's expected payoff."""
+        return (x * self.cfv(0, y)).sum(1)
+
+
+# -- compiling ----------------------------------------------------------------------------------
+
+def has_public_form(game: Game) -> bool:
+    """Whether `game` describes a public tree (a vectorised form with `public_hands`)."""
+    try:
+        vg = game.vectorized()
+    except (NotImplementedError, AttributeError):
+        return False
+    return vg is not None and getattr(vg, "public_hands", None) is not None
+
+
+def _set_hands(states: np.ndarray, hands: tuple[int, int], t0, t1) -> np.ndarray:
+    out = states.copy()
+    out[:, hands[0]] = t0
+    out[:, hands[1]] = t1
+    return out
+
+
+class _PublicWalk:
+    """Breadth-first expansion of the public tree, a whole level of public nodes per step."""
+
+    def __init__(self, game: Game):
+        self.game = game
+        self.vg = vg = game.vectorized()
+        self.hands = vg.public_hands
+        self._deal()
+
+    def _deal(self):
+        """Walk the deal (every chance level before the first decision): the types, their joint
+        probability P [T0, T1] and the public state every deal leads to."""
+        vg, name = self.vg, self.game.name
+        states, probs, self.deal_nodes = vg.initial(), np.ones(1), 0
+        for _ in range(MAX_LEVELS):
+            pl = vg.player(states)
+            if not (pl == CHANCE).any():
+                break
+            if not (pl == CHANCE).all():
+                raise TensorCFRError(f"{name}: a player moves before the deal is over; no public-tree form")
+            self.deal_nodes += len(states)
+            pr = vg.chance(states)  # [n, C]
+            i, c = np.nonzero(pr > 0)
+            states, probs = vg.next(states[i], c), probs[i] * pr[i, c]
+        else:
+            raise too_deep(name)
+        h = states[:, list(self.hands)]  # [D, 2]
+        self.type_values = [np.unique(h[:, p]) for p in (0, 1)]  # [T_p]: type index -> hand value
+        t = [np.searchsorted(self.type_values[p], h[:, p]) for p in (0, 1)]
+        self.P = np.zeros((len(self.type_values[0]), len(self.type_values[1])))
+        np.add.at(self.P, (t[0], t[1]), probs)
+        public = _set_hands(states, self.hands, self.type_values[0][0], self.type_values[1][0])
+        if not (public == public[:1]).all():
+            raise TensorCFRError(f"{name}: the state after the deal depends on more than the dealt types; "
+                                 "no public-tree form")
+        self.root = public[:1]
+        self.pairs = self._pair_grid()
+
+    def _pair_grid(self):
+        t0, t1 = np.meshgrid(self.type_values[0], self.type_values[1], indexing="ij")
+        return t0.reshape(-1), t1.reshape(-1)  # [T0 T1] hand values, player 0's major
+
+    def full(self, states: np.ndarray) -> np.ndarray:
+        """[n T0 T1, width]: every public state with every pair of types."""
+        rep = np.repeat(states, len(self.pairs[0]), axis=0)
+        k = len(states)
+        return _set_hands(rep, self.hands, np.tile(self.pairs[0], k), np.tile(self.pairs[1], k))
+
+    def run(self) -> dict:
+        vg, name = self.vg, self.game.name
+        T = (len(self.type_values[0]), len(self.type_values[1]))
+        paths = [np.ones(T)]  # chance-path matrices P(public chance outcomes | t0, t1)
+        states = self.root
+        e = np.zeros((1, 2), np.int64)  # last public sequence of each player (0: the empty one)
+        d = np.zeros((1, 2), np.int64)  # own depth (treeplex level) of each player
+        path = np.zeros(1, np.int64)
+        info = [{"parent": [], "level": [], "count": [], "path": [], "state": [], "action": []} for _ in (0, 1)]
+        nseq = [1, 1]
+        terms = {"e": [], "path": [], "state": []}
+        node_paths = {"decision": [], "chance": [], "terminal": []}
+        for _ in range(MAX_LEVELS):
+            if not len(states):
+                break
+            pl = vg.player(states)
+            children = []
+            term = pl == TERMINAL
+            terms["e"].append(e[term])
+            terms["path"].append(path[term])
+            terms["state"].append(states[term])
+            node_paths["terminal"].append(path[term])
+            for p in (0, 1):
+                mine = np.flatnonzero(pl == p)
+                if not len(mine):
+                    continue
+                s = states[mine]
+                legal = vg.legal(s)  # [m, A]
+                if not legal.any(axis=1).all():
+                    raise TensorCFRError(f"{name}: a public node with no legal action")
+                row, a = np.nonzero(legal)  # grouped by node, actions in alphabet order
+                ids = nseq[p] + np.arange(len(row))
+                nseq[p] += len(row)
+                I = info[p]
+                I["parent"].append(e[mine, p])
+                I["level"].append(d[mine, p])
+                I["count"].append(legal.sum(1))
+                I["path"].append(path[mine])
+                I["state"].append(s)
+                I["action"].append(a)
+                node_paths["decision"].append(path[mine])
+                ce, cd = e[mine][row], d[mine][row]
+                ce[:, p] = ids
+                cd[:, p] += 1
+                children.append((vg.next(s[row], a), ce, cd, path[mine][row]))
+            ch = np.flatnonzero(pl == CHANCE)
+            if len(ch):
+                children.append(self._chance(states[ch], e[ch], d[ch], path[ch], paths))
+                node_paths["chance"].append(path[ch])
+            if children:
+                states = np.concatenate([c[0] for c in children])
+                e = np.concatenate([c[1] for c in children])
+                d = np.concatenate([c[2] for c in children])
+                path = np.concatenate([c[3] for c in children])
+            else:
+                states = states[:0]
+        else:
+            raise too_deep(name)
+        cat = lambda xs, dt=np.int64: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt)  # noqa: E731
+        return {"info": [{k: (np.concatenate(v) if v else np.zeros((0, states.shape[1]) if k == "state" else 0, np.int64))
+                          for k, v in I.items()} for I in info],
+                "terms": {"e": np.concatenate(terms["e"]), "path": cat(terms["path"]),
+                          "state": np.concatenate(terms["state"])},
+                "paths": np.stack(paths), "node_paths": {k: cat(v) for k, v in node_paths.items()}}
+
+    def _chance(self, s, e, d, path, paths):
+        """Children of public chance nodes: an outcome is a child where it has positive
+        probability for some pair of types the path still allows; the child's path matrix is
+        the parent's times P(outcome | t0, t1)."""
+        vg = self.vg
+        T0, T1 = len(self.type_values[0]), len(self.type_values[1])
+        pr = vg.chance(self.full(s)).reshape(len(s), T0, T1, -1)  # [n, T0, T1, C]
+        live = (self.P > 0)[None] & (np.stack(paths)[path] > 0)  # [n, T0, T1]
+        pr = pr * live[..., None]
+        i, c = np.nonzero(pr.any(axis=(1, 2)))
+        first = len(paths)
+        paths.extend(paths[path[k]] * pr[k, :, :, o] for k, o in zip(i.tolist(), c.tolist()))
+        return vg.next(s[i], c), e[i], d[i], first + np.arange(len(i))
+
+
+def compile_public(game: str | Game | Sequence[str | Game]) -> PublicCompiledGame:
+    """Compile a game dealt once (or a batch of them over one tree) into the public-tree form.
+
+    Example:
+        >>> cg = compile_public("dudo(4,1,1)")
+        >>> cg.sizes()["histories"] == compile_public("dudo(4,1,1)").num_histories
+        True
+    """
+    members = list(game) if isinstance(game, (list, tuple)) else [game]
+    try:
+        members = [games_pkg.make(g) for g in members]
+    except GameError as e:
+        raise TensorCFRError(str(e)) from None
+    for g in members:
+        if not has_public_form(g):
+            raise TensorCFRError(f"{g.name} has no public-tree form (its private information is not dealt once "
+                                 "at the start); use form='generic'")
+    walk = _PublicWalk(members[0])
+    raw = walk.run()
+    T = (len(walk.type_values[0]), len(walk.type_values[1]))
+    tps, states, remap, orders = [], [], [], []
+    for p in (0, 1):
+        tp, st, rm, order_p = _public_treeplex(p, raw["info"][p], T[p], walk.vg.actions)
+        tps.append(tp)
+        states.append(st)
+        remap.append(rm)
+        orders.append(order_p)
+    # terminals: last public sequences renumbered, grouped by (chance path, payoff key)
+    te = raw["terms"]["e"]
+    e = np.stack([remap[0][te[:, 0]], remap[1][te[:, 1]]])  # [2, Z]
+    weights, cls = [], None
+    for g in members:
+        w, c, rep = _payoff_classes(walk if g is members[0] else _PublicWalk(g), raw)
+        if cls is not None and not np.array_equal(c, cls):
+            raise TensorCFRError(f"compile: {g.name} does not have the payoff classes of {members[0].name}")
+        cls = c
+        weights.append(w)
+    order = np.argsort(cls, kind="stable")
+    offsets = np.searchsorted(cls[order], np.arange(len(weights[0]) + 1))
+    counts = _counts(walk, raw, T, tps)
+    namer = _Namer(members[0], walk, states)
+    tps = [dataclasses.replace(tp, namer=namer, live=_live(walk, raw, p, order_p))
+           for p, (tp, order_p) in enumerate(zip(tps, orders))]
+    return PublicCompiledGame(
+        name=members[0].name, batch_names=tuple(g.name for g in members), treeplexes=tuple(tps),
+        terminal_seq=torch.from_numpy(e[:, order].copy()), class_offsets=torch.from_numpy(offsets.astype(np.int64)),
+        payoff_weights=torch.from_numpy(np.stack(weights)), counts=counts, public_states=tuple(states))
+
+
+def _public_treeplex(p: int, I: dict, T: int, alphabet):
+    """Number one player's public infosets by (level, discovery) and their sequences after them;
+    returns the treeplex, the infosets' public states in that order, and old -> new sequence ids."""
+    level, count = I["level"], I["count"]
+    U = len(level)
+    order = np.lexsort((np.arange(U), level))  # new position -> old infoset
+    first_old = 1 + np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)  # [U] old first sequence
+    new_first = 1 + np.concatenate([[0], np.cumsum(count[order])[:-1]]).astype(np.int64)  # [U] by new position
+    remap = np.zeros(1 + int(count.sum()), np.int64)  # old sequence -> new (0 -> 0)
+    # sequences of old infoset order[k] move to new_first[k] + their rank within the infoset
+    src = np.repeat(first_old[order], count[order]) + _ranks(count[order])
+    remap[src] = np.repeat(new_first, count[order]) + _ranks(count[order])
+    actions = np.zeros(int(count.sum()), np.int64)
+    actions[remap[1:] - 1] = I["action"]
+    parent = remap[I["parent"][order]]
+    levels = level[order]
+    lo = np.searchsorted(levels, np.arange((levels.max() + 2) if U else 1))
+    tp = PublicTreeplex(p, T, tuple(alphabet),
+                        infoset_parent_pub=torch.from_numpy(parent),
+                        infoset_offsets_pub=torch.from_numpy(np.concatenate([new_first, [1 + int(count.sum())]])
+                                                             .astype(np.int64)),
+                        action_pub=torch.from_numpy(actions), level_offsets_pub=torch.from_numpy(lo.astype(np.int64)))
+    return tp, I["state"][order], remap, order
+
+
+def _live(walk: _PublicWalk, raw: dict, p: int, order: np.ndarray) -> torch.Tensor | None:
+    """[U, T_p] bool: the types of player p that chance can still deal at each public infoset
+    (new order); None where every one can."""
+    live = (walk.P[None] > 0) & (raw["paths"] > 0)  # [paths, T0, T1]
+    own = live.any(2) if p == 0 else live.any(1)  # [paths, T_p]
+    mask = own[raw["info"][p]["path"][order]]
+    return None if mask.all() else torch.from_numpy(mask)
+
+
+def _ranks(count: np.ndarray) -> np.ndarray:
+    """[sum count]: 0..count[k]-1 for each k in turn."""
+    starts = np.repeat(np.cumsum(count) - count, count)
+    return np.arange(int(count.sum())) - starts
+
+
+def _payoff_classes(walk: _PublicWalk, raw: dict):
+    """Per terminal its class (chance path, payoff key) [Z], and per class W [T0, T1]."""
+    vg, st, path = walk.vg, raw["terms"]["state"], raw["terms"]["path"]
+    key = vg.payoff_key(st)
+    if key is None:
+        _, key = np.unique(st, axis=0, return_inverse=True)
+    key = np.asarray(key).reshape(-1)
+    cls, first = _unique_pairs(path, key)
+    T0, T1 = walk.P.shape
+    u = vg.utility(walk.full(st[first])).reshape(len(first), T0, T1)  # [K, T0, T1]
+    w = walk.P[None] * raw["paths"][path[first]] * u
+    if not np.isfinite(w).all():
+        raise TensorCFRError(f"{walk.game.name}: a payoff that is not finite")
+    return w, cls, first
+
+
+def _unique_pairs(a: np.ndarray, b: np.ndarray):
+    """(class id of each element [n], first element of each class [K]) for the pairs (a, b)."""
+    _, first, cls = np.unique(np.stack([a, b], 1), axis=0, return_index=True, return_inverse=True)
+    return cls.reshape(-1), first
+
+
+def _counts(walk: _PublicWalk, raw: dict, T, tps) -> dict:
+    """Sizes as the generic form counts them: each public node stands for the pairs of types
+    its chance path allows; an infoset (u, t) exists where some pair with t is possible."""
+    live = (walk.P[None] > 0) & (raw["paths"] > 0)  # [paths, T0, T1]
+    pairs = live.sum((1, 2))  # [paths]
+    rows = [live.any(2).sum(1), live.any(1).sum(1)]  # [paths] types of each player still possible
+    np_ = raw["node_paths"]
+    decision, chance, terminal = (int(pairs[np_[k]].sum()) for k in ("decision", "chance", "terminal"))
+    chance += walk.deal_nodes
+    infosets, sequences, with_choice = [], [], 0
+    for p in (0, 1):
+        I = raw["info"][p]
+        n = rows[p][I["path"]]
+        infosets.append(int(n.sum()))
+        sequences.append(int((n * I["count"]).sum()))
+        with_choice += int(n[I["count"] >= 2].sum())
+    public_nodes = sum(len(v) for v in np_.values())
+    return {"histories": decision + chance + terminal, "terminals": terminal, "chance_nodes": chance,
+            "decision_nodes": decision, "infosets": infosets, "sequences": sequences,
+            "infosets_with_choice": with_choice, "public_nodes": public_nodes}
+
+
+class _Namer:
+    """Infoset key strings from (public infoset, type), through the game's own naming."""
+
+    def __init__(self, game: Game, walk: _PublicWalk, states):
+        self.vg, self.hands, self.values, self.states = walk.vg, walk.hands, walk.type_values, states
+
+    def __call__(self, player: int, u: np.ndarray, t: np.ndarray) -> list[str]:
+        s = self.states[player][u].copy()
+        s[:, self.hands[player]] = self.values[player][t]
+        return self.vg.infoset_names(self.vg.infoset(s))
