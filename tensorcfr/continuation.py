@@ -86,7 +86,7 @@ def dudo_entry(faces: int, a: int, b: int, device: str = "auto") -> dict:
     entry = _verified(name, _load().get(name))
     if entry is None or entry["nash_conv"] > TARGET_NASH_CONV:
         t0 = time.perf_counter()
-        solver = Solver(name, "dcfr", device=device, dtype="float64")
+        solver = Solver(name, "dcfr", device=device, dtype="float64", form="auto")
         ev = solver.evaluate()["average"]
         while ev.nash_conv.item() > TARGET_NASH_CONV and solver.iteration < MAX_ITERATIONS:
             solver.step(100)

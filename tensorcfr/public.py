@@ -405,7 +405,7 @@ class PublicCompiledGame:
         return {"form": "public", "histories": c["histories"], "terminals": c["terminals"],
                 "chance_nodes": c["chance_nodes"], "decision_nodes": c["decision_nodes"],
                 "infosets": c["infosets"], "infosets_with_choice": c["infosets_with_choice"],
-                "sequences": c["sequences"], "treeplex_levels": [len(t0.levels), len(t1.levels)],
+                "sequences": c["sequences"], "levels": c["levels"], "treeplex_levels": [len(t0.levels), len(t1.levels)],
                 "payoff_nonzeros": int(self.payoff_weights[0].count_nonzero()),
                 "batch": self.batch_size, "public_nodes": c["public_nodes"],
                 "public_sequences": [t0.num_public_sequences, t1.num_public_sequences],
@@ -533,7 +533,7 @@ class _PublicWalk:
         """Walk the deal (every chance level before the first decision): the types, their joint
         probability P [T0, T1] and the public state every deal leads to."""
         vg, name = self.vg, self.game.name
-        states, probs, self.deal_nodes = vg.initial(), np.ones(1), 0
+        states, probs, self.deal_nodes, self.deal_levels = vg.initial(), np.ones(1), 0, 0
         for _ in range(MAX_LEVELS):
             pl = vg.player(states)
             if not (pl == CHANCE).any():
@@ -541,6 +541,7 @@ class _PublicWalk:
             if not (pl == CHANCE).all():
                 raise TensorCFRError(f"{name}: a player moves before the deal is over; no public-tree form")
             self.deal_nodes += len(states)
+            self.deal_levels += 1
             pr = vg.chance(states)  # [n, C]
             i, c = np.nonzero(pr > 0)
             states, probs = vg.next(states[i], c), probs[i] * pr[i, c]
@@ -580,9 +581,11 @@ class _PublicWalk:
         nseq = [1, 1]
         terms = {"e": [], "path": [], "state": []}
         node_paths = {"decision": [], "chance": [], "terminal": []}
+        levels = 0
         for _ in range(MAX_LEVELS):
             if not len(states):
                 break
+            levels += 1
             pl = vg.player(states)
             children = []
             term = pl == TERMINAL
@@ -631,7 +634,8 @@ class _PublicWalk:
                           for k, v in I.items()} for I in info],
                 "terms": {"e": np.concatenate(terms["e"]), "path": cat(terms["path"]),
                           "state": np.concatenate(terms["state"])},
-                "paths": np.stack(paths), "node_paths": {k: cat(v) for k, v in node_paths.items()}}
+                "paths": np.stack(paths), "node_paths": {k: cat(v) for k, v in node_paths.items()},
+                "levels": self.deal_levels + levels}
 
     def _chance(self, s, e, d, path, paths):
         """Children of public chance nodes: an outcome is a child where it has positive
@@ -778,7 +782,7 @@ def _counts(walk: _PublicWalk, raw: dict, T, tps) -> dict:
     public_nodes = sum(len(v) for v in np_.values())
     return {"histories": decision + chance + terminal, "terminals": terminal, "chance_nodes": chance,
             "decision_nodes": decision, "infosets": infosets, "sequences": sequences,
-            "infosets_with_choice": with_choice, "public_nodes": public_nodes}
+            "infosets_with_choice": with_choice, "public_nodes": public_nodes, "levels": raw["levels"]}
 
 
 class _Namer:

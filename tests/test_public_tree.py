@@ -1,0 +1,188 @@
+"""The public-tree form (tensorcfr/public.py) against the generic form, which the rest of the
+suite checks against a plain recursive CFR: the same sizes, the same iterates (current
+strategy, average, regrets or cumulative utility) at every infoset, iteration by iteration, and
+the same evaluation; policies move between the forms; the CLI's --form."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import tensorcfr
+from tensorcfr.cli import main
+from tensorcfr.public import PublicCompiledGame, compile_public
+
+GAMES = ["kuhn", "ocp(12)", "leduc", "dudo(4,1,2)", "dudo(4,2,1)", "liars_dice(faces=4)"]
+ALGOS = ["cfr", "cfr+", "dcfr", "pcfr+", "oftrl"]
+TOL = 1e-12
+# A strategy is a ratio of regret sums: sums that agree to 1e-12 of their scale give ratios
+# that agree a little less where an infoset's positive regrets are small (Leduc, DCFR,
+# iteration 23: 1.04e-12)
+STRATEGY_TOL = 1e-11
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    cache = {}
+
+    def get(game, form):
+        if (game, form) not in cache:
+            cache[game, form] = tensorcfr.compile(game, form=form)
+        return cache[game, form]
+    return get
+
+
+def columns(a, b):
+    """Per player, the columns of every (infoset, action) in solver a's and in solver b's
+    per-sequence tensors, matched by infoset key (b may hold infosets chance never reaches)."""
+    out = []
+    for ta, tb in zip(a.game.treeplexes, b.game.treeplexes):
+        ia, ib = ta.infoset_index(), tb.infoset_index()
+        assert set(ia) == set(ib), f"player {ta.player}: the forms name different infosets"
+        ca, cb = [0], [0]
+        for key, j in ia.items():
+            assert ta.action_names[j] == tb.action_names[ib[key]]
+            ca += ta.columns(j)
+            cb += tb.columns(ib[key])
+        out.append((torch.tensor(ca), torch.tensor(cb)))
+    return out
+
+
+def assert_close(x, y, what, tol=TOL):
+    scale = max(1.0, float(x.abs().max()))
+    err = float((x - y).abs().max())
+    assert err <= tol * scale, f"{what}: {err:.3g} apart (scale {scale:.3g})"
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_sizes_equal_the_generic_form(game, compiled):
+    generic, public = compiled(game, "generic").sizes(), compiled(game, "public").sizes()
+    for k in ("histories", "terminals", "chance_nodes", "decision_nodes", "infosets", "infosets_with_choice",
+              "sequences", "levels"):
+        assert public[k] == generic[k], k
+    assert public["form"] == "public" and generic["form"] == "generic"
+    assert public["public_nodes"] < generic["histories"]
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("game", GAMES)
+def test_iterates_equal_the_generic_form(game, algo, compiled, device):
+    # cfr+ and pcfr+ meet regrets that are exactly 0 in exact arithmetic, which the two forms'
+    # sums leave at 0 or at +-1e-22 (Liar's Dice); the tolerance makes both read 0
+    opts = {"regret_tolerance": 1e-12} if algo in ("cfr+", "pcfr+") else {}
+    a = tensorcfr.Solver(compiled(game, "generic"), algo, device=device, **opts)
+    b = tensorcfr.Solver(compiled(game, "public"), algo, device=device, **opts)
+    cols = columns(a, b)
+    for t in range(1, 26):
+        a.step()
+        b.step()
+        for p, (ca, cb) in enumerate(cols):
+            ca, cb = ca.to(device), cb.to(device)
+            assert_close(a.sigma[p][:, ca], b.sigma[p][:, cb], f"iteration {t}, current strategy of player {p}",
+                         STRATEGY_TOL)
+            assert_close(a.average[p][:, ca], b.average[p][:, cb], f"iteration {t}, average of player {p}")
+            for f, x in vars(a.state.rule[p]).items():
+                if f != "temperature":
+                    assert_close(x[:, ca], getattr(b.state.rule[p], f)[:, cb], f"iteration {t}, {f} of player {p}")
+    for which in ("average", "current"):
+        ea, eb = a.evaluate()[which], b.evaluate()[which]
+        for f in ("exploitability", "nash_conv", "game_value"):
+            assert abs(getattr(ea, f).item() - getattr(eb, f).item()) <= TOL, (which, f)
+
+
+def test_ftrl_entropy_weights_ignore_infosets_chance_never_reaches(compiled):
+    # Leduc's public form holds (board card c, own card c), which no deal reaches: their
+    # entropy must not weigh on the parent sequence, as it would with the plain public weights
+    a = tensorcfr.Solver(compiled("leduc", "generic"), "ftrl(weights='kroer17')", device="cpu")
+    b = tensorcfr.Solver(compiled("leduc", "public"), "ftrl(weights='kroer17')", device="cpu")
+    (ca, cb), _ = columns(a, b)
+    a.step(5)
+    b.step(5)
+    assert_close(a.sigma[0][:, ca], b.sigma[0][:, cb], "current strategy")
+    assert b.game.treeplexes[0].live is not None and not bool(b.game.treeplexes[0].live.all())
+
+
+def test_batch_members_equal_their_solo_runs():
+    cg = compile_public(["kuhn(ante=1)", "kuhn(ante=2)"])
+    assert isinstance(cg, PublicCompiledGame) and cg.batch_size == 2
+    batch = tensorcfr.Solver(cg, "dcfr", device="cpu")
+    batch.step(20)
+    for m, name in enumerate(cg.batch_names):
+        solo = tensorcfr.Solver(name, "dcfr", device="cpu", form="public")
+        solo.step(20)
+        for p in (0, 1):
+            assert torch.equal(batch.sigma[p][m], solo.sigma[p][0])
+            assert torch.equal(batch.average[p][m], solo.average[p][0])
+
+
+@pytest.mark.parametrize("game", ["kuhn", "leduc"])
+def test_policies_move_between_the_forms(game, compiled):
+    generic, public = compiled(game, "generic"), compiled(game, "public")
+    for src, dst in ((generic, public), (public, generic)):
+        s = tensorcfr.Solver(src, "cfr+", device="cpu")
+        s.step(30)
+        table = s.average_policy().to_dict()
+        assert len(table) == sum(generic.sizes()["infosets"])  # reachable infosets only, as the generic form
+        mine = tensorcfr.evaluate(src, tensorcfr.Policy.from_dict(src, table))
+        theirs = tensorcfr.evaluate(dst, tensorcfr.Policy.from_dict(dst, table))
+        assert abs(mine.nash_conv.item() - theirs.nash_conv.item()) <= TOL
+        assert abs(mine.game_value.item() - theirs.game_value.item()) <= TOL
+
+
+def test_keys_are_made_on_demand():
+    cg = tensorcfr.compile("dudo(4,1,1)", form="public")
+    tp = cg.treeplexes[1]
+    keys = tp.infoset_keys
+    assert len(keys) == tp.num_infosets == 512  # 4 rolls x 128 public nodes where player 2 bids
+    assert keys[5] == list(keys)[5] and keys[-1] == list(keys)[-1]
+    generic = tensorcfr.compile("dudo(4,1,1)").treeplexes[1]
+    assert set(keys) == set(generic.infoset_keys)
+
+
+def test_games_without_a_public_form_say_so():
+    with pytest.raises(tensorcfr.TensorCFRError, match="no public-tree form"):
+        tensorcfr.compile("domino(2,2)", form="public")
+    assert tensorcfr.compile("domino(2,2)", form="auto").form == "generic"
+    with pytest.raises(tensorcfr.TensorCFRError, match="form must be one of"):
+        tensorcfr.compile("kuhn", form="tree")
+
+
+def test_regret_tolerance_zeroes_rounding_and_only_that():
+    cfg = tensorcfr.make_config("cfr+", regret_tolerance=1e-12)
+    regret = torch.tensor([[0.0, 2.4e-22, 0.5, 1e-9]], dtype=torch.float64)
+    assert cfg._matched(regret.clamp(min=0), regret).tolist() == [[0.0, 0.0, 0.5, 1e-9]]
+    for bad in (-1e-3, 1.0, "x", True):
+        with pytest.raises(tensorcfr.TensorCFRError, match="regret_tolerance"):
+            tensorcfr.make_config("cfr", regret_tolerance=bad)
+
+
+def test_cli_form_and_info(capsys):
+    assert main(["info", "leduc", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["form"] == "public" and info["types"] == [6, 6] and info["public_nodes"] == 465
+    assert info["histories"] == 9457
+    assert main(["info", "leduc", "--json", "--form", "generic"]) == 0
+    assert json.loads(capsys.readouterr().out)["form"] == "generic"
+    out = {}
+    for form in ("generic", "public"):
+        assert main(["solve", "leduc", "--algo", "dcfr", "--iterations", "40", "--json", "--no-log",
+                     "--form", form]) == 0
+        out[form] = json.loads(capsys.readouterr().out)
+    for k, tol in (("exploitability", TOL), ("game_value", TOL), ("exploitability_current", 1e-10)):
+        assert abs(out["generic"][k] - out["public"][k]) <= tol, k  # (DCFR's current play drifts: 3e-12)
+    assert main(["solve", "domino(2,2)", "--form", "public", "--iterations", "1"]) == 2
+    assert "no public-tree form" in capsys.readouterr().err
+
+
+def test_public_run_resumes_bit_identically(tmp_path, capsys):
+    args = ["solve", "leduc", "--algo", "pcfr+", "--json", "--logdir", str(tmp_path), "--form", "public"]
+    assert main([*args, "--iterations", "20"]) == 0
+    run_dir = json.loads(capsys.readouterr().out)["run_dir"]
+    assert main(["resume", run_dir, "--iterations", "45", "--json", "--save-policy", str(tmp_path / "a.npz")]) == 0
+    resumed = json.loads(capsys.readouterr().out)
+    assert main([*args, "--iterations", "45", "--save-policy", str(tmp_path / "b.npz")]) == 0
+    straight = json.loads(capsys.readouterr().out)
+    assert resumed["exploitability"] == straight["exploitability"]
+    a, b = np.load(tmp_path / "a.npz"), np.load(tmp_path / "b.npz")
+    assert all(np.array_equal(a[k], b[k]) for k in a.files if k not in ("created",))
