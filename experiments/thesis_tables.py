@@ -23,6 +23,7 @@ import datetime
 import json
 import os
 import platform
+import resource
 import time
 from dataclasses import MISSING, dataclass, field, fields
 
@@ -44,6 +45,8 @@ ROWS = ["ocp(3)", "ocp(12)", "ocp(50)", "ocp(200)", "ocp(1000)",
         "dudo(6,1,1)", "domino(2,2)", "domino(3,2)", "domino(3,3)", "domino(3,4)"]
 # The rows the thesis could not solve (10^7 to 10^9 histories, compiled level by level); run with --large.
 LARGE_ROWS = ["ocp(5000)", "dudo(6,1,2)", "dudo(6,2,1)", "dudo(5,2,2)"]
+# The thesis' largest game (1.5e10 histories): the public-tree form only, hours on the CPU; --largest.
+LARGEST_ROWS = ["dudo(6,2,2)"]
 PROBE_ROWS = ["ocp(50)", "dudo(5,1,1)", "dudo(4,2,1)", "domino(2,2)"]
 PROBE_ALGOS = ["dcfr", "cfr+", "pcfr+", "lcfr"]
 
@@ -64,6 +67,9 @@ class Args:
     target: float = arg(1e-4, "stop at this NashConv")
     minutes: float = arg(30.0, "time limit per row, compile included")
     device: str = arg("auto", "auto (cuda where available), cpu or cuda")
+    dtype: str = arg("float64", "float64 or float32 (Dudo(6,2,2) fits 20 GB at float32)")
+    form: str = arg("auto", "compiled form: auto (the public-tree form where the game has it), generic or public",
+                    choices=["auto", "generic", "public"])
     out: str = arg(os.path.join(HERE, "results"), "where the table's JSON and Markdown go")
     logdir: str = arg(os.path.join(HERE, "..", "runs", "thesis"), "TensorBoard runs")
     reference: str = arg(REFERENCE, "thesis-reference.json")
@@ -71,6 +77,8 @@ class Args:
     resume: bool = arg(False, "keep rows already in OUT/thesis_table.json")
     probe: bool = arg(True, "skip the algorithm probe")
     large: bool = arg(False, f"add the rows {', '.join(LARGE_ROWS)} (10^7 to 10^9 histories)")
+    largest: bool = arg(False, f"add the rows {', '.join(LARGEST_ROWS)} (1.5e10 histories; hours: "
+                               "use --checkpoint-minutes and --resume)")
     checkpoint_minutes: float = arg(5.0, "save an unfinished row's solver this often (OUT/checkpoints/); "
                                          "--resume continues it")
 
@@ -95,6 +103,8 @@ def parse_args(argv=None) -> Args:
         p.error(str(e))
     if args.large:
         args.rows = args.rows + [r for r in LARGE_ROWS if r not in args.rows]
+    if args.largest:
+        args.rows = args.rows + [r for r in LARGEST_ROWS if r not in args.rows]
     return args
 
 
@@ -114,13 +124,17 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
     game = games.make(spec)
     chain = dudo_chain(game.faces, *game.dice) if isinstance(game, Dudo) else []
     t_chain = time.perf_counter() - t0
-    cg = tensorcfr.compile(game)
+    cg = tensorcfr.compile(game, form=args.form)
     t_compile = time.perf_counter() - t0 - t_chain
-    solver = tensorcfr.Solver(cg, args.algo, device=args.device)
+    solver = tensorcfr.Solver(cg, args.algo, device=args.device, dtype=args.dtype)
     ckpt_path = checkpoint_path(args, game.name)
     before = {"seconds": 0.0, "solving": 0.0, "next_chunk": 10}  # what earlier, interrupted runs did
-    if args.resume and os.path.exists(ckpt_path):
-        ckpt = torch.load(ckpt_path, weights_only=True)
+    ckpt = torch.load(ckpt_path, weights_only=True) if args.resume and os.path.exists(ckpt_path) else None
+    if ckpt is not None and (ckpt.get("form", "generic"), ckpt.get("dtype", "float64")) != (cg.form, args.dtype):
+        print(f"  {spec}: {ckpt_path} holds a {ckpt.get('form', 'generic')} {ckpt.get('dtype', 'float64')} run, "
+              f"not {cg.form} {args.dtype}: starting afresh", flush=True)
+        ckpt = None
+    if ckpt is not None:
         solver.load_state_dict(ckpt["solver"])
         before = {k: ckpt[k] for k in before}
         t_compile = ckpt.get("compile_seconds", t_compile)
@@ -132,7 +146,8 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
 
     def save():
         os.makedirs(os.path.dirname(ckpt_path), exist_ok=True)
-        torch.save({"solver": solver.state_dict(), "seconds": before["seconds"] + time.perf_counter() - t0,
+        torch.save({"solver": solver.state_dict(), "form": cg.form, "dtype": args.dtype,
+                    "seconds": before["seconds"] + time.perf_counter() - t0,
                     "solving": solving, "compile_seconds": t_compile, "next_chunk": min(2 * chunk, 200)},
                    ckpt_path + ".tmp")
         os.replace(ckpt_path + ".tmp", ckpt_path)
@@ -168,7 +183,10 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
             "algorithm": solver.config.name, "iterations": solver.iteration,
             "seconds": round(before["seconds"] + time.perf_counter() - t0, 1), "solve_seconds": round(solving, 1),
             "compile_seconds": round(t_compile, 1), "chain_seconds": round(t_chain, 1),
-            "device": str(solver.device), "value": row["game_value"], "nash_conv": row["nash_conv"],
+            "device": str(solver.device), "form": cg.form, "dtype": args.dtype,
+            # the process's peak so far (rows run earlier in the same process count too)
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "value": row["game_value"], "nash_conv": row["nash_conv"],
             "eps_percent": 100 * row["nash_conv"], "solved": 100 * row["nash_conv"] < 1,
             "reached_target": row["nash_conv"] <= args.target, "value_chain": chain}
 

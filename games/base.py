@@ -77,6 +77,16 @@ class Game:
         where the game has no formula (the compiler then counts as it walks)."""
         return None
 
+    # Whether the game is dealt once and then public (PUBLIC_TREE.md), so that its vectorised
+    # form names the private-type columns (`VectorGame.public_hands`): read before that form is
+    # built, which for a huge game may be costly
+    public_form: bool = False
+
+    def public_size_hint(self) -> tuple[int, tuple[int, int]] | None:
+        """(public nodes, (T0, T1)) of the public-tree form from a closed form, without building
+        it; None where the game has no formula (small games, or none of that form)."""
+        return None
+
     def cache_token(self) -> object:
         """What, besides the game's code and name, decides its compiled tree (`repr` is hashed
         into the compile cache's key): a game whose payoffs come from outside its code (Dudo's

@@ -52,6 +52,8 @@ def multisets(faces: int, dice: int) -> list[tuple[tuple[int, ...], float]]:
 class Dudo(Game):
     """Dudo(faces, dice1, dice2). State = (hands or None, bids as rank tuple, called)."""
 
+    public_form = True  # dealt once, then public: tensorcfr/public.py
+
     def __init__(self, faces: int = 4, dice1: int = 1, dice2: int = 1,
                  continuation: Callable[[int, int], float] | None = None):
         for what, v, lo in (("faces", faces, 2), ("dice1", dice1, 1), ("dice2", dice2, 1)):
@@ -95,6 +97,11 @@ class Dudo(Game):
         the empty one included) and a call after each non-empty one: 1 + deals (2^(B+1) - 1)."""
         deals = comb(self.faces + self.dice[0] - 1, self.dice[0]) * comb(self.faces + self.dice[1] - 1, self.dice[1])
         return 1 + deals * (2 ** (self.num_bids + 1) - 1), True
+
+    def public_size_hint(self):
+        """Every strictly rising bid sequence and a call after each non-empty one; a type per roll."""
+        types = tuple(comb(self.faces + d - 1, d) for d in self.dice)
+        return 2 ** (self.num_bids + 1) - 1, types
 
     def cache_token(self):
         """The payoffs, which come from the continuation values: a compiled copy on disk made

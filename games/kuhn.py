@@ -22,6 +22,8 @@ _TERMINAL_HISTORIES = {"pp", "bp", "bb", "pbp", "pbb"}
 class Kuhn(Game):
     """Kuhn poker: three cards, ante `ante` each, one bet of 1. State = (cards, history)."""
 
+    public_form = True  # dealt once, then public: tensorcfr/public.py
+
     def __init__(self, ante: float = 1):
         if not ante > 0:
             raise GameError(f"kuhn: ante must be positive, got {ante}")

@@ -64,6 +64,8 @@ def _public_due(r1: str) -> bool:
 class Leduc(Game):
     """State = (dealt cards: private 0, private 1, public; round-1 bets; round-2 bets)."""
 
+    public_form = True  # dealt once, then public: tensorcfr/public.py
+
     name = "leduc"
 
     def initial_state(self):

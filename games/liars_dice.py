@@ -32,6 +32,8 @@ LIAR = "Liar"
 class LiarsDice(Game):
     """State = (dice rolled so far, bids as rank tuple, called)."""
 
+    public_form = True  # dealt once, then public: tensorcfr/public.py
+
     dice = (1, 1)
 
     def __init__(self, faces: int = 6):
@@ -48,6 +50,10 @@ class LiarsDice(Game):
         strictly rising sequence of the 2F bids and a call after each non-empty one."""
         f = self.faces
         return 1 + f + f * f * (2 ** (2 * f + 1) - 1), True
+
+    def public_size_hint(self):
+        """Every strictly rising bid sequence and a call after each non-empty one; a type per face."""
+        return 2 ** (self.num_bids + 1) - 1, (self.faces, self.faces)
 
     def initial_state(self):
         return ((), (), False)

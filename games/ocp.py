@@ -29,6 +29,8 @@ _TERMINAL = {"pp", "bp", "bb", "pbp", "pbb"}
 class OCP(Game):
     """One Card Poker with `n` cards. State = (deal or None, history)."""
 
+    public_form = True  # dealt once, then public: tensorcfr/public.py
+
     def __init__(self, n: int = 3):
         if not isinstance(n, int) or n < 2:
             raise GameError(f"ocp: needs an integer number of cards n >= 2, got {n!r}")
@@ -44,6 +46,10 @@ class OCP(Game):
     def size_hint(self):
         """The deal of an ordered pair of cards, then 9 betting nodes per deal."""
         return 1 + 9 * self.n * (self.n - 1), True
+
+    def public_size_hint(self):
+        """The nine betting histories; a type per card."""
+        return len(HISTORIES), (self.n, self.n)
 
     def initial_state(self):
         return (None, "")

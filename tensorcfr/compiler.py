@@ -36,7 +36,7 @@ from .compiled import CompiledGame
 from .errors import TensorCFRError
 from .paths import compiled_dir
 from .public import compile_public, has_public_form
-from .sizes import MAX_LEVELS, NODES_KEPT, too_deep, too_many, walk_limit
+from .sizes import MAX_LEVELS, NODES_KEPT, public_limit, too_deep, too_many, walk_limit
 from .treeplex import Treeplex
 
 
@@ -609,8 +609,13 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
         members = [games_pkg.make(g) for g in members]
     except GameError as e:
         raise TensorCFRError(str(e)) from None
-    if form == "public" or (form == "auto" and all(has_public_form(g) for g in members)):
-        return compile_public(members)
+    if form != "generic":
+        # refused before the walk, as below, and before the game's vectorised form is made
+        # (dudo(100,5,5)'s would enumerate 8e15 deals)
+        for g in members:
+            public_limit(g.name, g.public_size_hint(), g.size_hint(), max_histories, max_memory)
+        if form == "public" or all(has_public_form(g) for g in members):
+            return compile_public(members)
     for g in members:
         if not getattr(g, "zero_sum", True):
             raise TensorCFRError(f"{g.name} is general-sum: the tree solvers need a zero-sum game; the "

@@ -20,7 +20,7 @@ Example:
     >>> import tensorcfr
     >>> cg = tensorcfr.compile("ocp(12)", form="public")
     >>> cg.sizes()["public_nodes"], cg.sizes()["types"], cg.sizes()["infosets"]
-    (10, [12, 12], [24, 24])
+    (9, [12, 12], [24, 24])
 """
 
 from __future__ import annotations
@@ -505,7 +505,10 @@ class PublicPayoffOperator:
 # -- compiling ----------------------------------------------------------------------------------
 
 def has_public_form(game: Game) -> bool:
-    """Whether `game` describes a public tree (a vectorised form with `public_hands`)."""
+    """Whether `game` describes a public tree (`Game.public_form`, and a vectorised form with
+    `public_hands`)."""
+    if not getattr(game, "public_form", False):
+        return False
     try:
         vg = game.vectorized()
     except (NotImplementedError, AttributeError):

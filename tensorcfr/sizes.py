@@ -87,6 +87,33 @@ def approx(n: int) -> str:
     return f"{n:,}" if n < 10**7 else f"{float(n):.2g}" if n < 10**300 else f"about 10^{len(str(n)) - 1}"
 
 
+def public_estimate_bytes(public_nodes: int, types: tuple[int, int]) -> int:
+    """Peak bytes to compile a game in the public-tree form and solve it at float64 on the CPU:
+    the walk's arrays (~400 B a public node) and ~14 live per-sequence arrays of public
+    sequences x types per player (Dudo(5,2,2): 3.5 GB measured, 4.4 GB estimated)."""
+    return (FIXED_BYTES + 400 * public_nodes + 14 * 8 * sum((public_nodes // 2 + 1) * t for t in types)
+            + 200 * types[0] * types[1])  # the payoff matrices, and the rows the walk evaluates them on
+
+
+def public_limit(name: str, hint, histories: tuple[int, bool] | None, max_histories: int | None,
+                 max_memory: int | str | None) -> None:
+    """Refuse a game whose public-tree form passes a limit, from its closed-form sizes `hint`
+    ((public nodes, types), or None: not known, not checked)."""
+    memory = parse_bytes(max_memory)
+    budget = max(available_memory() - MARGIN, 0) if memory == "auto" else memory
+    if histories is not None and max_histories is not None and histories[0] > max_histories:
+        raise TensorCFRError(f"{name}: {approx(histories[0])} histories, more than --max-histories {max_histories:,}")
+    if hint is None or budget is None:
+        return
+    need = public_estimate_bytes(hint[0], hint[1])
+    if need > budget:
+        source = "available" if memory == "auto" else "allowed by --max-memory"
+        size = "" if histories is None else f"{'' if histories[1] else 'at least '}{approx(histories[0])} histories; "
+        raise TensorCFRError(f"{name}: {size}its public-tree form ({approx(hint[0])} public nodes, {hint[1][0]} x "
+                             f"{hint[1][1]} types) needs {_gb(need)} to compile and solve, {_gb(budget)} {source}; "
+                             "a smaller game, or --max-memory if the estimate is too cautious")
+
+
 def walk_limit(name: str, hint: tuple[int, bool] | None, method: str, max_histories: int | None,
                max_memory: int | str | None) -> int | None:
     """Refuse a game whose known size passes a limit (one line: the game, its size, the bytes
