@@ -16,8 +16,9 @@ from games import CHANCE, TERMINAL
 
 class RecursiveCFR:
     def __init__(self, game, plus=False, updates="simultaneous", averaging="uniform", delay=0,
-                 alpha=None, beta=None, gamma=None, predictive=False):
+                 alpha=None, beta=None, gamma=None, predictive=False, regret_tolerance=None):
         self.game = game
+        self.regret_tolerance = regret_tolerance
         self.plus, self.updates, self.averaging, self.delay = plus, updates, averaging, delay
         self.alpha, self.beta, self.gamma, self.predictive = alpha, beta, gamma, predictive
         self.last_regret: dict[str, list[float]] = {}
@@ -49,6 +50,9 @@ class RecursiveCFR:
         if self.predictive and key in self.last_regret:
             target = [r + m for r, m in zip(target, self.last_regret[key])]
         pos = [max(r, 0.0) for r in target]
+        if self.regret_tolerance:  # relative to the largest cumulative regret of the player
+            scale = max(abs(r) for k, rs in self.regret.items() if self.player_of[k] == self.player_of[key] for r in rs)
+            pos = [r if r > self.regret_tolerance * scale else 0.0 for r in pos]
         total = sum(pos)
         n = len(pos)
         return [r / total for r in pos] if total > 0 else [1.0 / n] * n

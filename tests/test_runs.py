@@ -201,7 +201,7 @@ def test_policy_files_round_trip(tmp_path, ext, capsys):
     capsys.readouterr()
     d = load_policy(path)
     assert d["game"] == "leduc" and int(d["version"]) == 1 and int(d["iteration"]) == 50
-    s = tensorcfr.Solver("leduc", "dcfr", device="cpu")
+    s = tensorcfr.Solver("leduc", "dcfr", device="cpu", form="auto")  # the CLI's default form
     s.step(50)
     assert d["average"] == s.average_policy().to_dict() and d["current"] == s.current_policy().to_dict()
     assert main(["eval", "leduc", path, "--json"]) == 0
