@@ -195,9 +195,9 @@ def probe(args: Args) -> list[dict]:
     """Iterations and solving seconds to NashConv <= target for each algorithm on a few rows."""
     out = []
     for spec in PROBE_ROWS:
-        cg = tensorcfr.compile(spec)
+        cg = tensorcfr.compile(spec, form=args.form)
         for algo in PROBE_ALGOS:
-            s = tensorcfr.Solver(cg, algo, device=args.device)
+            s = tensorcfr.Solver(cg, algo, device=args.device, dtype=args.dtype)
             solving = 0.0
             while True:
                 t0 = time.perf_counter()

@@ -76,9 +76,14 @@ class PublicKeys(Sequence):
         return self.tp.namer(self.tp.player, *np.divmod(np.asarray(js, dtype=np.int64), self.tp.types))
 
     def __iter__(self):
-        chunk = 1 << 16
-        for k in range(0, len(self), chunk):
-            yield from self.names(np.arange(k, min(k + chunk, len(self))))
+        for _, key in self.chunked(np.arange(len(self))):
+            yield key
+
+    def chunked(self, js: np.ndarray, chunk: int = 1 << 16):
+        """(j, key) for the infosets `js` [k], their names made a chunk at a time."""
+        for k in range(0, len(js), chunk):
+            part = js[k:k + chunk]
+            yield from zip(part.tolist(), self.names(part))
 
 
 @dataclass(frozen=True, eq=False)
@@ -151,13 +156,11 @@ class PublicTreeplex:
     def infosets(self):
         """(index, key, action names) of every infoset chance can reach, in storage order (the
         infosets of the generic form; the others hold numbers that never matter)."""
-        live = None if self.live is None else self.live.reshape(-1).cpu().numpy()
+        js = (np.arange(self.num_infosets) if self.live is None
+              else np.flatnonzero(self.live.reshape(-1).cpu().numpy()))
         names = self.action_names
-        keys = iter(self.infoset_keys) if live is None else (self.infoset_keys[j] if live[j] else None
-                                                              for j in range(self.num_infosets))
-        for j, key in enumerate(keys):
-            if live is None or live[j]:
-                yield j, key, names[j]
+        for j, key in self.infoset_keys.chunked(js):
+            yield j, key, names[j]
 
     def infoset_index(self) -> dict[str, int]:
         """{infoset key: storage index} of the reachable infosets, built once on first use."""
@@ -167,10 +170,22 @@ class PublicTreeplex:
             object.__setattr__(self, "_index", index)
         return index
 
+    def _host(self, name: str) -> np.ndarray:
+        """A numpy copy of an index tensor, made once (per-infoset lookups read it, not the device)."""
+        cache = self.__dict__.setdefault("_host_copies", {})
+        if name not in cache:
+            cache[name] = getattr(self, name).cpu().numpy()
+        return cache[name]
+
+    def public_actions(self, u: int) -> tuple[int, int]:
+        """The public sequences e0:e1 (numbered from 1) of public infoset u."""
+        off = self._host("infoset_offsets_pub")
+        return int(off[u]), int(off[u + 1])
+
     def columns(self, j: int) -> list[int]:
         """The columns of infoset j's sequences in a per-sequence tensor [B, S]."""
         u, t = divmod(int(j), self.types)
-        a, b = self.infoset_offsets_pub[u].item(), self.infoset_offsets_pub[u + 1].item()
+        a, b = self.public_actions(u)
         return [1 + (e - 1) * self.types + t for e in range(a, b)]
 
     def per_infoset(self, row: list) -> dict[str, dict[str, object]]:
@@ -190,9 +205,6 @@ class PublicTreeplex:
     def to(self, device) -> "PublicTreeplex":
         return PublicTreeplex(self.player, self.types, self.alphabet,
                               **{k: v.to(device) for k, v in self.tensors().items()}, namer=self.namer)
-
-    def __getstate__(self):
-        raise TypeError("a PublicTreeplex is not pickled; save the PublicCompiledGame")
 
     # -- views ----------------------------------------------------------------------------------
     def rows(self, t: torch.Tensor) -> torch.Tensor:
@@ -325,20 +337,13 @@ class _ActionNames(Sequence):
 
     def __init__(self, tp: PublicTreeplex):
         self.tp = tp
-        self._acts = tp.action_pub.tolist() if tp.num_public_sequences < 1 << 22 else None
-        self._off = tp.infoset_offsets_pub.tolist() if self._acts is not None else None
 
     def __len__(self):
         return self.tp.num_infosets
 
     def __getitem__(self, j):
-        u = int(j) // self.tp.types
-        if self._acts is None:
-            a, b = self.tp.infoset_offsets_pub[u].item(), self.tp.infoset_offsets_pub[u + 1].item()
-            acts = self.tp.action_pub[a - 1:b - 1].tolist()
-        else:
-            acts = self._acts[self._off[u] - 1:self._off[u + 1] - 1]
-        return tuple(self.tp.alphabet[a] for a in acts)
+        a, b = self.tp.public_actions(int(j) // self.tp.types)
+        return tuple(self.tp.alphabet[k] for k in self.tp._host("action_pub")[a - 1:b - 1].tolist())
 
     def __iter__(self):
         for j in range(len(self)):
@@ -362,7 +367,6 @@ class PublicCompiledGame:
     class_offsets: torch.Tensor  # [K+1] int64
     payoff_weights: torch.Tensor  # [B, K, T0, T1] float64
     counts: dict  # sizes counted at compile time (histories, terminals, ... as the generic form counts them)
-    public_states: tuple | None = field(default=None, repr=False)  # per player [U, width] rows, for names
 
     form = "public"
 
@@ -449,7 +453,7 @@ class PublicPayoffOperator:
     small_weights: torch.Tensor  # [B, Zs, T0, T1]: each such terminal's matrix
 
     @staticmethod
-    def of(cg: PublicCompiledGame, dtype: torch.dtype, gather: bool = False) -> "PublicPayoffOperator":
+    def of(cg: PublicCompiledGame, dtype: torch.dtype) -> "PublicPayoffOperator":
         off = cg.class_offsets.tolist()
         w = cg.payoff_weights.to(dtype)  # [B, K, T0, T1]
         big = [k for k in range(len(off) - 1) if off[k + 1] - off[k] >= SMALL_CLASS]
@@ -465,10 +469,6 @@ class PublicPayoffOperator:
         return PublicPayoffOperator(cg.treeplexes, seq, tuple(w[:, k] for k in big),
                                     small_seq=(cg.terminal_seq[0, terms], cg.terminal_seq[1, terms]),
                                     small_weights=w.index_select(1, cls))
-
-    @property
-    def sizes(self) -> tuple[int, int]:
-        return (self.spaces[0].num_sequences, self.spaces[1].num_sequences)
 
     def _extended(self, p: int, x: torch.Tensor) -> torch.Tensor:
         """[B, 1 + M, T]: x's rows with the empty sequence's weight repeated as row 0."""
@@ -507,13 +507,7 @@ class PublicPayoffOperator:
 def has_public_form(game: Game) -> bool:
     """Whether `game` describes a public tree (`Game.public_form`, and a vectorised form with
     `public_hands`)."""
-    if not getattr(game, "public_form", False):
-        return False
-    try:
-        vg = game.vectorized()
-    except (NotImplementedError, AttributeError):
-        return False
-    return vg is not None and getattr(vg, "public_hands", None) is not None
+    return bool(getattr(game, "public_form", False)) and getattr(game.vectorized(), "public_hands", None) is not None
 
 
 def _set_hands(states: np.ndarray, hands: tuple[int, int], t0, t1) -> np.ndarray:
@@ -674,7 +668,8 @@ def compile_public(game: str | Game | Sequence[str | Game]) -> PublicCompiledGam
                                  "at the start); use form='generic'")
     walk = _PublicWalk(members[0])
     raw = walk.run()
-    T = (len(walk.type_values[0]), len(walk.type_values[1]))
+    reach = (walk.P[None] > 0) & (raw["paths"] > 0)  # [paths, T0, T1] the pairs of types each chance path allows
+    T = walk.P.shape
     tps, states, remap, orders = [], [], [], []
     for p in (0, 1):
         tp, st, rm, order_p = _public_treeplex(p, raw["info"][p], T[p], walk.vg.actions)
@@ -685,23 +680,35 @@ def compile_public(game: str | Game | Sequence[str | Game]) -> PublicCompiledGam
     # terminals: last public sequences renumbered, grouped by (chance path, payoff key)
     te = raw["terms"]["e"]
     e = np.stack([remap[0][te[:, 0]], remap[1][te[:, 1]]])  # [2, Z]
-    weights, cls = [], None
-    for g in members:
-        w, c, rep = _payoff_classes(walk if g is members[0] else _PublicWalk(g), raw)
-        if cls is not None and not np.array_equal(c, cls):
-            raise TensorCFRError(f"compile: {g.name} does not have the payoff classes of {members[0].name}")
-        cls = c
+    cls, weights = _payoff_classes(walk, raw)
+    weights = [weights]
+    for g in members[1:]:  # a batch differs in payoffs only: the same tree, deal and payoff classes
+        other = _PublicWalk(g)
+        raw_g = other.run()
+        c, w = _payoff_classes(other, raw_g) if _same_tree(walk, raw, other, raw_g) else (None, None)
+        if c is None or not np.array_equal(c, cls):
+            raise TensorCFRError(f"compile: {g.name} does not have the public tree of {members[0].name}; "
+                                 "a batch must differ in payoffs only")
         weights.append(w)
     order = np.argsort(cls, kind="stable")
     offsets = np.searchsorted(cls[order], np.arange(len(weights[0]) + 1))
-    counts = _counts(walk, raw, T, tps)
-    namer = _Namer(members[0], walk, states)
-    tps = [dataclasses.replace(tp, namer=namer, live=_live(walk, raw, p, order_p))
+    namer = _Namer(walk, states)
+    tps = [dataclasses.replace(tp, namer=namer, live=_live(reach, raw["info"][p]["path"][order_p], p))
            for p, (tp, order_p) in enumerate(zip(tps, orders))]
     return PublicCompiledGame(
         name=members[0].name, batch_names=tuple(g.name for g in members), treeplexes=tuple(tps),
         terminal_seq=torch.from_numpy(e[:, order].copy()), class_offsets=torch.from_numpy(offsets.astype(np.int64)),
-        payoff_weights=torch.from_numpy(np.stack(weights)), counts=counts, public_states=tuple(states))
+        payoff_weights=torch.from_numpy(np.stack(weights)), counts=_counts(walk, raw, reach))
+
+
+def _same_tree(a: _PublicWalk, raw_a: dict, b: _PublicWalk, raw_b: dict) -> bool:
+    """Whether two walks found the same public tree: deal, actions, infosets and terminals."""
+    if type(a.vg) is not type(b.vg) or a.vg.actions != b.vg.actions or a.P.shape != b.P.shape:
+        return False
+    if not (np.array_equal(a.P, b.P) and np.array_equal(a.root, b.root) and np.array_equal(raw_a["paths"], raw_b["paths"])):
+        return False
+    return np.array_equal(raw_a["terms"]["e"], raw_b["terms"]["e"]) and all(
+        np.array_equal(ia[k], ib[k]) for ia, ib in zip(raw_a["info"], raw_b["info"]) for k in ("parent", "count", "action"))
 
 
 def _public_treeplex(p: int, I: dict, T: int, alphabet):
@@ -729,12 +736,11 @@ def _public_treeplex(p: int, I: dict, T: int, alphabet):
     return tp, I["state"][order], remap, order
 
 
-def _live(walk: _PublicWalk, raw: dict, p: int, order: np.ndarray) -> torch.Tensor | None:
-    """[U, T_p] bool: the types of player p that chance can still deal at each public infoset
-    (new order); None where every one can."""
-    live = (walk.P[None] > 0) & (raw["paths"] > 0)  # [paths, T0, T1]
-    own = live.any(2) if p == 0 else live.any(1)  # [paths, T_p]
-    mask = own[raw["info"][p]["path"][order]]
+def _live(reach: np.ndarray, paths: np.ndarray, p: int) -> torch.Tensor | None:
+    """[U, T_p] bool: the types of player p that chance can still deal at each public infoset,
+    whose chance paths are `paths` [U]; None where every one can."""
+    own = reach.any(2) if p == 0 else reach.any(1)  # [paths, T_p]
+    mask = own[paths]
     return None if mask.all() else torch.from_numpy(mask)
 
 
@@ -745,7 +751,7 @@ def _ranks(count: np.ndarray) -> np.ndarray:
 
 
 def _payoff_classes(walk: _PublicWalk, raw: dict):
-    """Per terminal its class (chance path, payoff key) [Z], and per class W [T0, T1]."""
+    """Per terminal its class (chance path, payoff key) [Z], and per class W [K, T0, T1]."""
     vg, st, path = walk.vg, raw["terms"]["state"], raw["terms"]["path"]
     key = vg.payoff_key(st)
     if key is None:
@@ -757,7 +763,7 @@ def _payoff_classes(walk: _PublicWalk, raw: dict):
     w = walk.P[None] * raw["paths"][path[first]] * u
     if not np.isfinite(w).all():
         raise TensorCFRError(f"{walk.game.name}: a payoff that is not finite")
-    return w, cls, first
+    return cls, w
 
 
 def _unique_pairs(a: np.ndarray, b: np.ndarray):
@@ -766,12 +772,12 @@ def _unique_pairs(a: np.ndarray, b: np.ndarray):
     return cls.reshape(-1), first
 
 
-def _counts(walk: _PublicWalk, raw: dict, T, tps) -> dict:
+def _counts(walk: _PublicWalk, raw: dict, reach: np.ndarray) -> dict:
     """Sizes as the generic form counts them: each public node stands for the pairs of types
-    its chance path allows; an infoset (u, t) exists where some pair with t is possible."""
-    live = (walk.P[None] > 0) & (raw["paths"] > 0)  # [paths, T0, T1]
-    pairs = live.sum((1, 2))  # [paths]
-    rows = [live.any(2).sum(1), live.any(1).sum(1)]  # [paths] types of each player still possible
+    its chance path allows (`reach` [paths, T0, T1]); an infoset (u, t) exists where some pair
+    with t is possible."""
+    pairs = reach.sum((1, 2))  # [paths]
+    rows = [reach.any(2).sum(1), reach.any(1).sum(1)]  # [paths] types of each player still possible
     np_ = raw["node_paths"]
     decision, chance, terminal = (int(pairs[np_[k]].sum()) for k in ("decision", "chance", "terminal"))
     chance += walk.deal_nodes
@@ -791,7 +797,7 @@ def _counts(walk: _PublicWalk, raw: dict, T, tps) -> dict:
 class _Namer:
     """Infoset key strings from (public infoset, type), through the game's own naming."""
 
-    def __init__(self, game: Game, walk: _PublicWalk, states):
+    def __init__(self, walk: _PublicWalk, states):
         self.vg, self.hands, self.values, self.states = walk.vg, walk.hands, walk.type_values, states
 
     def __call__(self, player: int, u: np.ndarray, t: np.ndarray) -> list[str]:

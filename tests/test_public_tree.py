@@ -116,6 +116,12 @@ def test_batch_members_equal_their_solo_runs():
             assert torch.equal(batch.average[p][m], solo.average[p][0])
 
 
+def test_a_batch_of_different_trees_is_refused():
+    for batch in (["dudo(4,1,1)", "kuhn"], ["dudo(4,1,1)", "dudo(5,1,1)"]):
+        with pytest.raises(tensorcfr.TensorCFRError, match="a batch must differ in payoffs only"):
+            compile_public(batch)
+
+
 @pytest.mark.parametrize("game", ["kuhn", "leduc"])
 def test_policies_move_between_the_forms(game, compiled):
     generic, public = compiled(game, "generic"), compiled(game, "public")
