@@ -590,7 +590,8 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             256 MiB, or None).
     form:   "generic" (one sparse payoff matrix), "public" (the public-tree form of a game
             dealt once, `tensorcfr.public`: a `PublicCompiledGame`), or "auto" (public where
-            every member has it). The limits above apply to the generic form.
+            every member has it). The public form is held to the limits above by its own
+            closed-form size (`Game.public_size_hint`, `sizes.public_estimate_bytes`).
 
     Example:
         >>> import tensorcfr
