@@ -1,11 +1,13 @@
-"""Liar's Dice with the rules and tree of OpenSpiel's `liars_dice` (its default parameters).
+"""Liar's Dice with the rules and tree of OpenSpiel's `liars_dice`.
 
-Each player rolls one die with `faces` sides, privately (two chance nodes: player 0's die,
-then player 1's). Bids "q-f" (q of 1..2 dice show face f) rise strictly in the order
-1-1 < 1-2 < ... < 1-K < 2-1 < ...; after a bid the other player bids higher or calls "Liar".
-The highest face is wild: it counts for every face. On "Liar" the bid stands if at least q
-dice count for f; then the bidder wins 1, otherwise the caller does. 294,883 histories with
-six faces, as in OpenSpiel, so speeds compare on one tree.
+Each player rolls `numdice` dice with `faces` sides, privately, one chance node per die:
+player 0's dice first, then player 1's (OpenSpiel's `numdice` and `dice_sides`). A player
+sees their own dice as a sorted multiset. Bids "q-f" (q of 1..2·numdice dice show face f)
+rise strictly in the order 1-1 < 1-2 < ... < 1-K < 2-1 < ...; after a bid the other player
+bids higher or calls "Liar". The highest face is wild: it counts for every face. On "Liar"
+the bid stands if at least q dice count for f; then the bidder wins 1, otherwise the caller
+does. With one die each and six faces (the default, OpenSpiel's) the tree has 294,883
+histories, so speeds compare on one tree; with two dice each and three faces, 663,511.
 
 Unlike the thesis' Dudo (games/dudo.py): a wild face, +-1 payoffs and one chance node per die.
 
@@ -17,6 +19,12 @@ Example:
     ...     s = g.next_state(s, a)
     >>> g.utilities(s)
     (1.0, -1.0)
+    >>> g = games.make("liars_dice(numdice=2, faces=3)")
+    >>> s = g.initial_state()
+    >>> for a in ["2", "1", "3", "3", "3-2"]:
+    ...     s = g.next_state(s, a)
+    >>> g.infoset_key(s)  # player 1 sees its dice sorted, and the bid
+    '33 3-2'
 """
 
 from __future__ import annotations
@@ -24,43 +32,46 @@ from __future__ import annotations
 import numpy as np
 
 from .base import CHANCE, TERMINAL, Game, GameError
-from .dudo import DudoVector
+from .dudo import DudoVector, multisets
 
 LIAR = "Liar"
 
 
 class LiarsDice(Game):
-    """State = (dice rolled so far, bids as rank tuple, called)."""
+    """State = (dice rolled so far in deal order, bids as rank tuple, called)."""
 
     public_form = True  # dealt once, then public: tensorcfr/public.py
 
-    dice = (1, 1)
-
-    def __init__(self, faces: int = 6):
-        if not isinstance(faces, int) or faces < 2:
-            raise GameError(f"liars_dice: faces must be an integer >= 2, got {faces!r}")
-        self.faces = faces
-        self.name = "liars_dice" if faces == 6 else f"liars_dice(faces={faces})"
-        self.bid_names = tuple(f"{q}-{f}" for q in (1, 2) for f in range(1, faces + 1))
+    def __init__(self, faces: int = 6, numdice: int = 1):
+        for what, v, lo in (("faces", faces, 2), ("numdice", numdice, 1)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise GameError(f"liars_dice: {what} must be an integer >= {lo}, got {v!r}")
+        self.faces, self.numdice = faces, numdice
+        self.dice = (numdice, numdice)
+        params = [f"faces={faces}"] * (faces != 6) + [f"numdice={numdice}"] * (numdice != 1)
+        self.name = f"liars_dice({','.join(params)})" if params else "liars_dice"
+        self.bid_names = tuple(f"{q}-{f}" for q in range(1, 2 * numdice + 1) for f in range(1, faces + 1))
         self.num_bids = len(self.bid_names)
         self._rank = {b: r for r, b in enumerate(self.bid_names)}
 
     def size_hint(self):
-        """Two dice rolled one after the other (1 + F chance nodes), then per roll pair every
-        strictly rising sequence of the 2F bids and a call after each non-empty one."""
-        f = self.faces
-        return 1 + f + f * f * (2 ** (2 * f + 1) - 1), True
+        """The dice rolled one at a time (1 + F + ... + F^(2n-1) chance nodes), then per roll
+        every strictly rising sequence of the bids and a call after each non-empty one."""
+        f, n = self.faces, 2 * self.numdice
+        return sum(f ** k for k in range(n)) + f ** n * (2 ** (self.num_bids + 1) - 1), True
 
     def public_size_hint(self):
-        """Every strictly rising bid sequence and a call after each non-empty one; a type per face."""
-        return 2 ** (self.num_bids + 1) - 1, (self.faces, self.faces)
+        """Every strictly rising bid sequence and a call after each non-empty one; a type per
+        multiset of one player's dice."""
+        types = len(multisets(self.faces, self.numdice))
+        return 2 ** (self.num_bids + 1) - 1, (types, types)
 
     def initial_state(self):
         return ((), (), False)
 
     def player(self, state):
         dice, bids, called = state
-        if len(dice) < 2:
+        if len(dice) < 2 * self.numdice:
             return CHANCE
         return TERMINAL if called else len(bids) % 2
 
@@ -73,7 +84,7 @@ class LiarsDice(Game):
 
     def next_state(self, state, action):
         dice, bids, _ = state
-        if len(dice) < 2:
+        if len(dice) < 2 * self.numdice:
             return (dice + (int(action),), bids, False)
         if action == LIAR:
             return (dice, bids, True)
@@ -81,6 +92,11 @@ class LiarsDice(Game):
 
     def payoff(self, loser: int) -> float:
         return -1.0 if loser == 0 else 1.0
+
+    def hand(self, dice: tuple[int, ...], player: int) -> tuple[int, ...]:
+        """Player `player`'s dice, sorted (what the player sees)."""
+        n = self.numdice
+        return tuple(sorted(dice[player * n:(player + 1) * n]))
 
     def utilities(self, state):
         dice, bids, _ = state
@@ -92,40 +108,61 @@ class LiarsDice(Game):
 
     def infoset_key(self, state):
         dice, bids, _ = state
-        return " ".join([str(dice[len(bids) % 2])] + [self.bid_names[b] for b in bids])
+        own = "".join(map(str, self.hand(dice, len(bids) % 2)))
+        return " ".join([own] + [self.bid_names[b] for b in bids])
 
     def describe(self, state, player):
         dice, bids, _ = state
-        return f"your die {dice[player]} (a {self.faces} is wild); bids so far: " + \
-            (", ".join(self.bid_names[b] for b in bids) or "(none)")
+        mine = self.hand(dice, player)
+        return (f"your {'die' if len(mine) == 1 else 'dice'} {' '.join(map(str, mine))} (a {self.faces} is wild); "
+                "bids so far: " + (", ".join(self.bid_names[b] for b in bids) or "(none)"))
 
     def vectorized(self):
         return LiarsDiceVector(self)
 
 
 class LiarsDiceVector(DudoVector):
-    """Dudo's vectorised form with one chance node per die, the wild face and OpenSpiel's names
-    (hands index the faces: a one-die roll's name is its face, as in Dudo)."""
+    """Dudo's vectorised form with one chance node per die, the wild face and OpenSpiel's names.
+    State row = Dudo's (hand 0, hand 1, bids, last bid, called) and the dice dealt so far; a
+    hand holds the faces dealt to it as a base-F number while its dice fall, and the index of
+    their multiset (`multisets`, Dudo's hand numbering) once the last one has."""
+
+    width = 6
 
     def __init__(self, game: LiarsDice):
         super().__init__(game)
         self.actions = game.bid_names + (LIAR,)
-        self.num_outcomes = game.faces
+        self.num_outcomes = f = game.faces
+        self.n = n = game.numdice
         wild = np.zeros_like(self.shows[0])
-        wild[:, 1:] = self.shows[0][:, game.faces:game.faces + 1]  # a wild die counts for every face
-        wild[:, game.faces] = 0  # ... once, when the bid is on the wild face itself
+        wild[:, 1:] = self.shows[0][:, f:f + 1]  # a wild die counts for every face
+        wild[:, f] = 0  # ... once, when the bid is on the wild face itself
         self.shows = [self.shows[0] + wild, self.shows[1] + wild]
+        # [F^n]: the multiset index of each ordered roll (first die most significant)
+        index = {roll: i for i, roll in enumerate(self.rolls[0])}
+        rolls = np.indices((f,) * n).reshape(n, -1).T + 1  # [F^n, n] faces in deal order
+        self.to_hand = np.array([index[tuple(sorted(r))] for r in rolls.tolist()], dtype=np.int64)
+
+    def initial(self):
+        return np.array([[0, 0, 0, -1, 0, 0]], dtype=np.int64)
+
+    def player(self, s):
+        return np.where(s[:, 5] < 2 * self.n, CHANCE, np.where(s[:, 4] > 0, TERMINAL, self.mover(s)))
 
     def chance(self, s):
-        return np.full((len(s), self.game.faces), 1.0 / self.game.faces)
+        return np.full((len(s), self.num_outcomes), 1.0 / self.num_outcomes)
 
     def next(self, s, a):
         out = s.copy()
-        bid = s[:, 1] >= 0
-        out[bid] = super().next(s[bid], a[bid])
-        first, second = s[:, 0] < 0, (s[:, 0] >= 0) & ~bid
-        out[first, 0] = a[first]
-        out[second, 1] = a[second]
+        deal = s[:, 5] < 2 * self.n
+        out[~deal] = super().next(s[~deal], a[~deal])
+        k = s[deal, 5]
+        col = (k >= self.n).astype(np.int64)  # whose die falls
+        rows = np.flatnonzero(deal)
+        out[rows, col] = s[rows, col] * self.num_outcomes + a[deal]
+        last = (k % self.n) == self.n - 1  # that player's last die: the ordered roll becomes its multiset
+        out[rows[last], col[last]] = self.to_hand[out[rows[last], col[last]]]
+        out[rows, 5] = k + 1
         return out
 
     def join(self, bids):

@@ -549,6 +549,10 @@ class _PublicWalk:
         t = [np.searchsorted(self.type_values[p], h[:, p]) for p in (0, 1)]
         self.P = np.zeros((len(self.type_values[0]), len(self.type_values[1])))
         np.add.at(self.P, (t[0], t[1]), probs)
+        # [T0, T1] deals (outcome sequences) that lead to each pair of types: Liar's Dice with two
+        # dice each deals (1, 2) and (2, 1), one type, two histories below every public node
+        self.deals = np.zeros(self.P.shape, np.int64)
+        np.add.at(self.deals, (t[0], t[1]), 1)
         public = _set_hands(states, self.hands, self.type_values[0][0], self.type_values[1][0])
         if not (public == public[:1]).all():
             raise TensorCFRError(f"{name}: the state after the deal depends on more than the dealt types; "
@@ -773,10 +777,10 @@ def _unique_pairs(a: np.ndarray, b: np.ndarray):
 
 
 def _counts(walk: _PublicWalk, raw: dict, reach: np.ndarray) -> dict:
-    """Sizes as the generic form counts them: each public node stands for the pairs of types
-    its chance path allows (`reach` [paths, T0, T1]); an infoset (u, t) exists where some pair
-    with t is possible."""
-    pairs = reach.sum((1, 2))  # [paths]
+    """Sizes as the generic form counts them: each public node stands for the deals of the pairs
+    of types its chance path allows (`reach` [paths, T0, T1]); an infoset (u, t) exists where
+    some pair with t is possible."""
+    pairs = (reach * walk.deals[None]).sum((1, 2))  # [paths] histories per public node
     rows = [reach.any(2).sum(1), reach.any(1).sum(1)]  # [paths] types of each player still possible
     np_ = raw["node_paths"]
     decision, chance, terminal = (int(pairs[np_[k]].sum()) for k in ("decision", "chance", "terminal"))

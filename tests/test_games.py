@@ -8,7 +8,7 @@ from games.kuhn import Kuhn
 SMALL_SPECS = ["kuhn", "kuhn(ante=2)", "leduc", "random(seed=0)", "random(seed=1,max_depth=6)", "rps",
                "matching_pennies", "biased_rps", "ficha_domino", "blotto(3,2)", "battle_of_sexes", "prisoners_dilemma",
                "ocp(4)", "dudo(3,1,1)", "domino(2,2)",
-               "liars_dice(faces=3)"]
+               "liars_dice(faces=3)", "liars_dice(numdice=2,faces=2)"]
 
 
 def test_every_registered_game_is_covered():
@@ -77,3 +77,25 @@ def test_checker_catches_a_broken_game():
 
     with pytest.raises(games.GameError, match="not zero-sum"):
         games.check_game(NotZeroSum())
+
+
+def test_liars_dice_with_two_dice_each():
+    """OpenSpiel's rules: player 0's dice fall first, each player sees its dice sorted, the
+    highest face counts for every face, and the bidder loses a bid that does not stand."""
+    g = games.make("liars_dice(numdice=2,faces=3)")
+
+    def after(*moves):
+        s = g.initial_state()
+        for m in moves:
+            s = g.next_state(s, m)
+        return s
+    s = after("3", "1", "2", "3")  # player 0: 3 1, player 1: 2 3
+    assert g.player(s) == 0 and g.infoset_key(s) == "13" and g.legal_actions(s)[-1] == "4-3"
+    assert g.infoset_key(after("3", "1", "2", "3", "2-1")) == "23 2-1"
+    # 2s: player 1's 2, and the two 3s (wild): 3 dice count
+    assert g.utilities(after("3", "1", "2", "3", "3-2", "Liar")) == (1.0, -1.0)  # the bid stands: the caller loses
+    assert g.utilities(after("3", "1", "2", "3", "4-2", "Liar")) == (-1.0, 1.0)  # it does not: the bidder loses
+    # on the wild face itself a 3 counts once
+    assert g.utilities(after("3", "1", "2", "3", "3-3", "Liar")) == (-1.0, 1.0)
+    with pytest.raises(games.GameError, match="numdice"):
+        games.make("liars_dice(numdice=0)")

@@ -38,6 +38,24 @@ def test_liars_dice_is_openspiels(algo, device):
         assert ours.evaluate()["average"].exploitability.item() == pytest.approx(expected, abs=1e-9)
 
 
+@pytest.mark.slow
+def test_liars_dice_with_two_dice_is_openspiels():
+    """liars_dice(numdice=2, faces=3) is OpenSpiel's liars_dice(numdice=2,dice_sides=3): the same
+    663,511 histories and the same exploitability after 1 and 10 iterations (in the public-tree
+    form; tests/test_public_tree.py holds the generic form to it)."""
+    g = pyspiel.load_game("liars_dice(numdice=2,dice_sides=3)")
+    theirs = pyspiel.CFRSolver(g)
+    ours = tensorcfr.Solver("liars_dice(numdice=2,faces=3)", "cfr", device="cpu", updates="alternating",
+                             form="public")
+    assert ours.game.num_histories == 663_511
+    for n in (1, 9):
+        for _ in range(n):
+            theirs.evaluate_and_update_policy()
+        ours.step(n)
+        expected = pyspiel.exploitability(g, theirs.average_policy())
+        assert ours.evaluate()["average"].exploitability.item() == pytest.approx(expected, abs=1e-9)
+
+
 @pytest.mark.parametrize("game", ["ocp(3)", "dudo(3,1,1)", "random(seed=4)"])
 def test_efg_export_is_the_same_game_for_openspiel(game):
     """OpenSpiel's C++ CFR on our `.efg` export reproduces our CFR's exploitability. (Not on

@@ -13,7 +13,8 @@ import tensorcfr
 from tensorcfr.cli import main
 from tensorcfr.public import PublicCompiledGame, compile_public
 
-GAMES = ["kuhn", "ocp(12)", "leduc", "dudo(4,1,2)", "dudo(4,2,1)", "liars_dice(faces=4)"]
+GAMES = ["kuhn", "ocp(12)", "leduc", "dudo(4,1,2)", "dudo(4,2,1)", "liars_dice(faces=4)",
+         "liars_dice(numdice=2,faces=2)"]  # two dice each: types are multisets, dealt in either order
 ALGOS = ["cfr", "cfr+", "dcfr", "pcfr+", "oftrl"]
 TOL = 1e-12
 # A strategy is a ratio of regret sums: sums that agree to 1e-12 of their scale give ratios
