@@ -20,6 +20,11 @@ over the device's copy bandwidth, measured here. CPU rows report the same multip
 
     python experiments/bench.py                             # every game, cfr and cfr+
     python experiments/bench.py --games kuhn leduc --algos cfr+
+    python experiments/bench.py --games liars_dice "dudo(4,2,2)" "dudo(5,2,2)" --forms generic public \
+        --readme-section bench-public                       # the public-tree form against the generic one
+
+`--forms generic public` times each game in both compiled forms (`tensorcfr.compile(form=)`);
+the generic form is skipped past `--generic-max-histories` (Dudo(5,2,2): 18.9 GB).
 
 Writes `bench.json` and `bench.md` into `--out`.
 """
@@ -39,6 +44,7 @@ import time
 
 import torch
 
+import games
 import tensorcfr
 from readme_section import command, replace_section
 
@@ -50,7 +56,9 @@ GAMES = {
     "ocp(1000)": ("efg", 5),
     "dudo(6,1,1)": ("efg", 20),
     "dudo(4,2,2)": ("efg", 3),
+    "dudo(5,2,2)": ("efg", 3),  # only when named: no peer runs it, and the generic form needs 18.9 GB
 }
+DEFAULT_GAMES = [g for g in GAMES if g != "dudo(5,2,2)"]
 
 
 BLOCKS = 5  # timed blocks per tensorcfr row
@@ -81,17 +89,21 @@ def copy_bandwidth(device: torch.device, mbytes: int = 512) -> float:
     return _BANDWIDTH[str(device)]
 
 
-def bytes_per_iteration(cg: tensorcfr.CompiledGame, dtype: torch.dtype) -> int:
-    """A lower bound on the memory traffic of one CFR iteration: per player, the payoff matrix
-    read once (value + int32 column index per nonzero, one int32 row offset per sequence), the
-    other player's plan read and the values written, and five per-sequence tensors (regrets,
-    strategy, realisation plan, average, sequence values) read and written once each."""
+def bytes_per_iteration(cg, dtype: torch.dtype) -> int:
+    """A lower bound on the memory traffic of one CFR iteration: per player, the payoff read
+    once, the other player's plan read and the values written, and five per-sequence tensors
+    (regrets, strategy, realisation plan, average, sequence values) read and written once each.
+    The payoff: generic form, a value and an int32 column index per nonzero and an int32 row
+    offset per sequence; public-tree form, the payoff matrices and two int64 sequence indices
+    per terminal public node."""
     e = torch.finfo(dtype).bits // 8
-    z = cg.sizes()["payoff_nonzeros"]
+    sizes = cg.sizes()
+    z = sizes["payoff_nonzeros"]
     s = [tp.num_sequences for tp in cg.treeplexes]
     total = 0
     for p in (0, 1):
-        total += z * (e + 4) + 4 * s[p] + e * (s[1 - p] + s[p]) + 5 * 2 * e * s[p]
+        payoff = (z * e + 16 * sizes["public_terminals"] if cg.form == "public" else z * (e + 4) + 4 * s[p])
+        total += payoff + e * (s[1 - p] + s[p]) + 5 * 2 * e * s[p]
     return total
 
 
@@ -104,6 +116,7 @@ def time_tensorcfr(cg, algo: str, iterations: int, device: str, dtype: str, band
     capture = {"": "none", "graph": "cuda-graph", "compile": "compile"}[mode]
     warm = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating", capture=capture)
     warm.step(2)  # allocator, caches (and a compile's code cache)
+    del warm  # one solver's state at a time: Dudo(5,2,2)'s is gigabytes
     solver = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating", capture=capture)
     untimed = 2 if capture != "none" and iterations > 2 else 0
     solver.step(untimed)
@@ -178,8 +191,8 @@ def markdown(rows: list[dict], machine: str, stamp: str) -> str:
              "OpenSpiel's (they agree when the same iterations ran). × floor: time over the bytes-moved floor.",
              "",
              "| game | histories | algorithm | device | dtype | iterations | tensorcfr ms/it | × floor "
-             "| OpenSpiel C++ ms/it | speed-up | LiteEFG ms/it | speed-up | exploitability (ours / OpenSpiel) |",
-             "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "| OpenSpiel C++ ms/it | speed-up | LiteEFG ms/it | speed-up | exploitability (ours / OpenSpiel) | form |",
+             "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in rows:
         o, p, lt = r["tensorcfr"], r["openspiel"], r["liteefg"]
         peer = (f"{p['ms']:.3f}" + (f" ({p['iterations']} it)" if p["iterations"] != r["iterations"] else "")
@@ -191,13 +204,18 @@ def markdown(rows: list[dict], machine: str, stamp: str) -> str:
         up_lite = f"{r['speedup_vs_liteefg']:.1f}x" if lt else "-"
         lines.append(f"| {r['game']} | {r['histories']:,} | {r['algorithm']} | {r['device']} | {r['dtype']} | "
                      f"{r['iterations']} | {o['ms']:.3f} | {o['x_floor']:.1f} | {peer} | "
-                     f"{up_os} | {lite} | {up_lite} | {expl} |")
+                     f"{up_os} | {lite} | {up_lite} | {expl} | {r.get('form', 'generic')} |")
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES))
+    ap.add_argument("--games", nargs="+", default=DEFAULT_GAMES, choices=list(GAMES))
+    ap.add_argument("--forms", nargs="+", default=["generic"], choices=["generic", "public"],
+                    help="compiled forms to time (public: the public-tree form, where the game has it)")
+    ap.add_argument("--generic-max-histories", type=int, default=100_000_000,
+                    help="skip the generic form of larger games (Dudo(5,2,2), 4.7e8 histories, needs 18.9 GB)")
+    ap.add_argument("--readme-section", default="bench-table", help="the README section the table goes to")
     ap.add_argument("--algos", nargs="+", default=["cfr", "cfr+"], choices=["cfr", "cfr+"])
     ap.add_argument("--dtypes", nargs="+", default=["float64", "float32"], choices=["float64", "float32"])
     ap.add_argument("--peer-seconds", type=float, default=60.0, help="stop a peer's run after this long")
@@ -248,29 +266,40 @@ def main(argv=None):
     rows = []
     for game in args.games:
         name, iterations = GAMES[game]
-        t0 = time.perf_counter()
-        cg = tensorcfr.compile(game)
-        compile_s = time.perf_counter() - t0
-        sizes = cg.sizes()
-        print(f"{game}: {sizes['histories']:,} histories, {sizes['payoff_nonzeros']:,} nonzeros, "
-              f"compiled in {compile_s:.1f} s", flush=True)
-        peer_fits = name != "efg" or sizes["histories"] <= args.peer_max_histories
+        hint = games.make(game).size_hint()  # (None for the small games without a closed form)
+        histories = hint[0] if hint else 0
+        forms = [f for f in args.forms if f == "public" or histories <= args.generic_max_histories]
+        if forms != args.forms:
+            print(f"{game}: {histories:,} histories, past --generic-max-histories: the generic form skipped", flush=True)
+        peer_fits = name != "efg" or histories <= args.peer_max_histories
         g = openspiel_game(game, name) if have_openspiel and peer_fits else None
-        for algo in args.algos:
-            peer = time_openspiel(g, algo, iterations, args.peer_seconds) if g is not None else None
-            lite = (time_liteefg(g, algo, iterations, args.peer_seconds)
-                    if g is not None and sizes["histories"] <= args.liteefg_max_histories else None)
-            small = sizes["histories"] <= args.compile_max_histories
-            for device in [d for d in wanted if small or not d.endswith("-compile")]:
-                for dtype in args.dtypes:
-                    ours = time_tensorcfr(cg, algo, iterations, device, dtype, args.bandwidth_mb)
-                    row = {"game": game, "histories": sizes["histories"], "nonzeros": sizes["payoff_nonzeros"],
-                           "algorithm": algo, "device": device, "dtype": dtype, "iterations": iterations,
-                           "compile_s": compile_s, "tensorcfr": ours, "openspiel": peer, "liteefg": lite,
-                           "speedup_vs_openspiel": peer["ms"] / ours["ms"] if peer else None,
-                           "speedup_vs_liteefg": lite["ms"] / ours["ms"] if lite else None}
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
+        peers = {}  # algorithm -> (OpenSpiel, LiteEFG): timed once for every form
+        for form in forms:
+            t0 = time.perf_counter()
+            cg = tensorcfr.compile(game, form=form)
+            compile_s = time.perf_counter() - t0
+            sizes = cg.sizes()
+            print(f"{game} ({form}): {sizes['histories']:,} histories, {sizes['payoff_nonzeros']:,} nonzeros, "
+                  f"compiled in {compile_s:.1f} s", flush=True)
+            for algo in args.algos:
+                if algo not in peers:
+                    peers[algo] = (time_openspiel(g, algo, iterations, args.peer_seconds) if g is not None else None,
+                                   time_liteefg(g, algo, iterations, args.peer_seconds)
+                                   if g is not None and histories <= args.liteefg_max_histories else None)
+                peer, lite = peers[algo]
+                small = sizes["histories"] <= args.compile_max_histories
+                for device in [d for d in wanted if small or not d.endswith("-compile")]:
+                    for dtype in args.dtypes:
+                        ours = time_tensorcfr(cg, algo, iterations, device, dtype, args.bandwidth_mb)
+                        row = {"game": game, "form": form, "histories": sizes["histories"],
+                               "nonzeros": sizes["payoff_nonzeros"], "algorithm": algo, "device": device,
+                               "dtype": dtype, "iterations": iterations, "compile_s": compile_s, "tensorcfr": ours,
+                               "openspiel": peer, "liteefg": lite,
+                               "speedup_vs_openspiel": peer["ms"] / ours["ms"] if peer else None,
+                               "speedup_vs_liteefg": lite["ms"] / ours["ms"] if lite else None}
+                        rows.append(row)
+                        print(json.dumps(row), flush=True)
+            del cg
     stamp = datetime.date.today().isoformat()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "bench.json"), "w") as f:
@@ -354,7 +383,7 @@ def write_tables(rows, machine, stamp, args) -> None:
     print(md)
     if args.readme:
         argv = [a for a in sys.argv[1:] if a != "--render-only"]  # the run that measured, not the redraw
-        replace_section("bench-table", f"Made by `{command('bench.py', argv)}`.\n\n{md}")
+        replace_section(args.readme_section, f"Made by `{command('bench.py', argv)}`.\n\n{md}")
 
 
 if __name__ == "__main__":
