@@ -54,6 +54,14 @@ class PublicLevel(NamedTuple):
     first: bool  # the level whose parent is the empty sequence
 
 
+def add_rows(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """out[:, index[i]] += values[:, i] for out [B, n, T], index [m], values [B, m, T]: a
+    scatter-add with the index broadcast over B and T (not materialised). `index_add_` along
+    that middle dimension loops over rows on the CPU: 6x slower on Liar's Dice, 1.4x on
+    Dudo(5,2,2) (measured, 4000 x 6 and 1e6 x 15 rows)."""
+    return out.scatter_add_(1, index.view(1, -1, 1).expand(values.shape), values)
+
+
 class PublicKeys(Sequence):
     """The infoset keys of one player, made on demand from (public node, type): Dudo(6,2,2)
     has 3.5e8 of them, which do not fit in memory as strings."""
@@ -224,19 +232,19 @@ class PublicTreeplex:
         if lv.first:
             q[:, 0] += values.sum((1, 2))
         else:
-            self.rows(q).index_add_(1, lv.parent, values)
+            add_rows(self.rows(q), lv.parent, values)
 
     # -- the operations of treeplex.Treeplex ----------------------------------------------------
     def segment_sum(self, values: torch.Tensor) -> torch.Tensor:
         """Sum `values` [B, S] over each infoset's sequences -> [B, I]."""
         out = values.new_zeros(values.shape[0], self.num_public_infosets, self.types)
-        return out.index_add_(1, self.slot_pub, self.rows(values)).view(values.shape[0], -1)
+        return add_rows(out, self.slot_pub, self.rows(values)).view(values.shape[0], -1)
 
     def normalize(self, weights: torch.Tensor) -> torch.Tensor:
         """Behavioural strategy [B, S] proportional to weights >= 0; uniform where they sum to 0."""
         b = weights.shape[0]
         w = self.rows(weights)
-        total = weights.new_zeros(b, self.num_public_infosets, self.types).index_add_(1, self.slot_pub, w)
+        total = add_rows(weights.new_zeros(b, self.num_public_infosets, self.types), self.slot_pub, w)
         total = total.index_select(1, self.slot_pub)  # [B, M, T]
         out = torch.empty_like(weights)
         out[:, 0] = 1.0
@@ -275,7 +283,7 @@ class PublicTreeplex:
                 idx = lv.segment.view(1, -1, 1).expand(batch, -1, self.types)
                 vl.scatter_reduce_(1, idx, ql, "amax")
             else:
-                vl.index_add_(1, lv.segment, self.rows(sigma)[:, lv.m0:lv.m1] * ql)
+                add_rows(vl, lv.segment, self.rows(sigma)[:, lv.m0:lv.m1] * ql)
             self._to_parent(lv, q, vl)
         return q, v.view(batch, -1)
 
@@ -302,7 +310,7 @@ class PublicTreeplex:
             idx = lv.segment.view(1, -1, 1).expand(batch, -1, self.types)
             top = z.new_full((batch, n, self.types), -torch.inf).scatter_reduce_(1, idx, z, "amax")
             e = torch.exp(z - top.index_select(1, lv.segment))
-            total = e.new_zeros(batch, n, self.types).index_add_(1, lv.segment, e)
+            total = add_rows(e.new_zeros(batch, n, self.types), lv.segment, e)
             torch.div(e, total.index_select(1, lv.segment), out=sr[:, lv.m0:lv.m1])
             value = tau * (top + torch.log(total))  # [B, n, T]
             live = self.live_mask(value.dtype)
@@ -486,12 +494,12 @@ class PublicPayoffOperator:
             rows = src.index_select(1, self.seq[other][k])  # [B, n_k, T_o]
             # player 0: rows @ W^T ([n, T1] x [T1, T0]); player 1: -(rows @ W) ([n, T0] x [T0, T1])
             vals = torch.matmul(rows, w.transpose(1, 2) if player == 0 else w)
-            out.index_add_(1, self.seq[player][k], vals if player == 0 else vals.neg_())
+            add_rows(out, self.seq[player][k], vals if player == 0 else vals.neg_())
         if self.small_seq[0].numel():
             rows = src.index_select(1, self.small_seq[other]).unsqueeze(-1)  # [B, Zs, T_o, 1]
             w = self.small_weights if player == 0 else self.small_weights.transpose(2, 3)  # [B, Zs, T_p, T_o]
             vals = torch.matmul(w, rows).squeeze(-1)  # [B, Zs, T_p]
-            out.index_add_(1, self.small_seq[player], vals if player == 0 else vals.neg_())
+            add_rows(out, self.small_seq[player], vals if player == 0 else vals.neg_())
         flat = x_other.new_empty(b, sp.num_sequences)
         flat[:, 0] = out[:, 0].sum(1)
         flat[:, 1:] = out[:, 1:].reshape(b, -1)
