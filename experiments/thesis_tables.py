@@ -186,6 +186,8 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
             "device": str(solver.device), "form": cg.form, "dtype": args.dtype,
             # the process's peak so far (rows run earlier in the same process count too)
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "peak_gpu_mb": (round(torch.cuda.max_memory_allocated(solver.device) / 2**20)
+                            if solver.device.type == "cuda" else None),
             "value": row["game_value"], "nash_conv": row["nash_conv"],
             "eps_percent": 100 * row["nash_conv"], "solved": 100 * row["nash_conv"] < 1,
             "reached_target": row["nash_conv"] <= args.target, "value_chain": chain}

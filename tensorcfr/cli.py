@@ -136,6 +136,9 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                    help="cuda-graph: record one iteration as a CUDA graph and replay it (small games on a "
                         "GPU); compile: torch.compile the iteration (small games, CPU or GPU; seconds to "
                         "compile); static: the in-place form both use, run eagerly; none (default): eager")
+    s.add_argument("--deterministic", action="store_true",
+                   help="on CUDA, sums in a fixed order (torch's deterministic kernels), so a run repeats and "
+                        "resumes bit for bit; costs time (see the README); the CPU always is")
     s.add_argument("--time-limit", type=_duration, default=None, metavar="T",
                    help="stop after T (seconds, or e.g. 90m, 2h, 1h30m); a checkpoint is saved")
     s.add_argument("--target-exploitability", type=_positive_float, default=None, metavar="E",
@@ -303,20 +306,23 @@ def _make_solver(args, algo: str):
     game = args.game if len(args.game) > 1 else args.game[0]
     tree = dict(updates=args.updates, averaging=args.averaging, delay=args.delay, alpha=args.alpha,
                 beta=args.beta, gamma=args.gamma, eta=args.eta, weights=args.weights,
-                regret_tolerance=getattr(args, "regret_tolerance", None),
                 capture=getattr(args, "capture", None))
     normal = dict(mu=args.mu, runs=args.runs)
+    both = dict(regret_tolerance=getattr(args, "regret_tolerance", None))  # (rm and rm+ among the procedures)
     mine, other = (normal, tree) if is_procedure(algo) else (tree, normal)
+    mine = {**mine, **both}
     given = sorted(k for k, v in other.items() if v is not None)
     if given:
         raise TensorCFRError(f"{algo} has no option(s) {', '.join('--' + k for k in given)}")
     if is_procedure(algo):
-        return RegretMatching(game, algo, device=args.device, dtype=args.dtype, seed=args.seed, **mine)
+        return RegretMatching(game, algo, device=args.device, dtype=args.dtype, seed=args.seed,
+                              deterministic=getattr(args, "deterministic", False), **mine)
     from .compiler import compile as compile_game
 
     make_config(algo, **{k: v for k, v in mine.items() if v is not None and k != "capture"})  # bad settings first
     game = compile_game(game, **_limits(args))
-    return Solver(game, algo, device=args.device, dtype=args.dtype, **{k: v for k, v in mine.items() if v is not None})
+    return Solver(game, algo, device=args.device, dtype=args.dtype, deterministic=getattr(args, "deterministic", False),
+                  **{k: v for k, v in mine.items() if v is not None})
 
 
 def _save_policy(path: str, solver) -> None:

@@ -7,6 +7,9 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import os
+
 import torch
 
 from .errors import TensorCFRError
@@ -34,3 +37,30 @@ def resolve_dtype(dtype: str | torch.dtype) -> torch.dtype:
     if dtype not in table:
         raise TensorCFRError(f"unsupported dtype {dtype!r}; use float32 or float64")
     return table[dtype]
+
+
+@contextlib.contextmanager
+def deterministic(on: bool = True):
+    """Within the block, torch's deterministic kernels where it has them (`on`; else nothing
+    changes). On CUDA, `index_add_` and `scatter_add_` otherwise add with atomics in whatever
+    order the threads run, so a sum's last bit, and through regret matching's ties at 0 a whole
+    strategy, differs from run to run; the deterministic kernels sort the indices first. An
+    operation with no such kernel warns rather than fails. The CPU's kernels are deterministic
+    already. The previous setting is restored afterwards.
+
+    Example:
+        >>> with deterministic():
+        ...     torch.are_deterministic_algorithms_enabled()
+        True
+    """
+    if not on:
+        yield
+        return
+    # cuBLAS is deterministic only with a fixed workspace; it reads this when its handle is made
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    before, warn = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before, warn_only=warn)

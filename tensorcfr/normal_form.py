@@ -44,7 +44,7 @@ import torch
 
 import games as games_pkg
 
-from .devices import resolve_device, resolve_dtype
+from .devices import deterministic, resolve_device, resolve_dtype
 from .errors import TensorCFRError
 from .evaluation import Evaluation
 from .specs import algorithm_name, parse_algorithm
@@ -156,12 +156,16 @@ class RMConfig:
           (m - 1) times the range of their payoffs)
     seed: the random stream of the sampled procedures (runs draw from one generator)
     runs: independent runs per game, advanced as one batch
+    regret_tolerance: rm and rm+ match on regrets at most this times the largest in absolute
+          value as 0, as `CFRConfig.regret_tolerance` does (None: off): regrets exactly 0 in
+          exact arithmetic come out as +-1e-17 depending on the order of summation (CPU or GPU)
     """
 
     name: str = "rm+"
     mu: float | None = None
     seed: int = 0
     runs: int = 1
+    regret_tolerance: float | None = None
 
     def __post_init__(self):
         if self.name not in PROCEDURES:
@@ -174,6 +178,10 @@ class RMConfig:
             raise TensorCFRError(f"runs must be a positive integer, got {self.runs!r}")
         if self.runs > 1 and self.name not in SAMPLED:
             raise TensorCFRError(f"{self.name} is deterministic: runs > 1 would repeat one run")
+        tol = self.regret_tolerance
+        if tol is not None and (self.name not in ("rm", "rm+") or isinstance(tol, bool)
+                                or not isinstance(tol, (int, float)) or not 0 <= tol < 1):
+            raise TensorCFRError(f"regret_tolerance is a number in [0, 1) for rm and rm+, got {tol!r} for {self.name}")
 
 
 def make_procedure(spec: str | RMConfig, **overrides) -> RMConfig:
@@ -188,17 +196,21 @@ def make_procedure(spec: str | RMConfig, **overrides) -> RMConfig:
     else:
         name, params = parse_algorithm(spec, "procedure")
     params.update({k: v for k, v in overrides.items() if v is not None})
-    unknown = set(params) - {"mu", "seed", "runs"}
+    unknown = set(params) - {"mu", "seed", "runs", "regret_tolerance"}
     if unknown:
-        raise TensorCFRError(f"unknown option(s) {sorted(unknown)} for {name}; options: mu, seed, runs")
+        raise TensorCFRError(f"unknown option(s) {sorted(unknown)} for {name}; options: mu, seed, runs, "
+                             "regret_tolerance")
     if params.get("mu") is not None:
         params["mu"] = float(params["mu"])
     return RMConfig(name, **params)
 
 
-def _regret_matching(r: torch.Tensor) -> torch.Tensor:
-    """[Bt, k] cumulative regrets -> strategy proportional to the positive part, uniform if none."""
+def _regret_matching(r: torch.Tensor, tolerance: float | None = None) -> torch.Tensor:
+    """[Bt, k] cumulative regrets -> strategy proportional to the positive part, uniform if none
+    (entries at most `tolerance` times the row's largest |regret| count as 0)."""
     pos = r.clamp(min=0)
+    if tolerance:
+        pos = torch.where(pos > r.abs().amax(1, keepdim=True) * tolerance, pos, 0.0)
     total = pos.sum(1, keepdim=True)
     return torch.where(total > 0, pos / total.clamp(min=1e-300), 1.0 / r.shape[1])
 
@@ -241,9 +253,11 @@ class RegretMatching:
         ([[0.0, 0.0, 1.0]], [[0.0, 1.0, 0.0]])
     """
 
-    def __init__(self, game, procedure: str | RMConfig = "rm+", *, device="auto", dtype="float64", **options):
+    def __init__(self, game, procedure: str | RMConfig = "rm+", *, device="auto", dtype="float64",
+                 deterministic: bool = False, **options):
         self.config = make_procedure(procedure, **options)
         self.device, self.dtype = resolve_device(device), resolve_dtype(dtype)
+        self.deterministic = bool(deterministic)  # (`Solver`'s; the sampled plays' sums are exact anyway)
         members = list(game) if isinstance(game, (list, tuple)) else [game]
         try:
             self.games = [games_pkg.make(g) for g in members]
@@ -274,14 +288,16 @@ class RegretMatching:
                 self.mu = [self.config.mu, self.config.mu]
             else:  # large enough that the switching probabilities sum to at most 1
                 self.mu = [(P.shape[1] - 1) * max(float(P.amax() - P.amin()), 1e-12) for P in self.P]
-        self.generator = torch.Generator(device=self.device).manual_seed(self.config.seed)
+        # the draws come from a CPU generator on every device, so a seed means the same plays on each
+        self.generator = torch.Generator().manual_seed(self.config.seed)
         self._rows = torch.arange(self.batch_size, device=self.device)
 
     # -- the dynamics ---------------------------------------------------------------------------
     def step(self, n: int = 1) -> None:
         """Run `n` iterations."""
-        for _ in range(n):
-            self._iterate()
+        with deterministic(self.deterministic and self.device.type == "cuda"):
+            for _ in range(n):
+                self._iterate()
 
     def _iterate(self):
         """One simultaneous iteration; returns what was played: (x, y) [B, m], [B, n] for the
@@ -298,9 +314,10 @@ class RegretMatching:
                 if self.config.name == "rm+":
                     self.clipped[i].add_(inst).clamp_(min=0)
             target = self.clipped if self.config.name == "rm+" else self.regrets
-            self.strategy = (_regret_matching(target[0]), _regret_matching(target[1]))
+            tol = self.config.regret_tolerance
+            self.strategy = (_regret_matching(target[0], tol), _regret_matching(target[1], tol))
         else:
-            u = torch.rand(2, self.batch_size, generator=self.generator, dtype=self.dtype, device=self.device)
+            u = torch.rand(2, self.batch_size, generator=self.generator, dtype=self.dtype).to(self.device)
             j, l = _draw(x, u[0]), _draw(y, u[1])
             played = (j, l)
             self.Z.view(self.batch_size, -1).index_put_((self._rows, j * self.Z.shape[2] + l),

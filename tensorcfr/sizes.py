@@ -150,3 +150,56 @@ def too_many(name: str, limit: int, method: str) -> TensorCFRError:
 
 def _gb(n: int) -> str:
     return f"{n / 1e9:.1f} GB" if n < 1e18 else f"about 10^{len(str(int(n))) - 10} GB"
+
+
+STATE_ARRAYS = 16  # per-sequence [B, S_p] arrays alive at once in a solver and its evaluation (see below)
+
+
+def device_estimate_bytes(cg, batch: int, dtype) -> dict[str, int]:
+    """Bytes a solver of the compiled game `cg` needs on its device, before any is allocated:
+    `game` (the compiled tensors, moved there), `payoff` (the operator in `dtype`: generic, each
+    player's CSR values and column indices; public-tree form, the class matrices and the small
+    classes' per-terminal ones), `state` (`STATE_ARRAYS` per-sequence arrays per player: the
+    iteration state, its temporaries and the evaluation's) and their `total`.
+
+    Example:
+        >>> import torch, tensorcfr
+        >>> need = device_estimate_bytes(tensorcfr.compile("kuhn"), 1, torch.float64)
+        >>> need["total"] == need["game"] + need["payoff"] + need["state"]
+        True
+    """
+    import torch
+
+    e = torch.finfo(dtype).bits // 8
+    tensors = [t for tp in cg.treeplexes for t in tp.tensors().values()]
+    tensors += [v for v in vars(cg).values() if isinstance(v, torch.Tensor)]
+    game = sum(t.numel() * t.element_size() for t in tensors)
+    if getattr(cg, "form", "generic") == "public":
+        t0, t1 = cg.treeplexes[0].types, cg.treeplexes[1].types
+        off = cg.class_offsets.tolist()
+        small = sum(off[k + 1] - off[k] for k in range(len(off) - 1) if off[k + 1] - off[k] < 64)
+        payoff = e * cg.payoff_weights.shape[0] * t0 * t1 * (len(off) - 1 + small)
+    else:
+        z, b = cg.payoff.shape[1], cg.payoff.shape[0]
+        payoff = 2 * z * (b * e + 4) + 16 * z  # values and int32 columns per orientation, and a sort's indices
+    sequences = sum(tp.num_sequences for tp in cg.treeplexes)
+    state = STATE_ARRAYS * batch * sequences * e
+    return {"game": game, "payoff": payoff, "state": state, "total": game + payoff + state}
+
+
+def check_device_memory(cg, batch: int, dtype, device) -> None:
+    """On CUDA, refuse a solver that would not fit in the device's free memory before anything
+    is moved there: the error names the bytes needed (`device_estimate_bytes`) and free, and
+    what helps. Nothing is checked on the CPU (the compiler's limits did that)."""
+    import torch
+
+    if device.type != "cuda":
+        return
+    free, total = torch.cuda.mem_get_info(device)
+    need = device_estimate_bytes(cg, batch, dtype)
+    if need["total"] > free:
+        raise TensorCFRError(
+            f"{cg.name}: a solver needs about {_gb(need['total'])} on {device} (game {_gb(need['game'])}, payoff "
+            f"{_gb(need['payoff'])}, iteration state {_gb(need['state'])}), {_gb(free)} free of {_gb(total)}; "
+            "a smaller game or batch, --dtype float32, the public-tree form (--form public) where the game has "
+            "one, or --device cpu")

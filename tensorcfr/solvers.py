@@ -25,12 +25,13 @@ import games as games_pkg
 from .capture import CAPTURE, Captured, check_capture, gathered_operator
 from .compiled import CompiledGame
 from .compiler import compile as compile_game
-from .devices import resolve_device, resolve_dtype
+from .devices import deterministic, resolve_device, resolve_dtype
 from .errors import TensorCFRError
 from .evaluation import Evaluation, Policy, evaluate, infoset_gaps
 from .iteration import IterationState, iterate
 from .payoff import PayoffOperator
 from .public import PublicCompiledGame
+from .sizes import check_device_memory
 from .rules import (AVERAGING, ETA_DEFAULT, PRESETS, UPDATES, CFRConfig, Config, FTRLConfig, _batch,
                     algorithms, make_config)
 from .treeplex import WEIGHTS, dilated_entropy_weights
@@ -50,6 +51,11 @@ class Solver:
     capture: "none" (eager), "static", "cuda-graph" or "compile" (`capture.py`).
     form: "generic", "public" (the public-tree form, `public.py`) or "auto" (public where the
           game has it), for a game given by name; a compiled game brings its own.
+    deterministic: iterate and evaluate with torch's deterministic kernels
+          (`devices.deterministic`), so a CUDA run repeats bit for bit (a no-op on the CPU,
+          whose kernels are deterministic already).
+    On CUDA, a solver that would not fit in the device's free memory is refused before
+    anything is moved there (`sizes.check_device_memory`).
 
     Example:
         >>> import tensorcfr
@@ -62,21 +68,24 @@ class Solver:
 
     def __init__(self, game: str | games_pkg.Game | CompiledGame, algo: str | Config = "cfr+", *,
                  device: str | torch.device = "auto", dtype: str | torch.dtype = "float64",
-                 capture: str = "none", form: str = "generic", **options):
+                 capture: str = "none", form: str = "generic", deterministic: bool = False, **options):
         self.config = make_config(algo, **options)
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype)
+        self.deterministic = bool(deterministic)
+        self._deterministic = self.deterministic and self.device.type == "cuda"  # the CPU's kernels already are
         check_capture(capture, self.device)
         cg = game if isinstance(game, (CompiledGame, PublicCompiledGame)) else compile_game(game, form=form)
-        self.game = cg.to(self.device)
-        self.op = PayoffOperator.of(self.game, self.dtype, gather=gathered_operator(capture, self.game.payoff.shape[1]))
-        self.iteration = 0
-        b = self.game.batch_size
+        b = cg.batch_size
         if self.config.batch_size > 1:
             if b not in (1, self.config.batch_size):
                 raise TensorCFRError(f"a batch of {b} games and of {self.config.batch_size} settings do not match")
             b = self.config.batch_size
         self.batch_size = b
+        check_device_memory(cg, b, self.dtype, self.device)
+        self.game = cg.to(self.device)
+        self.op = PayoffOperator.of(self.game, self.dtype, gather=gathered_operator(capture, self.game.payoff.shape[1]))
+        self.iteration = 0
         self.state = IterationState.start(self.game.treeplexes, self.config, b, self.dtype, self.device)
         self.captured = None if capture == "none" else Captured(
             capture, self._iterate_in_place, self.config.scalars, batch=b, dtype=self.dtype, device=self.device,
@@ -110,14 +119,15 @@ class Solver:
 
     def step(self, n: int = 1) -> None:
         """Run `n` iterations."""
-        for _ in range(n):
-            t = self.iteration + 1
-            if self.captured is None:
-                iterate(self.game.treeplexes, self.op, self.config, self.state,
-                        self.config.scalars(t).as_numbers(self.dtype, self.device))
-            else:
-                self.captured.step(t)
-            self.iteration = t
+        with deterministic(self._deterministic):
+            for _ in range(n):
+                t = self.iteration + 1
+                if self.captured is None:
+                    iterate(self.game.treeplexes, self.op, self.config, self.state,
+                            self.config.scalars(t).as_numbers(self.dtype, self.device))
+                else:
+                    self.captured.step(t)
+                self.iteration = t
 
     # -- checkpoints ----------------------------------------------------------------------------
     def state_dict(self) -> dict:
@@ -156,8 +166,9 @@ class Solver:
 
     def evaluate(self) -> dict[str, Evaluation]:
         """Exact evaluation of the average and the current strategy: {"average": ..., "current": ...}."""
-        return {"average": evaluate(self.game, self.average_policy(), self.op),
-                "current": evaluate(self.game, self.current_policy(), self.op)}
+        with deterministic(self._deterministic):
+            return {"average": evaluate(self.game, self.average_policy(), self.op),
+                    "current": evaluate(self.game, self.current_policy(), self.op)}
 
     def regret_summary(self) -> dict[str, torch.Tensor]:
         """Largest positive cumulative regret per player over t, [B] each (column 0 is always 0);
@@ -175,7 +186,9 @@ class Solver:
         if hasattr(self.state.rule[0], "regrets"):
             t = max(self.iteration, 1)
             out.update({f"regret_p{p}": r[member, 1:] / t for p, r in enumerate(self.regrets)})
-        for p, gap in enumerate(infoset_gaps(self.game, self.average_policy(), self.op)):
+        with deterministic(self._deterministic):
+            gaps = infoset_gaps(self.game, self.average_policy(), self.op)
+        for p, gap in enumerate(gaps):
             out[f"infoset_exploitability_p{p}"] = gap[min(member, gap.shape[0] - 1)]
         return out
 
@@ -210,5 +223,6 @@ class Solver:
         """The resolved configuration, as printed by the CLI."""
         return {"game": self.game.name, "batch": self.member_names(), "algorithm": self.config.name,
                 **{k: v for k, v in asdict(self.config).items() if k != "name"},
-                "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""), "capture": self.capture}
+                "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""), "capture": self.capture,
+                "deterministic": self.deterministic}
 

@@ -12,13 +12,16 @@ from exact import same
 
 def test_batched_dcfr_settings_equal_solo_runs(device):
     alphas, betas, gammas = (1.0, 1.5, 2.0, 3.0), (0.0, 0.0, -1.0, 0.5), (2.0, 1.0, 2.0, 3.0)
-    batch = tensorcfr.Solver("leduc", tensorcfr.make_config("dcfr", alpha=alphas, beta=betas, gamma=gammas),
-                             device=device)
+    # deterministic: on CUDA, sums in a fixed order; the tolerance: a regret 0 in exact arithmetic
+    # reads 0 however a batched reduction rounds it
+    opts = dict(regret_tolerance=1e-12)
+    batch = tensorcfr.Solver("leduc", tensorcfr.make_config("dcfr", alpha=alphas, beta=betas, gamma=gammas, **opts),
+                             device=device, deterministic=True)
     assert batch.batch_size == 4
     batch.step(30)
     for b in range(4):
-        solo = tensorcfr.Solver("leduc", tensorcfr.make_config("dcfr", alpha=alphas[b], beta=betas[b], gamma=gammas[b]),
-                                device=device)
+        solo = tensorcfr.Solver("leduc", tensorcfr.make_config("dcfr", alpha=alphas[b], beta=betas[b], gamma=gammas[b],
+                                                               **opts), device=device, deterministic=True)
         solo.step(30)
         for p in (0, 1):
             assert same(batch.regrets[p][b], solo.regrets[p][0], device)

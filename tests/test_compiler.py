@@ -66,7 +66,7 @@ def test_payoff_entries_are_sorted_and_operator_takes_any_order(spec, device):
     assert bool((key[1:] > key[:-1]).all())
     perm = torch.randperm(cg.payoff.shape[1], generator=torch.Generator().manual_seed(0))
     shuffled = dataclasses.replace(cg, payoff_seq=cg.payoff_seq[:, perm], payoff=cg.payoff[:, perm])
-    xs = [torch.rand(1, tp.num_sequences, dtype=torch.float64, generator=torch.Generator().manual_seed(p), device=device)
+    xs = [torch.rand(1, tp.num_sequences, dtype=torch.float64, generator=torch.Generator().manual_seed(p)).to(device)
           for p, tp in enumerate(cg.treeplexes)]
     ops = [PayoffOperator.of(g.to(device), torch.float64) for g in (cg, shuffled)]
     for p in (0, 1):

@@ -69,9 +69,10 @@ def test_sizes_equal_the_generic_form(game, compiled):
 @pytest.mark.parametrize("algo", ALGOS)
 @pytest.mark.parametrize("game", GAMES)
 def test_iterates_equal_the_generic_form(game, algo, compiled, device):
-    # cfr+ and pcfr+ meet regrets that are exactly 0 in exact arithmetic, which the two forms'
-    # sums leave at 0 or at +-1e-22 (Liar's Dice); the tolerance makes both read 0
-    opts = {"regret_tolerance": 1e-12} if algo in ("cfr+", "pcfr+") else {}
+    # the CFR family meets regrets that are exactly 0 in exact arithmetic, which the two forms'
+    # sums leave at 0 or at +-1e-22 (Liar's Dice with cfr+; on CUDA, where atomics add in any
+    # order, with every rule: Dudo(4,2,1) dcfr 0.67 apart at iteration 1); the tolerance makes both read 0
+    opts = {"regret_tolerance": 1e-12} if algo != "oftrl" else {}
     a = tensorcfr.Solver(compiled(game, "generic"), algo, device=device, **opts)
     b = tensorcfr.Solver(compiled(game, "public"), algo, device=device, **opts)
     cols = columns(a, b)
@@ -81,7 +82,7 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
         for p, (ca, cb) in enumerate(cols):
             ca, cb = ca.to(device), cb.to(device)
             assert_close(a.sigma[p][:, ca], b.sigma[p][:, cb], f"iteration {t}, current strategy of player {p}",
-                         STRATEGY_TOL)
+                         STRATEGY_TOL if device == "cpu" else 10 * STRATEGY_TOL)  # H100: 1.01e-11 (pcfr+)
             assert_close(a.average[p][:, ca], b.average[p][:, cb], f"iteration {t}, average of player {p}")
             for f, x in vars(a.state.rule[p]).items():
                 if f != "temperature":
@@ -176,14 +177,15 @@ def test_cli_form_and_info(capsys):
         assert main(["solve", "leduc", "--algo", "dcfr", "--iterations", "40", "--json", "--no-log",
                      "--form", form]) == 0
         out[form] = json.loads(capsys.readouterr().out)
-    for k, tol in (("exploitability", TOL), ("game_value", TOL), ("exploitability_current", 1e-10)):
-        assert abs(out["generic"][k] - out["public"][k]) <= tol, k  # (DCFR's current play drifts: 3e-12)
+    for k, tol in (("exploitability", TOL), ("game_value", TOL), ("exploitability_current", 1e-9)):
+        assert abs(out["generic"][k] - out["public"][k]) <= tol, k  # DCFR's current play drifts: 3e-12 (CPU), 1.2e-10 (H100)
     assert main(["solve", "domino(2,2)", "--form", "public", "--iterations", "1"]) == 2
     assert "no public-tree form" in capsys.readouterr().err
 
 
 def test_public_run_resumes_bit_identically(tmp_path, capsys):
-    args = ["solve", "leduc", "--algo", "pcfr+", "--json", "--logdir", str(tmp_path), "--form", "public"]
+    args = ["solve", "leduc", "--algo", "pcfr+", "--json", "--logdir", str(tmp_path), "--form", "public",
+            "--deterministic"]
     assert main([*args, "--iterations", "20"]) == 0
     run_dir = json.loads(capsys.readouterr().out)["run_dir"]
     assert main(["resume", run_dir, "--iterations", "45", "--json", "--save-policy", str(tmp_path / "a.npz")]) == 0

@@ -1,0 +1,73 @@
+"""What only a GPU shows: runs with `deterministic=True` repeat bit for bit on CUDA (both
+compiled forms, eager and recorded as a CUDA graph, the CFR family and FTRL); a solver too large
+for the device's free memory is refused before anything is moved there, naming the bytes; the
+estimate behind that refusal bounds the memory a solver really takes. The CUDA cases skip
+without CUDA; the refusal is checked everywhere with the free memory stood in for."""
+
+import pytest
+import torch
+
+import tensorcfr
+from tensorcfr.sizes import check_device_memory, device_estimate_bytes
+
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")
+
+
+def snapshot(solver):
+    d = solver.state_dict()
+    return [*d["sigma"], *d["average"], *(t for st in d["state"] for t in st.values())]
+
+
+@CUDA
+@pytest.mark.parametrize("algo", ["cfr+", "dcfr", "oftrl"])
+@pytest.mark.parametrize("capture", ["none", "cuda-graph"])
+@pytest.mark.parametrize("form", ["generic", "public"])
+def test_deterministic_cuda_runs_repeat_bit_for_bit(form, capture, algo):
+    cg = tensorcfr.compile("liars_dice(faces=4)", form=form)
+    runs = []
+    for _ in range(2):
+        s = tensorcfr.Solver(cg, algo, device="cuda", capture=capture, deterministic=True)
+        s.step(30)
+        ev = s.evaluate()["average"]
+        runs.append(snapshot(s) + [ev.nash_conv.cpu(), ev.game_value.cpu()])
+    assert all(torch.equal(a, b) for a, b in zip(*runs))
+
+
+def test_too_large_for_the_device_is_refused_before_it_starts(monkeypatch):
+    cg = tensorcfr.compile("leduc")
+    need = device_estimate_bytes(cg, 1, torch.float64)
+    assert need["total"] == need["game"] + need["payoff"] + need["state"] > 0
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (need["total"] - 1, 80 * 10**9))
+    with pytest.raises(tensorcfr.TensorCFRError, match=r"leduc: a solver needs about .* on cuda.*free of 80.0 GB"):
+        check_device_memory(cg, 1, torch.float64, torch.device("cuda"))
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (need["total"], 80 * 10**9))
+    check_device_memory(cg, 1, torch.float64, torch.device("cuda"))  # just fits
+    check_device_memory(cg, 1, torch.float64, torch.device("cpu"))  # the CPU is not checked here
+
+
+@CUDA
+def test_a_real_solver_is_refused_with_nothing_allocated(monkeypatch):
+    cg = tensorcfr.compile("leduc")
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (10**6, 80 * 10**9))
+    with pytest.raises(tensorcfr.TensorCFRError, match="free of"):
+        tensorcfr.Solver(cg, "cfr+", device="cuda")
+    assert torch.cuda.memory_allocated() == before
+
+
+@CUDA
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("game,form", [("leduc", "generic"), ("leduc", "public"), ("liars_dice", "generic"),
+                                       ("liars_dice", "public"), ("dudo(4,1,2)", "public"), ("ocp(200)", "generic")])
+def test_device_estimate_bounds_the_peak(game, form, dtype):
+    cg = tensorcfr.compile(game, form=form)
+    need = device_estimate_bytes(cg, 1, tensorcfr.resolve_dtype(dtype))["total"]
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    s = tensorcfr.Solver(cg, "dcfr", device="cuda", dtype=dtype)
+    s.step(3)
+    s.evaluate()
+    torch.cuda.synchronize()
+    assert torch.cuda.max_memory_allocated() - base <= need
