@@ -120,6 +120,8 @@ def checkpoint_path(args: Args, name: str) -> str:
 
 def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
     """Compile and solve one game until NashConv <= target; returns the row's figures."""
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()  # peak_gpu_mb: this row's
     t0 = time.perf_counter()
     game = games.make(spec)
     chain = dudo_chain(game.faces, *game.dice) if isinstance(game, Dudo) else []

@@ -175,7 +175,7 @@ def test_cli_form_and_info(capsys):
     out = {}
     for form in ("generic", "public"):
         assert main(["solve", "leduc", "--algo", "dcfr", "--iterations", "40", "--json", "--no-log",
-                     "--form", form]) == 0
+                     "--form", form, "--deterministic", "--regret-tolerance", "1e-12"]) == 0
         out[form] = json.loads(capsys.readouterr().out)
     for k, tol in (("exploitability", TOL), ("game_value", TOL), ("exploitability_current", 1e-9)):
         assert abs(out["generic"][k] - out["public"][k]) <= tol, k  # DCFR's current play drifts: 3e-12 (CPU), 1.2e-10 (H100)
