@@ -156,9 +156,10 @@ class RMConfig:
           (m - 1) times the range of their payoffs)
     seed: the random stream of the sampled procedures (runs draw from one generator)
     runs: independent runs per game, advanced as one batch
-    regret_tolerance: rm and rm+ match on regrets at most this times the largest in absolute
-          value as 0, as `CFRConfig.regret_tolerance` does (None: off): regrets exactly 0 in
-          exact arithmetic come out as +-1e-17 depending on the order of summation (CPU or GPU)
+    regret_tolerance: rm and rm+ match on regrets at most this times the largest regret plus
+          the largest action value (absolute) as 0, as `CFRConfig.regret_tolerance` does (None:
+          off): regrets exactly 0 in exact arithmetic come out as +-1e-17 depending on the order
+          of summation (CPU or GPU)
     """
 
     name: str = "rm+"
@@ -205,12 +206,14 @@ def make_procedure(spec: str | RMConfig, **overrides) -> RMConfig:
     return RMConfig(name, **params)
 
 
-def _regret_matching(r: torch.Tensor, tolerance: float | None = None) -> torch.Tensor:
+def _regret_matching(r: torch.Tensor, tolerance: float | None = None, u: torch.Tensor | None = None) -> torch.Tensor:
     """[Bt, k] cumulative regrets -> strategy proportional to the positive part, uniform if none
-    (entries at most `tolerance` times the row's largest |regret| count as 0)."""
+    (entries at most `tolerance` times the row's largest |regret| plus largest |u|, the last
+    action values [Bt, k], count as 0)."""
     pos = r.clamp(min=0)
     if tolerance:
-        pos = torch.where(pos > r.abs().amax(1, keepdim=True) * tolerance, pos, 0.0)
+        scale = r.abs().amax(1, keepdim=True) + u.abs().amax(1, keepdim=True)  # [Bt, 1]
+        pos = torch.where(pos > scale * tolerance, pos, 0.0)
     total = pos.sum(1, keepdim=True)
     return torch.where(total > 0, pos / total.clamp(min=1e-300), 1.0 / r.shape[1])
 
@@ -307,15 +310,17 @@ class RegretMatching:
         if self.config.name in ("rm", "rm+"):
             played = (x, y)
             self.Z.add_(x[:, :, None] * y[:, None, :])
+            values = []
             for i, (P, own, other) in enumerate(zip(self.P, (x, y), (y, x))):
                 u = (P @ other[:, :, None]).squeeze(2)  # [B, m_i] each action against the other's mix
+                values.append(u)
                 inst = u - (own * u).sum(1, keepdim=True)
                 self.regrets[i].add_(inst)
                 if self.config.name == "rm+":
                     self.clipped[i].add_(inst).clamp_(min=0)
             target = self.clipped if self.config.name == "rm+" else self.regrets
             tol = self.config.regret_tolerance
-            self.strategy = (_regret_matching(target[0], tol), _regret_matching(target[1], tol))
+            self.strategy = (_regret_matching(target[0], tol, values[0]), _regret_matching(target[1], tol, values[1]))
         else:
             u = torch.rand(2, self.batch_size, generator=self.generator, dtype=self.dtype).to(self.device)
             j, l = _draw(x, u[0]), _draw(y, u[1])

@@ -182,8 +182,9 @@ class CFRConfig(Schedule):
                 t^alpha/(t^alpha+1) and negative ones by t^beta/(t^beta+1) (None: kept)
     predictive: the next strategy regret-matches R + r_t (the last instantaneous regret as
                 the prediction of the next one)
-    regret_tolerance: regrets matched on that are at most this times the largest cumulative
-                regret (of the batch member) in absolute value count as 0 (None: off). Regrets
+    regret_tolerance: regrets matched on that are at most this times the scale of the batch
+                member's regrets (its largest cumulative regret plus its largest counterfactual
+                value this iteration, in absolute value) count as 0 (None: off). Regrets
                 that are exactly 0 in exact arithmetic come out as +-1e-17 or so depending on
                 the order of summation (CPU or GPU, eager or compiled, generic or public-tree
                 form), and regret matching then plays a pure instead of a uniform strategy;
@@ -252,17 +253,19 @@ class CFRConfig(Schedule):
         if self.predictive:
             predicted = regret.clone()
             predicted[:, 1:].add_(inst)
-            return space.normalize(self._matched(predicted.clamp_(min=0), regret))
+            return space.normalize(self._matched(predicted.clamp_(min=0), regret, g))
         # regret matching+ keeps its regrets non-negative: no second clamp
         return space.normalize(self._matched(regret if self.plus and sc.positive is None else regret.clamp(min=0),
-                                             regret))
+                                             regret, g))
 
-    def _matched(self, positive: torch.Tensor, regret: torch.Tensor) -> torch.Tensor:
-        """`positive` [B, S] with the entries within `regret_tolerance` of 0 set to 0."""
+    def _matched(self, positive: torch.Tensor, regret: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+        """`positive` [B, S] with the entries within `regret_tolerance` of 0 set to 0. The scale
+        counts the values g [B, S] as well as the regrets: where every regret is 0 in exact
+        arithmetic (a symmetric game's first iteration), the largest regret is rounding itself."""
         if not self.regret_tolerance:
             return positive
-        bound = regret.abs().amax(1, keepdim=True) * self.regret_tolerance  # [B, 1]
-        return torch.where(positive > bound, positive, 0.0)
+        scale = regret.abs().amax(1, keepdim=True) + g.abs().amax(1, keepdim=True)  # [B, 1]
+        return torch.where(positive > scale * self.regret_tolerance, positive, 0.0)
 
 
 @dataclass(frozen=True)

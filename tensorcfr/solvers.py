@@ -25,7 +25,8 @@ import games as games_pkg
 from .capture import CAPTURE, Captured, check_capture, gathered_operator
 from .compiled import CompiledGame
 from .compiler import compile as compile_game
-from .devices import deterministic, resolve_device, resolve_dtype
+from .devices import deterministic as deterministic_mode
+from .devices import resolve_device, resolve_dtype
 from .errors import TensorCFRError
 from .evaluation import Evaluation, Policy, evaluate, infoset_gaps
 from .iteration import IterationState, iterate
@@ -86,7 +87,8 @@ class Solver:
         self.game = cg.to(self.device)
         self.op = PayoffOperator.of(self.game, self.dtype, gather=gathered_operator(capture, self.game.payoff.shape[1]))
         self.iteration = 0
-        self.state = IterationState.start(self.game.treeplexes, self.config, b, self.dtype, self.device)
+        with deterministic_mode(self._deterministic):  # FTRL's entropy weights are per-infoset sums too
+            self.state = IterationState.start(self.game.treeplexes, self.config, b, self.dtype, self.device)
         self.captured = None if capture == "none" else Captured(
             capture, self._iterate_in_place, self.config.scalars, batch=b, dtype=self.dtype, device=self.device,
             save=self.state_dict, restore=self.load_state_dict)
@@ -119,7 +121,7 @@ class Solver:
 
     def step(self, n: int = 1) -> None:
         """Run `n` iterations."""
-        with deterministic(self._deterministic):
+        with deterministic_mode(self._deterministic):
             for _ in range(n):
                 t = self.iteration + 1
                 if self.captured is None:
@@ -166,7 +168,7 @@ class Solver:
 
     def evaluate(self) -> dict[str, Evaluation]:
         """Exact evaluation of the average and the current strategy: {"average": ..., "current": ...}."""
-        with deterministic(self._deterministic):
+        with deterministic_mode(self._deterministic):
             return {"average": evaluate(self.game, self.average_policy(), self.op),
                     "current": evaluate(self.game, self.current_policy(), self.op)}
 
@@ -186,7 +188,7 @@ class Solver:
         if hasattr(self.state.rule[0], "regrets"):
             t = max(self.iteration, 1)
             out.update({f"regret_p{p}": r[member, 1:] / t for p, r in enumerate(self.regrets)})
-        with deterministic(self._deterministic):
+        with deterministic_mode(self._deterministic):
             gaps = infoset_gaps(self.game, self.average_policy(), self.op)
         for p, gap in enumerate(gaps):
             out[f"infoset_exploitability_p{p}"] = gap[min(member, gap.shape[0] - 1)]

@@ -27,6 +27,7 @@ class RecursiveCFR:
         self.actions: dict[str, tuple[str, ...]] = {}
         self.player_of: dict[str, int] = {}
         self.t = 0
+        self.value_scale = [0.0, 0.0]  # per player: the largest |counterfactual value| of its last update
         self._discover(game.initial_state())
 
     def _discover(self, state):
@@ -50,8 +51,10 @@ class RecursiveCFR:
         if self.predictive and key in self.last_regret:
             target = [r + m for r, m in zip(target, self.last_regret[key])]
         pos = [max(r, 0.0) for r in target]
-        if self.regret_tolerance:  # relative to the largest cumulative regret of the player
-            scale = max(abs(r) for k, rs in self.regret.items() if self.player_of[k] == self.player_of[key] for r in rs)
+        if self.regret_tolerance:  # the player's largest cumulative regret plus its largest last value
+            p = self.player_of[key]
+            scale = max(abs(r) for k, rs in self.regret.items() if self.player_of[k] == p for r in rs)
+            scale += self.value_scale[p]
             pos = [r if r > self.regret_tolerance * scale else 0.0 for r in pos]
         total = sum(pos)
         n = len(pos)
@@ -92,8 +95,10 @@ class RecursiveCFR:
             sign = 1.0 if p == 0 else -1.0
             cf_reach = reach[1 - p] * chance
             acc = regret_acc.setdefault(key, [0.0] * len(sigma))
+            val = regret_acc.setdefault(("values", key), [0.0] * len(sigma))
             for i, q in enumerate(values):
                 acc[i] += cf_reach * sign * (q - v)
+                val[i] += cf_reach * sign * q
             if key not in counted:  # own reach is the same at every history of the infoset
                 counted.add(key)
                 w = self._weight()
@@ -103,7 +108,11 @@ class RecursiveCFR:
 
     def _apply(self, regret_acc):
         t = self.t
-        for key, acc in regret_acc.items():
+        for key, acc in list(regret_acc.items()):
+            if isinstance(key, tuple):  # ("values", infoset): the counterfactual values, for the tolerance's scale
+                p = self.player_of[key[1]]
+                self.value_scale[p] = max(self.value_scale[p], max(abs(x) for x in acc))
+                continue
             r = [a + b for a, b in zip(self.regret[key], acc)]
             if self.plus:
                 r = [max(x, 0.0) for x in r]
@@ -119,7 +128,9 @@ class RecursiveCFR:
         groups = [(0, 1)] if self.updates == "simultaneous" else [(0,), (1,)]
         for updating in groups:
             policy = {k: self.strategy(k) for k in self.actions}
-            acc: dict[str, list[float]] = {}
+            acc: dict = {}
+            for p in updating:
+                self.value_scale[p] = 0.0
             self._traverse(root, [1.0, 1.0], 1.0, policy, set(updating), acc, set())
             self._apply(acc)
 

@@ -50,7 +50,7 @@ def test_a_real_solver_is_refused_with_nothing_allocated(monkeypatch):
     cg = tensorcfr.compile("leduc")
     torch.cuda.synchronize()
     before = torch.cuda.memory_allocated()
-    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (10**6, 80 * 10**9))
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (1000, 80 * 10**9))
     with pytest.raises(tensorcfr.TensorCFRError, match="free of"):
         tensorcfr.Solver(cg, "cfr+", device="cuda")
     assert torch.cuda.memory_allocated() == before
@@ -62,7 +62,7 @@ def test_a_real_solver_is_refused_with_nothing_allocated(monkeypatch):
                                        ("liars_dice", "public"), ("dudo(4,1,2)", "public"), ("ocp(200)", "generic")])
 def test_device_estimate_bounds_the_peak(game, form, dtype):
     cg = tensorcfr.compile(game, form=form)
-    need = device_estimate_bytes(cg, 1, tensorcfr.resolve_dtype(dtype))["total"]
+    need = device_estimate_bytes(cg, 1, getattr(torch, dtype))["total"]
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()

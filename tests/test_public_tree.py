@@ -159,7 +159,11 @@ def test_games_without_a_public_form_say_so():
 def test_regret_tolerance_zeroes_rounding_and_only_that():
     cfg = tensorcfr.make_config("cfr+", regret_tolerance=1e-12)
     regret = torch.tensor([[0.0, 2.4e-22, 0.5, 1e-9]], dtype=torch.float64)
-    assert cfg._matched(regret.clamp(min=0), regret).tolist() == [[0.0, 0.0, 0.5, 1e-9]]
+    values = torch.tensor([[0.0, 0.3, -0.2, 0.1]], dtype=torch.float64)
+    assert cfg._matched(regret.clamp(min=0), regret, values).tolist() == [[0.0, 0.0, 0.5, 1e-9]]
+    # every regret 0 but for rounding (a symmetric game's first iteration): the values set the scale
+    noise = torch.tensor([[0.0, 5.6e-17, 0.0, 5.6e-17]], dtype=torch.float64)
+    assert cfg._matched(noise, noise, values).tolist() == [[0.0, 0.0, 0.0, 0.0]]
     for bad in (-1e-3, 1.0, "x", True):
         with pytest.raises(tensorcfr.TensorCFRError, match="regret_tolerance"):
             tensorcfr.make_config("cfr", regret_tolerance=bad)
