@@ -133,9 +133,10 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
     s.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
     s.add_argument("--dtype", choices=("float32", "float64"), default="float64")
     s.add_argument("--capture", choices=CAPTURE, default=None,
-                   help="cuda-graph: record one iteration as a CUDA graph and replay it (small games on a "
-                        "GPU); compile: torch.compile the iteration (small games, CPU or GPU; seconds to "
-                        "compile); static: the in-place form both use, run eagerly; none (default): eager")
+                   help="auto (default): cuda-graph on a GPU where memory allows, else none; cuda-graph: "
+                        "record one iteration as a CUDA graph and replay it; compile: torch.compile the "
+                        "iteration (small games, CPU or GPU: fastest an iteration, after seconds of "
+                        "compiling); static: the in-place form both use, run eagerly; none: eager")
     s.add_argument("--deterministic", action="store_true",
                    help="on CUDA, sums in a fixed order (torch's deterministic kernels), so a run repeats and "
                         "resumes bit for bit; costs time (see the README); the CPU always is")

@@ -192,19 +192,22 @@ def device_estimate_bytes(cg, batch: int, dtype) -> dict[str, int]:
     return {"game": game, "payoff": payoff, "state": state, "total": game + payoff + state}
 
 
-def check_device_memory(cg, batch: int, dtype, device) -> None:
+def check_device_memory(cg, batch: int, dtype, device) -> int:
     """On CUDA, refuse a solver that would not fit in the device's free memory before anything
     is moved there: the error names the bytes needed (`device_estimate_bytes`) and free, and
-    what helps. Nothing is checked on the CPU (the compiler's limits did that)."""
+    what helps; returns the bytes needed. Nothing is checked on the CPU (the compiler's limits
+    did that; 0 is returned)."""
     import torch
 
     if device.type != "cuda":
-        return
+        return 0
     free, total = torch.cuda.mem_get_info(device)
     need = device_estimate_bytes(cg, batch, dtype)
     if need["total"] > free:
         raise TensorCFRError(
             f"{cg.name}: a solver needs about {_gb(need['total'])} on {device} (game {_gb(need['game'])}, payoff "
             f"{_gb(need['payoff'])}, iteration state {_gb(need['state'])}), {_gb(free)} free of {_gb(total)}; "
-            "a smaller game or batch, --dtype float32, the public-tree form (--form public) where the game has "
-            "one, or --device cpu")
+            "a smaller game or batch, " + ("" if dtype == torch.float32 else "--dtype float32, ")
+            + ("" if getattr(cg, "form", "generic") == "public" else
+               "the public-tree form (--form public) where the game has one, ") + "or --device cpu")
+    return need["total"]

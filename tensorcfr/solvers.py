@@ -22,7 +22,7 @@ import torch
 
 import games as games_pkg
 
-from .capture import CAPTURE, Captured, check_capture, gathered_operator
+from .capture import CAPTURE, Captured, auto_capture, check_capture, gathered_operator
 from .compiled import CompiledGame
 from .compiler import compile as compile_game
 from .devices import deterministic as deterministic_mode
@@ -49,7 +49,8 @@ class Solver:
     and the rule's own state `state.rule[p]` (`regrets` [B, S_p] for the CFR family, column 0
     unused; `utility` [B, S_p] for FTRL).
 
-    capture: "none" (eager), "static", "cuda-graph" or "compile" (`capture.py`).
+    capture: "auto" (default: "cuda-graph" on CUDA where memory allows, else "none";
+          `capture.auto_capture`), "none" (eager), "static", "cuda-graph" or "compile" (`capture.py`).
     form: "generic", "public" (the public-tree form, `public.py`) or "auto" (public where the
           game has it), for a game given by name; a compiled game brings its own.
     deterministic: iterate and evaluate with torch's deterministic kernels
@@ -69,7 +70,7 @@ class Solver:
 
     def __init__(self, game: str | games_pkg.Game | CompiledGame, algo: str | Config = "cfr+", *,
                  device: str | torch.device = "auto", dtype: str | torch.dtype = "float64",
-                 capture: str = "none", form: str = "generic", deterministic: bool = False, **options):
+                 capture: str = "auto", form: str = "generic", deterministic: bool = False, **options):
         self.config = make_config(algo, **options)
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype)
@@ -83,7 +84,9 @@ class Solver:
                 raise TensorCFRError(f"a batch of {b} games and of {self.config.batch_size} settings do not match")
             b = self.config.batch_size
         self.batch_size = b
-        check_device_memory(cg, b, self.dtype, self.device)
+        need = check_device_memory(cg, b, self.dtype, self.device)
+        if capture == "auto":
+            capture = auto_capture(self.device, need)
         self.game = cg.to(self.device)
         self.op = PayoffOperator.of(self.game, self.dtype, gather=gathered_operator(capture, self.game.payoff.shape[1]))
         self.iteration = 0
@@ -164,7 +167,8 @@ class Solver:
 
     def average_policy(self) -> Policy:
         """The average strategy (the one that converges to equilibrium)."""
-        return Policy(self.game, tuple(tp.normalize(a) for tp, a in zip(self.game.treeplexes, self.average)))
+        with deterministic_mode(self._deterministic):  # normalising sums over each infoset
+            return Policy(self.game, tuple(tp.normalize(a) for tp, a in zip(self.game.treeplexes, self.average)))
 
     def evaluate(self) -> dict[str, Evaluation]:
         """Exact evaluation of the average and the current strategy: {"average": ..., "current": ...}."""
