@@ -137,6 +137,9 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                         "record one iteration as a CUDA graph and replay it; compile: torch.compile the "
                         "iteration (small games, CPU or GPU: fastest an iteration, after seconds of "
                         "compiling); static: the in-place form both use, run eagerly; none: eager")
+    s.add_argument("--distributed", action="store_true",
+                   help="under torchrun: each rank keeps 1/N of the payoff operator and the values are summed "
+                        "over the ranks (torch.distributed: NCCL on GPUs, gloo on CPUs); rank 0 logs and saves")
     s.add_argument("--deterministic", action="store_true",
                    help="on CUDA, sums in a fixed order (torch's deterministic kernels), so a run repeats and "
                         "resumes bit for bit; costs time (see the README); the CPU always is")
@@ -321,9 +324,10 @@ def _make_solver(args, algo: str):
     from .compiler import compile as compile_game
 
     make_config(algo, **{k: v for k, v in mine.items() if v is not None and k != "capture"})  # bad settings first
+
     game = compile_game(game, **_limits(args))
     return Solver(game, algo, device=args.device, dtype=args.dtype, deterministic=getattr(args, "deterministic", False),
-                  **{k: v for k, v in mine.items() if v is not None})
+                  distributed=getattr(args, "distributed", False), **{k: v for k, v in mine.items() if v is not None})
 
 
 def _save_policy(path: str, solver) -> None:
@@ -439,6 +443,30 @@ def _exit_code(results: list[dict]) -> int:
     return 0 if sig is None else 128 + int(sig)
 
 
+def _join_group(args, resuming: bool = False) -> int:
+    """With --distributed, join torchrun's process group (`distributed.init_from_environment`)
+    and return this rank; rank 0 prints, logs, checkpoints and saves the policy, the others
+    only compute (their stdout is discarded). Without it, 0. A distributed run resumed outside
+    torchrun continues as one process (its checkpoint holds the whole state)."""
+    if not getattr(args, "distributed", False):
+        return 0
+    import torch.distributed as dist
+
+    from .distributed import init_from_environment
+
+    if resuming and not dist.is_initialized() and "RANK" not in os.environ:
+        print("tensorcfr: a distributed run resumed outside torchrun: continuing as one process", file=sys.stderr)
+        args.distributed = False
+        return 0
+    rank, args.device = init_from_environment(args.device)
+    if args.no_log:  # no rank writes histograms, so none computes them (they are collectives)
+        args.no_histograms = True
+    if rank != 0:
+        sys.stdout = open(os.devnull, "w")
+        args.save_policy = None
+    return rank
+
+
 def _solve(args, compare: bool = False) -> int:
     from .runs import check_logdir, new_run_dir
 
@@ -446,7 +474,8 @@ def _solve(args, compare: bool = False) -> int:
         raise TensorCFRError("--save-policy with several algorithms would overwrite one file: run them one by one")
     if args.checkpoint_every and args.no_log:
         raise TensorCFRError("--checkpoint-every needs a run directory: drop --no-log")
-    logdir = None if args.no_log else args.logdir
+    rank = _join_group(args)
+    logdir = None if args.no_log or rank else args.logdir
     if args.save_policy is not None:  # outputs checked before the work, not after it
         check_policy_path(args.save_policy)
     if logdir is not None:
@@ -579,6 +608,8 @@ def _continue_run(run_dir: str, json_out: bool, iterations: int | None, time_lim
         run_args.iterations = iterations
     if time_limit is not None:
         run_args.time_limit = time_limit
+    if _join_group(run_args, resuming=True):  # another rank of a distributed run: it reads the checkpoint, rank 0 writes
+        return _train_run(run_args, info["algo"], None, checkpoint=ckpt)
     with lock_run_dir(run_dir):  # a second resume of the same run is refused, not interleaved
         return _train_run(run_args, info["algo"], run_dir, checkpoint=ckpt)
 

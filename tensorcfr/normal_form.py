@@ -190,7 +190,7 @@ def make_procedure(spec: str | RMConfig, **overrides) -> RMConfig:
 
     Example:
         >>> make_procedure("conditional-rm(mu=10)", runs=4)
-        RMConfig(name='conditional-rm', mu=10.0, seed=0, runs=4)
+        RMConfig(name='conditional-rm', mu=10.0, seed=0, runs=4, regret_tolerance=None)
     """
     if isinstance(spec, RMConfig):
         name, params = spec.name, {k: v for k, v in asdict(spec).items() if k != "name"}

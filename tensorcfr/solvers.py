@@ -27,6 +27,7 @@ from .compiled import CompiledGame
 from .compiler import compile as compile_game
 from .devices import deterministic as deterministic_mode
 from .devices import resolve_device, resolve_dtype
+from .distributed import ShardedOperator, process_group, shard
 from .errors import TensorCFRError
 from .evaluation import Evaluation, Policy, evaluate, infoset_gaps
 from .iteration import IterationState, iterate
@@ -58,6 +59,9 @@ class Solver:
           whose kernels are deterministic already).
     On CUDA, a solver that would not fit in the device's free memory is refused before
     anything is moved there (`sizes.check_device_memory`).
+    distributed: inside an initialised `torch.distributed` process group, keep only this
+          rank's block of the payoff operator and sum the counterfactual values over the ranks
+          (`distributed.py`: the state is replicated; `game` then holds this rank's block).
 
     Example:
         >>> import tensorcfr
@@ -70,7 +74,8 @@ class Solver:
 
     def __init__(self, game: str | games_pkg.Game | CompiledGame, algo: str | Config = "cfr+", *,
                  device: str | torch.device = "auto", dtype: str | torch.dtype = "float64",
-                 capture: str = "auto", form: str = "generic", deterministic: bool = False, **options):
+                 capture: str = "auto", form: str = "generic", deterministic: bool = False,
+                 distributed: bool = False, **options):
         self.config = make_config(algo, **options)
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype)
@@ -84,11 +89,21 @@ class Solver:
                 raise TensorCFRError(f"a batch of {b} games and of {self.config.batch_size} settings do not match")
             b = self.config.batch_size
         self.batch_size = b
+        self.distributed = bool(distributed)
+        if self.distributed:
+            rank, world = process_group()
+            if capture not in ("auto", "none"):
+                raise TensorCFRError(f"capture={capture!r} with distributed=True: only eager iterations are "
+                                     "distributed (capture='none')")
+            capture = "none"
+            cg = shard(cg, rank, world)
         need = check_device_memory(cg, b, self.dtype, self.device)
         if capture == "auto":
             capture = auto_capture(self.device, need)
         self.game = cg.to(self.device)
         self.op = PayoffOperator.of(self.game, self.dtype, gather=gathered_operator(capture, self.game.payoff.shape[1]))
+        if self.distributed:
+            self.op = ShardedOperator(self.op)
         self.iteration = 0
         with deterministic_mode(self._deterministic):  # FTRL's entropy weights are per-infoset sums too
             self.state = IterationState.start(self.game.treeplexes, self.config, b, self.dtype, self.device)
@@ -230,5 +245,5 @@ class Solver:
         return {"game": self.game.name, "batch": self.member_names(), "algorithm": self.config.name,
                 **{k: v for k, v in asdict(self.config).items() if k != "name"},
                 "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""), "capture": self.capture,
-                "deterministic": self.deterministic}
+                "deterministic": self.deterministic, "distributed": self.distributed}
 

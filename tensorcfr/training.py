@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from .distributed import agree
 from .errors import TensorCFRError
 from .protocol import IterativeSolver
 from .validate import number, optional
@@ -99,7 +100,7 @@ def log_config(writer, config: dict) -> None:
         fw.add_summary(summary)
 
 
-def _log(writer, solver, rows_by_member: list[dict], track: dict, histograms: bool) -> None:
+def _log(writer, solver, rows_by_member: list[dict], track: dict, histograms: dict | None) -> None:
     step = solver.iteration
     for b, row in enumerate(rows_by_member):
         suffix = f"/member{b}" if b else ""
@@ -110,9 +111,7 @@ def _log(writer, solver, rows_by_member: list[dict], track: dict, histograms: bo
         for which, probs in by.items():
             for action, p in probs.items():
                 writer.add_scalar(f"strategy/{key}/{action}/{which}", p, step)
-    if not histograms:
-        return
-    for name, values in solver.histograms(0).items():  # member 0's
+    for name, values in (histograms or {}).items():  # member 0's
         if values.numel():
             writer.add_histogram(f"histogram/{name}", values.float().cpu(), step)
 
@@ -231,8 +230,12 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
             member_rows.append(row)
         since_eval, since_eval_time = 0, 0.0
         rows.append(member_rows[0])
+        # the histograms' best responses are collectives in a distributed run: every rank computes
+        # them (the CLI turns them off on every rank with --no-log), rank 0 writes them
+        hist = (solver.histograms(0) if opts.histograms and (writer is not None or getattr(solver, "distributed", False))
+                else None)
         if writer is not None:
-            _log(writer, solver, member_rows, tracked_strategies(solver, track), opts.histograms)
+            _log(writer, solver, member_rows, tracked_strategies(solver, track), hist)
         if progress is not None:
             progress.update(solver.iteration, member_rows[0]["iterations_per_second"], member_rows[0]["exploitability"])
             progress.clear()
@@ -241,10 +244,12 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         return member_rows[0]
 
     while solver.iteration < target_iteration:
-        if opts.should_stop is not None and opts.should_stop():
+        interrupted, out_of_time = agree(solver, opts.should_stop is not None and opts.should_stop(),
+                                         opts.time_limit is not None and time.perf_counter() - started >= opts.time_limit)
+        if interrupted:
             rows.stopped = "interrupted"
             break
-        if opts.time_limit is not None and time.perf_counter() - started >= opts.time_limit:
+        if out_of_time:
             rows.stopped = "time_limit"
             break
         it = solver.iteration

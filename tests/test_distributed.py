@@ -1,0 +1,170 @@
+"""One game across 2 and 3 processes (torch.distributed, gloo, on the CPU): iterates equal to
+one process's to 1e-12, every rank's state equal to the bit, a checkpoint from 2 ranks
+resumed on 1 and on 3, and a rank that dies stopping the others with a clear error."""
+
+import multiprocessing
+import os
+import time
+from datetime import timedelta
+
+import pytest
+import torch
+import torch.distributed as dist
+
+import tensorcfr
+from tensorcfr.distributed import bounds, shard
+
+CASES = [(game, form, algo) for game, form in [("leduc", "generic"), ("leduc", "public"), ("dudo(4,1,2)", "generic"),
+                                               ("dudo(4,1,2)", "public"), ("random(seed=3)", "generic")]
+         for algo in ("cfr+", "dcfr", "oftrl")]
+ITERATIONS = 25
+TOL = 1e-12  # of each tensor's scale
+STRATEGY_TOL = 1e-11  # current strategies are ratios of regret sums (DCFR on Leduc: 1.7e-12 apart)
+
+
+def close(a, b, i):
+    """Entry i of a snapshot (0, 1: the current strategies) of one process against the ranks'."""
+    scale = max(1.0, float(a.abs().max()))
+    return float((a - b).abs().max()) <= (STRATEGY_TOL if i < 2 else TOL) * scale
+
+
+def options(algo):
+    # partial sums add in another order than one process's: a regret 0 in exact arithmetic must
+    # not turn into a tie broken the other way
+    return {} if algo == "oftrl" else {"regret_tolerance": 1e-12}
+
+
+def snapshot(solver):
+    d = solver.state_dict()
+    ev = solver.evaluate()["average"]
+    return [*d["sigma"], *d["average"], *(t for st in d["state"] for t in st.values()), ev.nash_conv, ev.game_value]
+
+
+def _worker(rank, world, init, out, task):
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world, timeout=timedelta(seconds=60))
+    try:
+        if task == "iterates":
+            results = {}
+            for game, form, algo in CASES:
+                s = tensorcfr.Solver(tensorcfr.compile(game, form=form), algo, device="cpu", distributed=True,
+                                     **options(algo))
+                s.step(ITERATIONS)
+                results[f"{game}|{form}|{algo}"] = snapshot(s)
+            s = tensorcfr.Solver("leduc", "dcfr", device="cpu", distributed=True, **options("dcfr"))
+            if world == 2:  # a checkpoint after 10 iterations, for the resume on 1 and 3 ranks
+                s.step(10)
+                if rank == 0:
+                    torch.save(s.state_dict(), os.path.join(out, "checkpoint.pt"))
+            else:
+                s.load_state_dict(torch.load(os.path.join(out, "checkpoint.pt")))
+                s.step(ITERATIONS - 10)
+                results["resumed"] = snapshot(s)
+            torch.save(results, os.path.join(out, f"world{world}-rank{rank}.pt"))
+        elif task == "dies":
+            s = tensorcfr.Solver("leduc", "cfr+", device="cpu", distributed=True)
+            s.step(3)
+            if rank == 1:
+                os._exit(3)
+            t0 = time.perf_counter()
+            try:
+                s.step(1000)
+                message = "no error"
+            except tensorcfr.TensorCFRError as e:
+                message = str(e)
+            with open(os.path.join(out, "dies.txt"), "w") as f:
+                f.write(f"{time.perf_counter() - t0:.1f}\n{message}")
+            os._exit(0)  # (the group cannot be torn down cleanly without its other rank)
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def launch(world, out, task):
+    ctx = multiprocessing.get_context("spawn")
+    init = f"file://{os.path.join(out, f'init-{task}-{world}')}"
+    procs = [ctx.Process(target=_worker, args=(r, world, init, out, task)) for r in range(world)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(180)
+    codes = [p.exitcode for p in procs]
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+    return codes
+
+
+def test_shards_cover_the_payoff_once():
+    assert [bounds(10, r, 3) for r in range(3)] == [(0, 3), (3, 6), (6, 10)]
+    for form in ("generic", "public"):
+        cg = tensorcfr.compile("leduc", form=form)
+        parts = [shard(cg, r, 3) for r in range(3)]
+        if form == "generic":
+            assert torch.equal(torch.cat([p.payoff_seq for p in parts], 1), cg.payoff_seq)
+        else:
+            terminals = [p.terminal_seq.shape[1] for p in parts]
+            assert sum(terminals) == cg.terminal_seq.shape[1] and max(terminals) - min(terminals) <= 1
+            assert all(int(p.class_offsets[-1]) == n for p, n in zip(parts, terminals))
+    with pytest.raises(tensorcfr.TensorCFRError, match="rank 3 is not in 0..2"):
+        shard(cg, 3, 3)
+
+
+def test_distributed_needs_a_process_group():
+    with pytest.raises(tensorcfr.TensorCFRError, match="initialised torch.distributed process group"):
+        tensorcfr.Solver("kuhn", "cfr", device="cpu", distributed=True)
+
+
+def test_two_and_three_ranks_equal_one_process(tmp_path):
+    out = str(tmp_path)
+    assert launch(2, out, "iterates") == [0, 0]
+    assert launch(3, out, "iterates") == [0, 0, 0]
+    for world in (2, 3):
+        ranks = [torch.load(os.path.join(out, f"world{world}-rank{r}.pt")) for r in range(world)]
+        for r in ranks[1:]:  # replicated state: every rank holds the same numbers
+            assert all(torch.equal(a, b) for k in ranks[0] for a, b in zip(ranks[0][k], r[k]))
+        for game, form, algo in CASES:
+            s = tensorcfr.Solver(tensorcfr.compile(game, form=form), algo, device="cpu", **options(algo))
+            s.step(ITERATIONS)
+            for i, (a, b) in enumerate(zip(snapshot(s), ranks[0][f"{game}|{form}|{algo}"])):
+                assert close(a, b, i), (world, game, form, algo, i)
+    straight = tensorcfr.Solver("leduc", "dcfr", device="cpu", **options("dcfr"))
+    straight.step(ITERATIONS)
+    on_one = tensorcfr.Solver("leduc", "dcfr", device="cpu", **options("dcfr"))
+    on_one.load_state_dict(torch.load(os.path.join(out, "checkpoint.pt")))
+    on_one.step(ITERATIONS - 10)
+    on_three = torch.load(os.path.join(out, "world3-rank0.pt"))["resumed"]
+    for i, (a, b, c) in enumerate(zip(snapshot(straight), snapshot(on_one), on_three)):
+        assert close(a, b, i) and close(a, c, i), i
+
+
+def test_a_rank_that_dies_stops_the_others_with_a_clear_error(tmp_path):
+    out = str(tmp_path)
+    codes = launch(2, out, "dies")
+    assert codes == [0, 3]
+    seconds, message = open(os.path.join(out, "dies.txt")).read().split("\n", 1)
+    assert float(seconds) < 60
+    assert message.startswith("rank 0: summing the counterfactual values over the ranks failed (did another rank stop?)")
+
+
+def test_cli_under_torchrun_equals_one_process(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    args = ["solve", "leduc", "--algo", "cfr+", "--iterations", "40", "--eval-every", "20", "--regret-tolerance",
+            "1e-12", "--device", "cpu", "--json", "--logdir", str(tmp_path / "runs")]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                        "-m", "tensorcfr", *args, "--distributed"], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    two = json.loads(r.stdout)  # rank 0's output alone
+    assert two["config"]["distributed"] is True and len(os.listdir(tmp_path / "runs")) == 1  # rank 0's run only
+    one = json.loads(subprocess.run([sys.executable, "-m", "tensorcfr", *args, "--no-log"], capture_output=True,
+                                    text=True, timeout=300, env=env, check=True).stdout)
+    assert [c["iteration"] for c in two["curve"]] == [c["iteration"] for c in one["curve"]]
+    for a, b in zip(two["curve"], one["curve"]):
+        assert abs(a["exploitability"] - b["exploitability"]) <= TOL and abs(a["game_value"] - b["game_value"]) <= TOL
+    bad = subprocess.run([sys.executable, "-m", "tensorcfr", *args, "--distributed", "--no-log"], capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert bad.returncode == 2 and "--distributed runs under torchrun" in bad.stderr
