@@ -38,8 +38,8 @@ def operator_bytes(op) -> int:
         if isinstance(x, torch.Tensor):
             parts = ([x.crow_indices(), x.col_indices(), x.values()] if x.layout == torch.sparse_csr else [x])
             for t in parts:
-                if id(t) not in seen:
-                    seen.add(id(t))
+                if t.data_ptr() not in seen:  # (views of one storage counted once)
+                    seen.add(t.data_ptr())
                     total += t.numel() * t.element_size()
         elif isinstance(x, (list, tuple)):
             for y in x:
