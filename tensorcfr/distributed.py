@@ -71,20 +71,26 @@ class ShardedOperator:
         self.sizes = getattr(local, "sizes", None)
 
     def _sum(self, t: torch.Tensor) -> torch.Tensor:
-        import torch.distributed as dist
-
-        try:
-            dist.all_reduce(t, group=self.group)
-        except (RuntimeError, dist.DistBackendError) as e:
-            raise TensorCFRError(f"rank {dist.get_rank()}: summing the counterfactual values over the ranks failed "
-                                 f"(did another rank stop?): {str(e).splitlines()[0]}") from None
-        return t
+        return all_reduce(t, "summing the counterfactual values", group=self.group)
 
     def cfv(self, player: int, x_other: torch.Tensor) -> torch.Tensor:
         return self._sum(self.local.cfv(player, x_other).contiguous())
 
     def value(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return self._sum(self.local.value(x, y).contiguous())
+
+
+def all_reduce(t: torch.Tensor, what: str, op=None, group=None) -> torch.Tensor:
+    """`torch.distributed.all_reduce` (a sum unless `op`) in place; a failure (another rank
+    stopped, or hangs past the group's timeout) raises `TensorCFRError` naming this rank and `what`."""
+    import torch.distributed as dist
+
+    try:
+        dist.all_reduce(t, op=dist.ReduceOp.SUM if op is None else op, group=group)
+    except (RuntimeError, dist.DistBackendError) as e:
+        raise TensorCFRError(f"rank {dist.get_rank()}: {what} over the ranks failed (did another rank stop?): "
+                             f"{str(e).splitlines()[0]}") from None
+    return t
 
 
 def agree(solver, *flags: bool) -> list[bool]:
@@ -96,8 +102,7 @@ def agree(solver, *flags: bool) -> list[bool]:
     import torch.distributed as dist
 
     t = torch.tensor([float(f) for f in flags], device=solver.device)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return [bool(v) for v in t.tolist()]
+    return [bool(v) for v in all_reduce(t, "agreeing when to stop", op=dist.ReduceOp.MAX).tolist()]
 
 
 def init_from_environment(device: str) -> tuple[int, str]:
