@@ -25,12 +25,15 @@ class RandomGame(Game):
     """State = tuple of events (actor, label, seen by player 0, seen by player 1)."""
 
     def __init__(self, seed: int = 0, min_depth: int = 4, max_depth: int = 7,
-                 max_actions: int = 3, max_outcomes: int = 3):
+                 max_actions: int = 3, max_outcomes: int = 3, payoffs: int = 0):
         if not 1 <= min_depth <= max_depth or max_actions < 1 or max_outcomes < 1:
             raise GameError("random: need 1 <= min_depth <= max_depth, max_actions >= 1, max_outcomes >= 1")
         self.seed, self.min_depth, self.max_depth = seed, min_depth, max_depth
         self.max_actions, self.max_outcomes = max_actions, max_outcomes
-        self.name = f"random(seed={seed})"
+        if not isinstance(payoffs, int) or payoffs < 0:
+            raise GameError(f"random: payoffs must be a whole number >= 0, got {payoffs!r}")
+        self.payoffs = payoffs  # 0: utilities uniform in [-3, 3]; k > 0: whole numbers in [-k, k] (many ties)
+        self.name = f"random(seed={seed})" if not payoffs else f"random(seed={seed},payoffs={payoffs})"
 
     def _rng(self, *parts) -> random.Random:
         # Seeding with a string hashes it with SHA-512: stable across processes.
@@ -71,7 +74,8 @@ class RandomGame(Game):
         return state + ((p, action, seen[0], seen[1]),)
 
     def utilities(self, state):
-        u = round(self._rng("u", state).uniform(-3.0, 3.0), 4)
+        rng = self._rng("u", state)
+        u = float(rng.randint(-self.payoffs, self.payoffs)) if self.payoffs else round(rng.uniform(-3.0, 3.0), 4)
         return (u, -u)
 
     def _observations(self, state, player):

@@ -16,7 +16,9 @@ from games import CHANCE, TERMINAL
 
 class RecursiveCFR:
     def __init__(self, game, plus=False, updates="simultaneous", averaging="uniform", delay=0,
-                 alpha=None, beta=None, gamma=None, predictive=False, regret_tolerance=None):
+                 alpha=None, beta=None, gamma=None, predictive=False, regret_tolerance=None, number=float):
+        # number=fractions.Fraction (with `ExactGame`) runs it in exact rational arithmetic
+        self.num = number
         self.game = game
         self.regret_tolerance = regret_tolerance
         self.plus, self.updates, self.averaging, self.delay = plus, updates, averaging, delay
@@ -27,7 +29,7 @@ class RecursiveCFR:
         self.actions: dict[str, tuple[str, ...]] = {}
         self.player_of: dict[str, int] = {}
         self.t = 0
-        self.value_scale = [0.0, 0.0]  # per player: the largest |counterfactual value| of its last update
+        self.value_scale = [number(0), number(0)]  # per player: the largest |counterfactual value| of its last update
         self._discover(game.initial_state())
 
     def _discover(self, state):
@@ -41,8 +43,8 @@ class RecursiveCFR:
         key = self.game.infoset_key(state)
         acts = tuple(self.game.legal_actions(state))
         self.actions[key], self.player_of[key] = acts, p
-        self.regret.setdefault(key, [0.0] * len(acts))
-        self.avg.setdefault(key, [0.0] * len(acts))
+        self.regret.setdefault(key, [self.num(0)] * len(acts))
+        self.avg.setdefault(key, [self.num(0)] * len(acts))
         for a in acts:
             self._discover(self.game.next_state(state, a))
 
@@ -50,27 +52,27 @@ class RecursiveCFR:
         target = self.regret[key]
         if self.predictive and key in self.last_regret:
             target = [r + m for r, m in zip(target, self.last_regret[key])]
-        pos = [max(r, 0.0) for r in target]
+        pos = [max(r, self.num(0)) for r in target]
         if self.regret_tolerance:  # the player's largest cumulative regret plus its largest last value
             p = self.player_of[key]
             scale = max(abs(r) for k, rs in self.regret.items() if self.player_of[k] == p for r in rs)
             scale += self.value_scale[p]
-            pos = [r if r > self.regret_tolerance * scale else 0.0 for r in pos]
+            pos = [r if r > self.regret_tolerance * scale else self.num(0) for r in pos]
         total = sum(pos)
         n = len(pos)
-        return [r / total for r in pos] if total > 0 else [1.0 / n] * n
+        return [r / total for r in pos] if total > 0 else [self.num(1) / n] * n
 
     def average_strategy(self, key):
         total = sum(self.avg[key])
         n = len(self.avg[key])
-        return [a / total for a in self.avg[key]] if total > 0 else [1.0 / n] * n
+        return [a / total for a in self.avg[key]] if total > 0 else [self.num(1) / n] * n
 
     def _weight(self):
         if self.t <= self.delay:
-            return 0.0
+            return self.num(0)
         if self.averaging == "power":
-            return float(self.t - self.delay) ** self.gamma
-        return float(self.t - self.delay) if self.averaging == "linear" else 1.0
+            return self.num(self.t - self.delay) ** self.gamma
+        return self.num(self.t - self.delay) if self.averaging == "linear" else self.num(1)
 
     def _traverse(self, state, reach, chance, policy, updating, regret_acc, counted):
         """Player 0's expected utility below `state`; accumulates regrets and averages."""
@@ -92,10 +94,10 @@ class RecursiveCFR:
                                          regret_acc, counted))
         v = sum(s * q for s, q in zip(sigma, values))
         if p in updating:
-            sign = 1.0 if p == 0 else -1.0
+            sign = 1 if p == 0 else -1
             cf_reach = reach[1 - p] * chance
-            acc = regret_acc.setdefault(key, [0.0] * len(sigma))
-            val = regret_acc.setdefault(("values", key), [0.0] * len(sigma))
+            acc = regret_acc.setdefault(key, [self.num(0)] * len(sigma))
+            val = regret_acc.setdefault(("values", key), [self.num(0)] * len(sigma))
             for i, q in enumerate(values):
                 acc[i] += cf_reach * sign * (q - v)
                 val[i] += cf_reach * sign * q
@@ -115,7 +117,7 @@ class RecursiveCFR:
                 continue
             r = [a + b for a, b in zip(self.regret[key], acc)]
             if self.plus:
-                r = [max(x, 0.0) for x in r]
+                r = [max(x, self.num(0)) for x in r]
             if self.alpha is not None:  # discounted CFR
                 r = [x * (t ** self.alpha / (t ** self.alpha + 1)) if x >= 0 else
                      x * (t ** self.beta / (t ** self.beta + 1)) for x in r]
@@ -130,8 +132,8 @@ class RecursiveCFR:
             policy = {k: self.strategy(k) for k in self.actions}
             acc: dict = {}
             for p in updating:
-                self.value_scale[p] = 0.0
-            self._traverse(root, [1.0, 1.0], 1.0, policy, set(updating), acc, set())
+                self.value_scale[p] = self.num(0)
+            self._traverse(root, [self.num(1), self.num(1)], self.num(1), policy, set(updating), acc, set())
             self._apply(acc)
 
     def current_policy(self):
@@ -139,6 +141,28 @@ class RecursiveCFR:
 
     def average_policy(self):
         return {k: dict(zip(self.actions[k], self.average_strategy(k))) for k in self.actions}
+
+
+class ExactGame:
+    """`game` with its utilities and chance probabilities as `fractions.Fraction`, each the
+    exact value of the float the game gives (the numbers the tensor solver starts from), for
+    `RecursiveCFR(number=Fraction)`: every later operation is exact."""
+
+    def __init__(self, game):
+        self._game = game
+
+    def __getattr__(self, name):
+        return getattr(self._game, name)
+
+    def utilities(self, state):
+        from fractions import Fraction
+
+        return tuple(Fraction(u) for u in self._game.utilities(state))
+
+    def chance_outcomes(self, state):
+        from fractions import Fraction
+
+        return [(a, Fraction(p)) for a, p in self._game.chance_outcomes(state)]
 
 
 def expected_value(game, policy, state=None):
