@@ -120,7 +120,7 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
     s.add_argument("--beta", type=float, default=None, help="discount of negative regrets (DCFR)")
     s.add_argument("--gamma", type=float, default=None, help="average weights t^gamma")
     s.add_argument("--regret-tolerance", type=float, default=None,
-                   help="CFR family: regrets within this fraction of the largest count as 0, so rounding "
+                   help="CFR family, rm and rm+: regrets within this fraction of their scale count as 0, so rounding "
                         "(CPU/GPU, eager/compiled, generic/public form) cannot flip a tie (e.g. 1e-12; default off)")
     s.add_argument("--eta", type=float, default=None, help="FTRL step size (ftrl, oftrl; default 2)")
     s.add_argument("--weights", choices=WEIGHTS, default=None,

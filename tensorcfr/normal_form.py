@@ -180,9 +180,10 @@ class RMConfig:
         if self.runs > 1 and self.name not in SAMPLED:
             raise TensorCFRError(f"{self.name} is deterministic: runs > 1 would repeat one run")
         tol = self.regret_tolerance
-        if tol is not None and (self.name not in ("rm", "rm+") or isinstance(tol, bool)
-                                or not isinstance(tol, (int, float)) or not 0 <= tol < 1):
-            raise TensorCFRError(f"regret_tolerance is a number in [0, 1) for rm and rm+, got {tol!r} for {self.name}")
+        if tol is not None and self.name not in ("rm", "rm+"):
+            raise TensorCFRError(f"regret_tolerance is an option of rm and rm+, not of {self.name}")
+        if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < 1):
+            raise TensorCFRError(f"regret_tolerance must be a number in [0, 1), got {tol!r}")
 
 
 def make_procedure(spec: str | RMConfig, **overrides) -> RMConfig:

@@ -318,3 +318,12 @@ def test_regret_tolerance_follows_the_exact_trajectory(tolerance, device):
         assert apart[0] > 0.1  # off the exact path after one iteration
     else:
         assert max(apart) < 1e-12
+
+
+def test_regret_tolerance_is_an_option_of_rm_and_rm_plus_only():
+    assert nf.make_procedure("rm+", regret_tolerance=1e-12).regret_tolerance == 1e-12
+    with pytest.raises(tensorcfr.TensorCFRError, match="option of rm and rm\\+, not of sampled-rm"):
+        nf.make_procedure("sampled-rm", regret_tolerance=1e-12)
+    for bad in (-1e-3, 1.0, True):
+        with pytest.raises(tensorcfr.TensorCFRError, match="regret_tolerance must be a number"):
+            nf.make_procedure("rm", regret_tolerance=bad)
