@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import platform
 import resource
@@ -27,6 +26,7 @@ import torch
 import torch.distributed as dist
 
 import tensorcfr
+from tensorcfr.distributed import launch_local
 
 
 def operator_bytes(op) -> int:
@@ -78,15 +78,9 @@ def _rank(rank, world, init, a, out):
 
 def run(world: int, a) -> list[dict]:
     with tempfile.TemporaryDirectory() as out:
-        ctx = multiprocessing.get_context("spawn")
-        init = f"file://{os.path.join(out, 'init')}"
-        procs = [ctx.Process(target=_rank, args=(r, world, init, a, out)) for r in range(world)]
-        for p in procs:
-            p.start()
-        for p in procs:
-            p.join()
-        if any(p.exitcode for p in procs):
-            raise SystemExit(f"a rank failed with {world} ranks: exit codes {[p.exitcode for p in procs]}")
+        codes = launch_local(_rank, world, out, a, out)
+        if any(codes):
+            raise SystemExit(f"a rank failed with {world} ranks: exit codes {codes}")
         return [json.load(open(os.path.join(out, f"rank{r}.json"))) for r in range(world)]
 
 

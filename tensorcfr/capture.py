@@ -39,7 +39,7 @@ GRAPH_HEADROOM = 2
 
 def auto_capture(device: torch.device, need: int) -> str:
     """What capture="auto" runs: on CUDA, "cuda-graph" (measured on an H100, the fastest mode
-    that costs nothing to start: 4.5x to 8.8x eager from Kuhn to Dudo(6,1,1), 2.6x on
+    that costs nothing to start: 5.2x to 9.0x eager from Kuhn to Dudo(6,1,1), 2.6x to 4.6x on
     Dudo(4,2,2)) where `GRAPH_HEADROOM` x `need` bytes are free, else "none"; on the CPU "none"
     (a graph needs CUDA; compiling pays only on the smallest games, after seconds).
 

@@ -68,7 +68,6 @@ class ShardedOperator:
 
     def __init__(self, local, group=None):
         self.local, self.group = local, group
-        self.sizes = getattr(local, "sizes", None)
 
     def _sum(self, t: torch.Tensor) -> torch.Tensor:
         return all_reduce(t, "summing the counterfactual values", group=self.group)
@@ -127,6 +126,34 @@ def init_from_environment(device: str) -> tuple[int, str]:
                                  "solve leduc --distributed")
         dist.init_process_group("nccl" if dev.type == "cuda" else "gloo", timeout=datetime.timedelta(minutes=10))
     return dist.get_rank(), str(device)
+
+
+def launch_local(target, world: int, folder: str, *args, timeout: float | None = None) -> list[int | None]:
+    """Run `target(rank, world, init, *args)` in `world` fresh processes on this machine (the
+    "spawn" start method), `init` a `file://` rendezvous in `folder` for
+    `init_process_group(init_method=init, ...)`; wait up to `timeout` seconds for each (None:
+    for ever), kill those still running, and return the exit codes (None: killed). For tests
+    and experiments; `torchrun` is the way to run the CLI.
+
+    Example:
+        >>> launch_local(print, 0, "/tmp")
+        []
+    """
+    import multiprocessing
+    import os
+
+    ctx = multiprocessing.get_context("spawn")
+    init = f"file://{os.path.join(folder, f'rendezvous-{os.getpid()}-{world}')}"
+    procs = [ctx.Process(target=target, args=(r, world, init, *args)) for r in range(world)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout)
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+            p.join()
+    return [p.exitcode for p in procs]
 
 
 def process_group():

@@ -80,7 +80,6 @@ class Solver:
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype)
         self.deterministic = bool(deterministic)
-        self._deterministic = self.deterministic and self.device.type == "cuda"  # the CPU's kernels already are
         check_capture(capture, self.device)
         cg = game if isinstance(game, (CompiledGame, PublicCompiledGame)) else compile_game(game, form=form)
         b = cg.batch_size
@@ -110,6 +109,11 @@ class Solver:
         self.captured = None if capture == "none" else Captured(
             capture, self._iterate_in_place, self.config.scalars, batch=b, dtype=self.dtype, device=self.device,
             save=self.state_dict, restore=self.load_state_dict)
+
+    @property
+    def _deterministic(self) -> bool:
+        """Whether to switch torch's deterministic kernels on (the CPU's already are)."""
+        return self.deterministic and self.device.type == "cuda"
 
     def _iterate_in_place(self, sc) -> None:
         """One iteration in the form a captured iteration runs (state written in place)."""

@@ -2,7 +2,6 @@
 one process's to 1e-12, every rank's state equal to the bit, a checkpoint from 2 ranks
 resumed on 1 and on 3, and a rank that dies stopping the others with a clear error."""
 
-import multiprocessing
 import os
 import time
 from datetime import timedelta
@@ -12,7 +11,7 @@ import torch
 import torch.distributed as dist
 
 import tensorcfr
-from tensorcfr.distributed import bounds, shard
+from tensorcfr.distributed import bounds, launch_local, shard
 
 CASES = [(game, form, algo) for game, form in [("leduc", "generic"), ("leduc", "public"), ("dudo(4,1,2)", "generic"),
                                                ("dudo(4,1,2)", "public"), ("random(seed=3)", "generic")]
@@ -40,7 +39,7 @@ def snapshot(solver):
     return [*d["sigma"], *d["average"], *(t for st in d["state"] for t in st.values()), ev.nash_conv, ev.game_value]
 
 
-def _worker(rank, world, init, out, task):
+def _worker(rank, world, init, out, task):  # (launch_local passes rank, world, init)
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world, timeout=timedelta(seconds=60))
     try:
@@ -89,18 +88,7 @@ def _worker(rank, world, init, out, task):
 
 
 def launch(world, out, task):
-    ctx = multiprocessing.get_context("spawn")
-    init = f"file://{os.path.join(out, f'init-{task}-{world}')}"
-    procs = [ctx.Process(target=_worker, args=(r, world, init, out, task)) for r in range(world)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(180)
-    codes = [p.exitcode for p in procs]
-    for p in procs:
-        if p.is_alive():
-            p.kill()
-    return codes
+    return launch_local(_worker, world, out, out, task, timeout=180)
 
 
 def test_shards_cover_the_payoff_once():

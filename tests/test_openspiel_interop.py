@@ -23,6 +23,17 @@ def test_same_exploitability_as_openspiel(game, name, algo, device):
         assert ours.evaluate()["average"].exploitability.item() == pytest.approx(expected, abs=1e-9)
 
 
+def assert_same_exploitability(g, theirs, ours, steps):
+    """After each run of `steps` more iterations, our average strategy's exploitability equals
+    OpenSpiel's solver's (`theirs` on the pyspiel game g) to 1e-9."""
+    for n in steps:
+        for _ in range(n):
+            theirs.evaluate_and_update_policy()
+        ours.step(n)
+        expected = pyspiel.exploitability(g, theirs.average_policy())
+        assert ours.evaluate()["average"].exploitability.item() == pytest.approx(expected, abs=1e-9)
+
+
 @pytest.mark.parametrize("algo", ["cfr", "cfr+"])
 def test_liars_dice_is_openspiels(algo, device):
     """Our liars_dice is OpenSpiel's tree: same size, same exploitability after each iteration."""
@@ -30,30 +41,20 @@ def test_liars_dice_is_openspiels(algo, device):
     theirs = (pyspiel.CFRSolver if algo == "cfr" else pyspiel.CFRPlusSolver)(g)
     ours = tensorcfr.Solver("liars_dice", algo, device=device, updates="alternating")
     assert ours.game.num_histories == 294_883
-    for n in (1, 2):
-        for _ in range(n):
-            theirs.evaluate_and_update_policy()
-        ours.step(n)
-        expected = pyspiel.exploitability(g, theirs.average_policy())
-        assert ours.evaluate()["average"].exploitability.item() == pytest.approx(expected, abs=1e-9)
+    assert_same_exploitability(g, theirs, ours, (1, 2))
 
 
 @pytest.mark.slow
 def test_liars_dice_with_two_dice_is_openspiels():
     """liars_dice(numdice=2, faces=3) is OpenSpiel's liars_dice(numdice=2,dice_sides=3): the same
     663,511 histories and the same exploitability after 1 and 10 iterations (in the public-tree
-    form; tests/test_public_tree.py holds the generic form to it)."""
+    form; tests/test_public_tree.py holds the two forms equal on liars_dice(numdice=2,faces=2))."""
     g = pyspiel.load_game("liars_dice(numdice=2,dice_sides=3)")
     theirs = pyspiel.CFRSolver(g)
     ours = tensorcfr.Solver("liars_dice(numdice=2,faces=3)", "cfr", device="cpu", updates="alternating",
                              form="public")
     assert ours.game.num_histories == 663_511
-    for n in (1, 9):
-        for _ in range(n):
-            theirs.evaluate_and_update_policy()
-        ours.step(n)
-        expected = pyspiel.exploitability(g, theirs.average_policy())
-        assert ours.evaluate()["average"].exploitability.item() == pytest.approx(expected, abs=1e-9)
+    assert_same_exploitability(g, theirs, ours, (1, 9))
 
 
 @pytest.mark.parametrize("game", ["ocp(3)", "dudo(3,1,1)", "random(seed=4)"])
