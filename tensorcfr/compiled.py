@@ -23,10 +23,14 @@ import dataclasses
 import hashlib
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from .errors import TensorCFRError
+
+if TYPE_CHECKING:
+    from .chance import ChanceTree
 from .treeplex import Treeplex
 
 FORMAT_VERSION = 3  # 2: int32 indices, node_counts, optional per-node arrays; 3: names packed in tensors
@@ -60,6 +64,8 @@ class CompiledGame:
     node_infoset: torch.Tensor | None = None  # [N]: infoset of the player to move, -1 elsewhere
     node_action: torch.Tensor | None = None  # [N]: index of the action or outcome leading here, -1 root
     node_chance_prob: torch.Tensor | None = None  # [N] float64: probability of the chance edge into the node, else 1
+    # the chance tree of Monte-Carlo sampling (`compile(..., chance=True)`; not saved):
+    chance: "ChanceTree | None" = None
 
     @property
     def batch_size(self) -> int:
@@ -120,6 +126,7 @@ class CompiledGame:
     def to(self, device) -> "CompiledGame":
         """A copy on `device` (the game's structure is shared, tensors are moved)."""
         return dataclasses.replace(self, treeplexes=tuple(t.to(device) for t in self.treeplexes),
+                                   chance=None if self.chance is None else self.chance.to(device),
                                    **{k: v.to(device) for k, v in self._tensors().items()})
 
     def save(self, path: str | os.PathLike, identity: dict | None = None) -> None:

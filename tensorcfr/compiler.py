@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -32,6 +33,7 @@ from games import CHANCE, TERMINAL, Game, GameError
 from games.checks import actions_problem, chance_problem, chance_rows, utility_problem, utility_rows
 from games.vector import KeyTable
 
+from .chance import build as chance_tree
 from .compiled import CompiledGame
 from .errors import TensorCFRError
 from .paths import compiled_dir
@@ -44,8 +46,8 @@ from .treeplex import Treeplex
 class _Walk:
     """The raw tree: per-node lists and per-player infoset tables in discovery order."""
 
-    def __init__(self, game: Game, limit: int | None = None):
-        self.game, self.limit = game, limit
+    def __init__(self, game: Game, limit: int | None = None, chance: bool = False):
+        self.game, self.limit, self.track = game, limit, chance
         self.parent: list[int] = []
         self.player: list[int] = []
         self.infoset: list[int] = []  # discovery id within the mover's table
@@ -59,6 +61,11 @@ class _Walk:
         self.first_slot: list[list[int]] = [[], []]  # tmp slot of each infoset's first action
         self.num_slots = [0, 0]
         self.terminals: list[tuple[int, int, float, float]] = []  # (tmp seq0, tmp seq1, reach, u0)
+        # the chance tree (`chance.py`), with chance=True: per class (parent class, edge
+        # probability), per chance node (class, first outcome class, outcomes), per terminal its class
+        self.classes: list[tuple[int, float]] = [(-1, 1.0)]
+        self.chance_nodes: list[tuple[int, int, int]] = []
+        self.terminal_class: list[int] = []
 
     def history(self, node: int) -> list[str]:
         path = []
@@ -72,34 +79,40 @@ class _Walk:
 
     def run(self) -> "_Walk":
         g = self.game
-        # frontier entries: (state, node id, tmp seq of player 0, of player 1, chance reach)
+        # frontier entries: (state, node id, tmp seq of player 0, of player 1, chance reach, chance class)
         self._add(-1, -1, "", 1.0)
-        frontier = [(g.initial_state(), 0, 0, 0, 1.0)]
+        frontier = [(g.initial_state(), 0, 0, 0, 1.0, 0)]
         while frontier:
             self.level_offsets.append(len(self.parent))  # the frontier is one whole level
             if len(self.level_offsets) > MAX_LEVELS:
                 raise too_deep(g.name)
             nxt = []
-            for state, node, s0, s1, reach in frontier:
+            for state, node, s0, s1, reach, cls in frontier:
                 p = g.player(state)
                 if p == TERMINAL:
                     self._terminal(state, node, s0, s1, reach)
+                    self.terminal_class.append(cls)
                 elif p == CHANCE:
                     self.player[node] = CHANCE
                     outcomes = list(g.chance_outcomes(state))
                     problem = chance_problem([pr for _, pr in outcomes])
                     if problem:
                         raise TensorCFRError(f"{self.where(node)}: {problem}")
+                    if self.track:
+                        self.chance_nodes.append((cls, len(self.classes), len(outcomes)))
                     for k, (a, pr) in enumerate(outcomes):
                         child = self._add(node, k, a, pr)
-                        nxt.append((g.next_state(state, a), child, s0, s1, reach * pr))
+                        if self.track:
+                            self.classes.append((cls, pr))
+                        nxt.append((g.next_state(state, a), child, s0, s1, reach * pr,
+                                    len(self.classes) - 1 if self.track else 0))
                 elif p in (0, 1):
                     actions, first = self._decision(state, node, p, (s0, s1)[p])
                     for k, a in enumerate(actions):
                         child = self._add(node, k, a, 1.0)
                         seq = first + k + 1  # tmp sequence ids: slot + 1, 0 = empty
                         nxt.append((g.next_state(state, a), child,
-                                    seq if p == 0 else s0, seq if p == 1 else s1, reach))
+                                    seq if p == 0 else s0, seq if p == 1 else s1, reach, cls))
                 else:
                     raise TensorCFRError(f"{self.where(node)}: player {p} is not 0, 1, chance or terminal")
             frontier = nxt
@@ -116,7 +129,13 @@ class _Walk:
         for p in (0, 1):
             for k, j in self.ids[p].items():
                 keys[p][j] = k
-        return RawTree(self.level_offsets, counts, nodes, keys,
+        chance = None
+        if self.track:
+            chance = (tuple(np.array(x) for x in zip(*self.classes)),
+                      tuple(np.array(x, dtype=np.int64).reshape(-1) for x in zip(*self.chance_nodes))
+                      if self.chance_nodes else (np.zeros(0, np.int64),) * 3,
+                      np.array(self.terminal_class, dtype=np.int64))
+        return RawTree(self.level_offsets, counts, nodes, keys, chance=chance,
                        actions=[[a for a, _, _ in self.info[p]] for p in (0, 1)],
                        info_parent=[np.array([par for _, par, _ in self.info[p]], dtype=np.int64) for p in (0, 1)],
                        first_slot=[np.array(self.first_slot[p] + [self.num_slots[p]], dtype=np.int64) for p in (0, 1)],
@@ -205,8 +224,9 @@ class _LevelWalk:
     16 bytes a terminal while sequence ids fit int32.
     """
 
-    def __init__(self, vg, keep_nodes: bool | None, max_nodes: int = NODES_KEPT, limit: int | None = None):
-        self.vg, self.limit = vg, limit
+    def __init__(self, vg, keep_nodes: bool | None, max_nodes: int = NODES_KEPT, limit: int | None = None,
+                 chance: bool = False):
+        self.vg, self.limit, self.track = vg, limit, chance
         self.keep_nodes, self.max_nodes = keep_nodes, max_nodes
         self.levels: list[dict] = []  # per chunk: node arrays while they are kept
         self.level_offsets = [0]
@@ -222,6 +242,11 @@ class _LevelWalk:
         for s in self.slots:
             s.extend(np.zeros(1, np.int64))
         self.terminals: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # with chance=True, as `_Walk`: classes (parent, probability), chance nodes, terminal classes
+        self.classes = [(np.full(1, -1, np.int64), np.ones(1))]
+        self.num_classes = 1
+        self.chance_nodes: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.terminal_class: list[np.ndarray] = []
 
     def fail(self, what: str, state: np.ndarray, node: int | None = None) -> TensorCFRError:
         where = f"state {state.tolist()}"
@@ -244,7 +269,8 @@ class _LevelWalk:
         # a frontier chunk: states [n, W], tmp sequence of each player [n], chance reach [n],
         # and, while node arrays are kept, parent node id, action rank, chance-edge probability [n]
         level = [dict(states=root, s0=np.zeros(1, np.int64), s1=np.zeros(1, np.int64), reach=one,
-                      parent=np.full(1, -1, np.int64), action=np.full(1, -1, np.int64), prob=one)]
+                      parent=np.full(1, -1, np.int64), action=np.full(1, -1, np.int64), prob=one,
+                      cls=np.zeros(1, np.int64))]
         while level:
             start = self.level_offsets[-1]
             n = sum(len(c["states"]) for c in level)
@@ -291,6 +317,8 @@ class _LevelWalk:
             # tmp sequence ids so far are below the slot counts: int32 where they fit
             self.terminals.append(tuple(seq[p][t].astype(_index_dtype(self.slots[p].view[-1] + 1)) for p in (0, 1))
                                   + (c["reach"][t] * u,))
+            if self.track:
+                self.terminal_class.append(c["cls"][t])
         # the edges out of this chunk, one group per kind of parent, each group listing
         # (parent row, action or outcome id, edge probability, mover, mover's first slot) [m]
         groups = []
@@ -303,6 +331,11 @@ class _LevelWalk:
                 raise self.fail(f"chance probabilities {p_c[i][p_c[i] != 0].tolist()} do not sum to 1",
                                 states[ch[i]], start + ch[i])
             rows, outcome = np.nonzero(p_c > 0)
+            if self.track:  # outcome classes numbered in (node, outcome) order, as the children below
+                count = (p_c > 0).sum(axis=1)
+                self.chance_nodes.append((c["cls"][ch], self.num_classes + np.cumsum(count) - count, count))
+                self.classes.append((np.repeat(c["cls"][ch], count), p_c[rows, outcome]))
+                self.num_classes += len(rows)
             groups.append((ch[rows], outcome, p_c[rows, outcome], np.full(len(rows), CHANCE, np.int8),
                            np.zeros(len(rows), np.int64)))
         for p in (0, 1):
@@ -324,6 +357,7 @@ class _LevelWalk:
         rows, acts, edge, mover, first = rows[order], acts[order], edge[order], mover[order], first[order]
         del order
         rank = np.arange(len(rows)) - np.searchsorted(rows, rows)  # [m] index among the parent's edges
+        base = self.num_classes - int((mover == CHANCE).sum())  # this chunk's first outcome class
         out = []
         for k in range(0, len(rows), CHUNK):
             sl = slice(k, k + CHUNK)
@@ -331,6 +365,11 @@ class _LevelWalk:
             child = dict(states=np.asarray(vg.next(states[r], acts[sl]), dtype=np.int64), reach=c["reach"][r] * edge[sl])
             for p in (0, 1):
                 child[f"s{p}"] = np.where(mover[sl] == p, first[sl] + rank[sl] + 1, seq[p][r])
+            if self.track:
+                is_chance = mover[sl] == CHANCE
+                new = base + np.cumsum(is_chance) - 1  # chance edges in (node, outcome) order
+                base += int(is_chance.sum())
+                child["cls"] = np.where(is_chance, new, c["cls"][r])
             if keep:  # the child level may still be kept; a dropped one costs nothing more
                 child.update(parent=start + r, action=rank[sl], prob=edge[sl])
             out.append(child)
@@ -385,7 +424,13 @@ class _LevelWalk:
         nodes = {k: np.concatenate([lv[k] for lv in self.levels]) for k in self.levels[0]} if self.levels else None
         terminals = tuple(np.concatenate(x) for x in zip(*self.terminals))
         self.terminals = []
-        return RawTree(self.level_offsets, self.counts, nodes, keys=[vg.infoset_names(k) for k in keys],
+        chance = None
+        if self.track:
+            nodes_c = tuple(np.concatenate(x) for x in zip(*self.chance_nodes)) if self.chance_nodes else \
+                (np.zeros(0, np.int64),) * 3
+            chance = (tuple(np.concatenate(x) for x in zip(*self.classes)), nodes_c,
+                      np.concatenate(self.terminal_class))
+        return RawTree(self.level_offsets, self.counts, nodes, keys=[vg.infoset_names(k) for k in keys], chance=chance,
                        actions=actions, info_parent=[x.view for x in self.parent],
                        first_slot=[x.view for x in self.slots], terminals=terminals)
 
@@ -408,7 +453,7 @@ class RawTree:
     0 the empty sequence. Node arrays are None when the walk did not keep them.
     """
 
-    def __init__(self, level_offsets, counts, nodes, keys, actions, info_parent, first_slot, terminals):
+    def __init__(self, level_offsets, counts, nodes, keys, actions, info_parent, first_slot, terminals, chance=None):
         self.level_offsets = np.asarray(level_offsets, dtype=np.int64)  # [L+1]
         self.counts = counts  # [3]: chance, decision, terminal nodes
         self.nodes = nodes  # {parent, player, infoset, action, prob}: [N] arrays, or None
@@ -417,6 +462,9 @@ class RawTree:
         self.info_parent = info_parent  # per player: [I] int64 tmp parent sequence
         self.first_slot = first_slot  # per player: [I+1] int64 first tmp slot of each infoset
         self.terminals = terminals  # (tmp seq 0 [T], tmp seq 1 [T], chance reach * u0 [T])
+        # with chance=True: ((parent class [C], edge probability [C]), (class [J], first outcome
+        # class [J], outcomes [J]) per chance node, class of each terminal [T]); see chance.py
+        self.chance = chance
 
 
 def _index_dtype(bound: int):
@@ -489,6 +537,10 @@ def _payoff_entries(raw: RawTree, seq_maps, s1_count: int, idx):
 def _structure(raw: RawTree):
     tps, seq_maps, infoset_maps = zip(*(_treeplex(raw, p) for p in (0, 1)))
     s1_count = tps[1].num_sequences
+    tree = None
+    if raw.chance is not None:  # before `_payoff_entries` releases the terminals
+        classes, chance_nodes, terminal_class = raw.chance
+        tree = chance_tree(classes, chance_nodes, (*raw.terminals, terminal_class), seq_maps, s1_count)
     seqs, payoff = _payoff_entries(raw, seq_maps, s1_count, _index_dtype(max(tps[0].num_sequences, s1_count)))
     nodes = {"node_counts": torch.tensor(raw.counts, dtype=torch.int64),
              "node_level_offsets": torch.from_numpy(raw.level_offsets)}
@@ -507,6 +559,8 @@ def _structure(raw: RawTree):
             node_action=torch.from_numpy(np.asarray(nd["action"]).astype(idx)),
             node_chance_prob=torch.from_numpy(np.asarray(nd["prob"], dtype=np.float64)),
         )
+    if tree is not None:
+        nodes["chance"] = tree
     return tps, torch.from_numpy(seqs), torch.from_numpy(payoff), nodes
 
 
@@ -536,7 +590,7 @@ def vector_form(g: Game):
 
 
 def _walk(g: Game, method: str, nodes: bool | None, max_histories: int | None = None,
-          max_memory: int | str | None = None) -> RawTree:
+          max_memory: int | str | None = None, chance: bool = False) -> RawTree:
     vg = vector_form(g) if method != "per-node" else None
     if vg is None and method == "vectorized":
         raise TensorCFRError(f"{g.name} has no vectorised form (Game.vectorized, defined by the class that "
@@ -544,8 +598,8 @@ def _walk(g: Game, method: str, nodes: bool | None, max_histories: int | None = 
     walker = "per-node" if vg is None else "vectorized"
     limit = walk_limit(g.name, g.size_hint(), walker, max_histories, max_memory)
     if vg is None:
-        return _Walk(g, limit).run().raw(keep_nodes=nodes is not False)
-    return _LevelWalk(vg, nodes, limit=limit).run().raw()
+        return _Walk(g, limit, chance=chance).run().raw(keep_nodes=nodes is not False)
+    return _LevelWalk(vg, nodes, limit=limit, chance=chance).run().raw()
 
 
 def _source_digest(g: Game) -> str:
@@ -569,7 +623,7 @@ def cache_file(g: Game) -> str:
 
 def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes: bool | None = None,  # noqa: A001
             cache: bool | None = None, *, max_histories: int | None = None,
-            max_memory: int | str | None = "auto", form: str = "generic") -> CompiledGame:
+            max_memory: int | str | None = "auto", form: str = "generic", chance: bool = False) -> CompiledGame:
     """Compile a game, or a list of games over one tree (a batch of payoff vectors).
 
     Accepts a spec string, a `games.Game`, or a list of them that differ only in payoffs
@@ -592,6 +646,8 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             dealt once, `tensorcfr.public`: a `PublicCompiledGame`), or "auto" (public where
             every member has it). The public form is held to the limits above by its own
             closed-form size (`Game.public_size_hint`, `sizes.public_estimate_bytes`).
+    chance: also build the chance tree (`cg.chance`, `tensorcfr.chance.ChanceTree`) that
+            Monte-Carlo sampling needs (generic form only; never cached).
 
     Example:
         >>> import tensorcfr
@@ -610,7 +666,9 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
         members = [games_pkg.make(g) for g in members]
     except GameError as e:
         raise TensorCFRError(str(e)) from None
-    if form != "generic":
+    if chance and form == "public":
+        raise TensorCFRError("compile: chance=True (the chance tree of Monte-Carlo sampling) needs form='generic'")
+    if form != "generic" and not chance:
         # refused before the walk, as below, and before the game's vectorised form is made
         # (dudo(100,5,5)'s would enumerate 8e15 deals)
         for g in members:
@@ -625,14 +683,16 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
     for g in members:  # a game too large is refused here, before its payoffs or its tree are made
         walk_limit(g.name, g.size_hint(), "vectorized", max_histories, max_memory)
     # the cache holds what the default (nodes=None) keeps; an explicit choice compiles afresh
-    path = cache_file(members[0]) if cache is not False and len(members) == 1 and nodes is None else None
+    path = cache_file(members[0]) if cache is not False and len(members) == 1 and nodes is None and not chance \
+        else None
     identity = {"game": members[0].name, "digest": _source_digest(members[0])} if path else None
     if path and os.path.exists(path):
         try:
             return CompiledGame.load(path, expect=identity)
         except TensorCFRError as e:  # another game's file, damaged, edited: compile afresh and overwrite
             print(f"tensorcfr: cached compiled game not used ({e}); compiling afresh", file=sys.stderr)
-    compiled = [_structure(_walk(g, method, nodes, max_histories, max_memory)) for g in members]
+    compiled = [_structure(_walk(g, method, nodes, max_histories, max_memory, chance)) for g in members]
+    trees = [c[3].pop("chance", None) for c in compiled]
     tps, seqs, _, nodes_a = compiled[0]
     for g, (tps_b, seqs_b, _, nodes_b) in zip(members[1:], compiled[1:]):
         same = (torch.equal(seqs, seqs_b) and nodes_a.keys() == nodes_b.keys()
@@ -642,6 +702,8 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
         if not same:
             raise TensorCFRError(f"compile: {g.name} does not have the tree of {members[0].name}; "
                                  "a batch must differ in payoffs only")
+    if chance:
+        nodes_a["chance"] = dataclasses.replace(trees[0], payoff=torch.cat([t.payoff for t in trees]))
     cg = CompiledGame(
         name=members[0].name,
         batch_names=tuple(g.name for g in members),

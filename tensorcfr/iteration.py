@@ -57,21 +57,26 @@ class IterationState:
 
 
 def iterate(spaces: tuple[Treeplex, Treeplex], op: PayoffOperator, rule: Config, state: IterationState,
-            sc: Scalars, in_place: bool = False) -> None:
+            sc: Scalars, in_place: bool = False, values=None) -> None:
     """Advance `state` by one iteration of `rule` (`sc`: the iteration's `Scalars` as numbers).
 
     With `in_place` the new strategies are written into the tensors of `state.sigma` (what a
     captured iteration, replayed on the same memory, needs); otherwise they replace them.
+    `values(p, sigma, xs)`, if given, replaces the exact counterfactual values: it returns
+    (g_p [B, S_p], the plan [B, S_p] player p adds to its average), e.g. a Monte-Carlo
+    estimate (`sampling.Estimator.values`).
     """
+    if values is None:
+        values = lambda p, sigma, xs: (op.cfv(p, xs[1 - p]), xs[p])  # noqa: E731 - the exact iteration
     xs = [sp.sequence_form(s) for sp, s in zip(spaces, state.sigma)]  # realisation plans [B, S_p]
     if rule.updates == "simultaneous":
-        gs = [op.cfv(0, xs[1]), op.cfv(1, xs[0])]
+        gs = [values(0, state.sigma, xs), values(1, state.sigma, xs)]
         for p in (0, 1):
-            _update(p, spaces, rule, state, gs[p], xs[p], sc, in_place)
+            _update(p, spaces, rule, state, *gs[p], sc, in_place)
     else:
-        _update(0, spaces, rule, state, op.cfv(0, xs[1]), xs[0], sc, in_place)
+        _update(0, spaces, rule, state, *values(0, state.sigma, xs), sc, in_place)
         xs[0] = spaces[0].sequence_form(state.sigma[0])  # player 1 answers player 0's new strategy
-        _update(1, spaces, rule, state, op.cfv(1, xs[0]), xs[1], sc, in_place)
+        _update(1, spaces, rule, state, *values(1, state.sigma, xs), sc, in_place)
 
 
 def _update(p: int, spaces, rule: Config, state: IterationState, g: torch.Tensor, x: torch.Tensor, sc: Scalars,

@@ -33,6 +33,7 @@ from .evaluation import Evaluation, Policy, evaluate, infoset_gaps
 from .iteration import IterationState, iterate
 from .payoff import PayoffOperator
 from .public import PublicCompiledGame
+from .sampling import EPSILON_DEFAULT, SCHEMES, Estimator, RandomDraws
 from .sizes import check_device_memory
 from .rules import (AVERAGING, ETA_DEFAULT, PRESETS, UPDATES, CFRConfig, Config, FTRLConfig, _batch,
                     algorithms, make_config)
@@ -62,6 +63,11 @@ class Solver:
     distributed: inside an initialised `torch.distributed` process group, keep only this
           rank's block of the payoff operator and sum the counterfactual values over the ranks
           (`distributed.py`: the state is replicated; `game` then holds this rank's block).
+    sampling: "none" (exact iterations), "chance", "external" or "outcome": Monte-Carlo
+          counterfactual values (`sampling.py`), `samples` per estimate, outcome sampling's
+          exploration `epsilon`, drawn from a generator seeded by `seed` (a checkpoint keeps
+          its state). Sampled iterations run eagerly, in the generic form, on one process;
+          evaluation stays exact.
 
     Example:
         >>> import tensorcfr
@@ -75,13 +81,30 @@ class Solver:
     def __init__(self, game: str | games_pkg.Game | CompiledGame, algo: str | Config = "cfr+", *,
                  device: str | torch.device = "auto", dtype: str | torch.dtype = "float64",
                  capture: str = "auto", form: str = "generic", deterministic: bool = False,
-                 distributed: bool = False, **options):
+                 distributed: bool = False, sampling: str = "none", samples: int = 1,
+                 epsilon: float = EPSILON_DEFAULT, seed: int = 0, **options):
         self.config = make_config(algo, **options)
+        self.sampling = sampling
+        if sampling not in SCHEMES:
+            raise TensorCFRError(f"sampling must be one of {', '.join(SCHEMES)}, got {sampling!r}")
+        if sampling != "none":
+            if capture not in ("auto", "none"):
+                raise TensorCFRError(f"capture={capture!r} with sampling={sampling!r}: a sampled iteration "
+                                     "gathers a different number of entries each time; only eager "
+                                     "iterations sample (capture='none')")
+            if distributed:
+                raise TensorCFRError("sampling with distributed=True is not supported: sample on one process")
+            if form == "public" or getattr(game, "form", "generic") == "public":
+                raise TensorCFRError(f"sampling={sampling!r} runs on the generic form (form='generic')")
+            capture, form = "none", "generic"
+            if isinstance(seed, bool) or not isinstance(seed, int):
+                raise TensorCFRError(f"seed must be a whole number, got {seed!r}")
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype)
         self.deterministic = bool(deterministic)
         check_capture(capture, self.device)
-        cg = game if isinstance(game, (CompiledGame, PublicCompiledGame)) else compile_game(game, form=form)
+        cg = game if isinstance(game, (CompiledGame, PublicCompiledGame)) else \
+            compile_game(game, form=form, chance=sampling != "none")
         b = cg.batch_size
         if self.config.batch_size > 1:
             if b not in (1, self.config.batch_size):
@@ -103,6 +126,11 @@ class Solver:
         self.op = PayoffOperator.of(self.game, self.dtype, gather=gathered_operator(capture, self.game.payoff.shape[1]))
         if self.distributed:
             self.op = ShardedOperator(self.op)
+        self.estimator = self.draws = None
+        if sampling != "none":
+            self.estimator = Estimator(self.game, sampling, samples, self.dtype, epsilon)
+            self.draws = RandomDraws(seed)
+        self.seed = seed
         self.iteration = 0
         with deterministic_mode(self._deterministic):  # FTRL's entropy weights are per-infoset sums too
             self.state = IterationState.start(self.game.treeplexes, self.config, b, self.dtype, self.device)
@@ -141,14 +169,27 @@ class Solver:
             raise TensorCFRError(f"{self.config.name} keeps no regrets")
         return [st.regrets for st in self.state.rule]
 
+    def _sampled_values(self, p, sigma, xs):
+        return self.estimator.values(p, sigma, xs, self.draws)
+
+    @property
+    def sampled_fraction(self) -> float | None:
+        """Payoff entries gathered per estimate over the game's entries, averaged over the
+        iterations so far (sampling only; an exact product would be 1, one chance sample of a
+        game dealt once is 1 / its deals); None without sampling."""
+        if self.estimator is None:
+            return None
+        return self.estimator.entries / (2 * max(self.iteration, 1) * max(self.estimator.tree.num_entries, 1))
+
     def step(self, n: int = 1) -> None:
         """Run `n` iterations."""
+        values = None if self.estimator is None else self._sampled_values
         with deterministic_mode(self._deterministic):
             for _ in range(n):
                 t = self.iteration + 1
                 if self.captured is None:
                     iterate(self.game.treeplexes, self.op, self.config, self.state,
-                            self.config.scalars(t).as_numbers(self.dtype, self.device))
+                            self.config.scalars(t).as_numbers(self.dtype, self.device), values=values)
                 else:
                     self.captured.step(t)
                 self.iteration = t
@@ -158,9 +199,13 @@ class Solver:
         """Everything the next iterations depend on (tensors on the CPU), for `load_state_dict`."""
         cpu = lambda t: t.detach().cpu().clone()  # noqa: E731
         d = self.state.tensors()
-        return {"iteration": self.iteration, "sigma": [cpu(t) for t in d["sigma"]],
-                "average": [cpu(t) for t in d["average"]],
-                "state": [{k: cpu(t) for k, t in st.items()} for st in d["state"]]}
+        out = {"iteration": self.iteration, "sigma": [cpu(t) for t in d["sigma"]],
+               "average": [cpu(t) for t in d["average"]],
+               "state": [{k: cpu(t) for k, t in st.items()} for st in d["state"]]}
+        if self.draws is not None:  # a resumed sampled run draws what the straight run would have
+            out["generator"] = self.draws.state().clone()
+            out["sampled_entries"] = self.estimator.entries
+        return out
 
     def load_state_dict(self, d: dict) -> None:
         """Continue from `state_dict()`; the solver must have been built with the same game and settings."""
@@ -177,6 +222,11 @@ class Solver:
         for st, new in zip(self.state.rule, d["state"]):
             for f in fields(st):
                 put(getattr(st, f.name), new[f.name])
+        if self.draws is not None:
+            if "generator" not in d:
+                raise TensorCFRError("checkpoint does not fit this solver: it was written by a run without sampling")
+            self.draws.set_state(d["generator"])
+            self.estimator.entries = int(d.get("sampled_entries", 0))
         self.iteration = int(d["iteration"])
 
     # -- reading the result -----------------------------------------------------------------
@@ -249,5 +299,8 @@ class Solver:
         return {"game": self.game.name, "batch": self.member_names(), "algorithm": self.config.name,
                 **{k: v for k, v in asdict(self.config).items() if k != "name"},
                 "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""), "capture": self.capture,
-                "deterministic": self.deterministic, "distributed": self.distributed}
+                "deterministic": self.deterministic, "distributed": self.distributed,
+                **({} if self.estimator is None else
+                   {"sampling": self.sampling, "samples": self.estimator.samples, "seed": self.seed,
+                    **({"epsilon": self.estimator.epsilon} if self.sampling == "outcome" else {})})}
 

@@ -1,0 +1,254 @@
+"""Monte-Carlo counterfactual values on tensors: chance, external and outcome sampling.
+
+Each scheme replaces a player's exact counterfactual values g_p = A y [B, S_p] by an unbiased
+estimate, which the unchanged update rule (`rules.py`) consumes, so every CFR-family preset and
+FTRL gets a sampled form. A sample is a 0/1 realisation over the compiled game, not a walk:
+
+- **chance**: one outcome per chance class (`chance.py`: a uniform per class picks an outcome
+  at each of its chance nodes, so a sample is one deal, Leduc's board included). Only the
+  payoff entries of the classes drawn are gathered, each with its utility u(z) and no chance
+  weight (a class is drawn with exactly its chance probability): g~_p = A_drawn y. The thesis'
+  method (chance-sampled CFR; Zinkevich et al. 2007, Lanctot et al. 2009).
+- **external**: chance as above, and the other player's pure strategy, one action per infoset
+  drawn from its current strategy, so its realisation plan y~ is 0/1: g~_p = A_drawn y~.
+  Player p's own actions are all evaluated (Lanctot et al. 2009, external sampling, with the
+  opponent's sample a pure strategy as in their definition).
+- **outcome**: chance and the other player as above, and player p's own pure strategy drawn
+  from the exploring strategy s' = eps/|A(I)| + (1 - eps) sigma, whose plan is x'. One terminal
+  is reached; its entry is divided by x'(s) at player p's last sequence s:
+  g~_p = (x~_p / x'_p) * (A_drawn y~) (Lanctot et al. 2009, outcome sampling). The average
+  strategy is stochastically weighted: player p adds x~_p * x_p / x'_p, its own reach over its
+  own sampling probability on the sampled path and 0 elsewhere (unbiased: its mean is x_p).
+  The other schemes add the exact plan x_p (an O(S) product, cheaper than any payoff work).
+
+`samples=K` draws K samples for each estimate and averages them (K = 1 is the textbook
+algorithm); the chance draws are shared by the members of a batch, the players' draws are
+per member. Cost of one estimate: the payoff entries of the drawn classes (K / #deals of the
+game's entries for a game dealt once: Dudo(4,2,2) gathers 1/441 of them per sample) plus, for
+external and outcome sampling, a top-down pass over each sampled player's treeplex per sample
+(O(K S)); the rule's update stays O(S). `perf/sampled_fraction` reports the entries gathered
+over the game's entries.
+
+Every uniform comes from a `Draws` object: `RandomDraws` (a seeded CPU generator, whose state a
+checkpoint saves) or, in tests, fixed tables.
+
+Example:
+    >>> import torch, tensorcfr
+    >>> cg = tensorcfr.compile("kuhn", chance=True)
+    >>> est = Estimator(cg, "chance", samples=1, dtype=torch.float64)
+    >>> s = tensorcfr.Solver("kuhn", "cfr", device="cpu")
+    >>> xs = [tp.sequence_form(sg) for tp, sg in zip(cg.treeplexes, s.sigma)]
+    >>> g, _ = est.values(0, s.sigma, xs, RandomDraws(seed=0))
+    >>> int((g != 0).sum())  # one deal: player 0 holds one card, so 4 of its 12 sequences see a payoff
+    4
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .errors import TensorCFRError
+
+SCHEMES = ("none", "chance", "external", "outcome")
+EPSILON_DEFAULT = 0.6  # outcome sampling's exploration (OpenSpiel's default too)
+
+
+def ranges(start: torch.Tensor, count: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The indices start[i], ..., start[i] + count[i] - 1 of every i, concatenated [sum count],
+    and the i each comes from [sum count].
+
+    Example:
+        >>> idx, owner = ranges(torch.tensor([5, 0]), torch.tensor([2, 3]))
+        >>> idx.tolist(), owner.tolist()
+        ([5, 6, 0, 1, 2], [0, 0, 1, 1, 1])
+    """
+    owner = torch.repeat_interleave(torch.arange(len(count), device=count.device), count)
+    first = torch.cumsum(count, 0) - count  # [M] position of each range in the output
+    return start[owner] + torch.arange(len(owner), device=count.device) - first[owner], owner
+
+
+class Draws:
+    """Where the uniforms of a sample come from."""
+
+    def chance(self, k: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        """A uniform [M] for each (sample k [M], chance class c [M]) whose outcomes are drawn."""
+        raise NotImplementedError
+
+    def player(self, p: int, batch: int, samples: int, infosets: int) -> torch.Tensor:
+        """Uniforms [batch, samples, infosets]: one per infoset of player p, per member and sample."""
+        raise NotImplementedError
+
+
+class RandomDraws(Draws):
+    """Uniforms from a seeded CPU generator (the same draws on every device), optionally
+    logged for tests: `log` collects ("chance", k, c, u) and ("player", p, u) in draw order.
+
+    Example:
+        >>> RandomDraws(seed=1).player(0, 1, 2, 3).shape
+        torch.Size([1, 2, 3])
+    """
+
+    def __init__(self, seed: int = 0, log: list | None = None):
+        self.generator = torch.Generator().manual_seed(int(seed))
+        self.log = log
+
+    def chance(self, k, c):
+        u = torch.rand(len(k), generator=self.generator, dtype=torch.float64)
+        if self.log is not None:
+            self.log.append(("chance", k.cpu(), c.cpu(), u))
+        return u.to(k.device)
+
+    def player(self, p, batch, samples, infosets):
+        u = torch.rand(batch, samples, infosets, generator=self.generator, dtype=torch.float64)
+        if self.log is not None:
+            self.log.append(("player", p, u))
+        return u
+
+    def state(self) -> torch.Tensor:
+        """The generator's state (a uint8 tensor), for a checkpoint."""
+        return self.generator.get_state()
+
+    def set_state(self, s: torch.Tensor) -> None:
+        self.generator.set_state(s.cpu())
+
+
+class FixedDraws(Draws):
+    """Uniforms from tables: `chance_u` [K, C] per sample and class, `player_u[p]` [B, K, I_p]
+    (tests enumerate deals and pure strategies through it).
+
+    Example:
+        >>> FixedDraws(torch.full((1, 3), 0.5)).chance(torch.tensor([0]), torch.tensor([2])).tolist()
+        [0.5]
+    """
+
+    def __init__(self, chance_u: torch.Tensor, player_u: tuple[torch.Tensor, torch.Tensor] | None = None):
+        self.chance_u, self.player_u = chance_u, player_u
+
+    def chance(self, k, c):
+        return self.chance_u.to(k.device)[k, c]
+
+    def player(self, p, batch, samples, infosets):
+        return self.player_u[p]
+
+
+class Estimator:
+    """Sampled counterfactual values of one scheme over a game compiled with `chance=True`.
+
+    `values(p, sigma, xs, draws)` returns (g~_p [B, S_p], the plan player p adds to its average
+    [B, S_p]); `entries` counts the payoff entries gathered so far (for the sampled fraction).
+
+    Example:
+        >>> import torch, tensorcfr
+        >>> cg = tensorcfr.compile("kuhn", chance=True)
+        >>> Estimator(cg, "outcome", samples=4, dtype=torch.float64).epsilon
+        0.6
+    """
+
+    def __init__(self, cg, scheme: str, samples: int = 1, dtype: torch.dtype = torch.float64,
+                 epsilon: float = EPSILON_DEFAULT):
+        if scheme not in SCHEMES[1:]:
+            raise TensorCFRError(f"sampling must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise TensorCFRError(f"samples must be a whole number >= 1, got {samples!r}")
+        if not (isinstance(epsilon, (int, float)) and 0 < epsilon <= 1):
+            raise TensorCFRError(f"epsilon (outcome sampling's exploration) must be in (0, 1], got {epsilon!r}")
+        if getattr(cg, "chance", None) is None:
+            raise TensorCFRError(f"{cg.name}: sampling needs the game's chance tree: "
+                                 "tensorcfr.compile(game, chance=True) (the generic form)")
+        self.scheme, self.samples, self.epsilon = scheme, samples, float(epsilon)
+        self.spaces = cg.treeplexes
+        ct = self.tree = cg.chance
+        u = ct.payoff.to(dtype)  # [B', Z'] player 0's utility
+        self.vals = (u, -u)  # in each player's own sign
+        self.seq = ct.payoff_seq.long()  # [2, Z']
+        self.entries = 0
+        # per player: each infoset's sequences padded to the widest infoset, for drawing actions
+        self._pad = []
+        for tp in self.spaces:
+            n = tp.num_actions.to(ct.payoff.device)  # [I]
+            width = int(n.max()) if len(n) else 1
+            a = torch.arange(width, device=n.device)
+            idx = tp.infoset_offsets[:-1].to(n.device)[:, None] + a  # [I, A]
+            self._pad.append((idx.clamp(max=tp.num_sequences - 1), a < n[:, None], a < n[:, None] - 1, n))
+
+    # -- the draws --------------------------------------------------------------------------
+    def classes(self, draws: Draws) -> tuple[torch.Tensor, torch.Tensor]:
+        """The (sample [M], chance class [M]) pairs drawn, every depth of the chance tree: one
+        class per chance node of a drawn class, starting from class 0 in every sample."""
+        ct = self.tree
+        dev = ct.class_nodes.device
+        k = torch.arange(self.samples, device=dev)
+        c = torch.zeros(self.samples, dtype=torch.long, device=dev)
+        out_k, out_c = [k], [c]
+        while True:  # one round per depth of the chance tree (a few)
+            cnt = ct.class_nodes[c + 1] - ct.class_nodes[c]  # [M] chance nodes in each drawn class
+            keep = cnt > 0
+            if not bool(keep.any()):
+                break
+            k, c, cnt = k[keep], c[keep], cnt[keep]
+            u = draws.chance(k, c)  # [M] one uniform per drawn class: its nodes share it
+            j, owner = ranges(ct.class_nodes[c], cnt)  # [M2] the chance nodes of those classes
+            first, n = ct.node_first[j], ct.node_count[j]
+            o, node = ranges(first, n)  # [M3] every outcome of those nodes
+            # inverse CDF: the outcome is the number of outcomes (all but the last) whose
+            # cumulative probability is at most u
+            below = (ct.cum_prob[o] <= u[owner][node]) & (o < (first + n - 1)[node])
+            chosen = torch.zeros(len(j), dtype=torch.long, device=dev).index_add_(0, node, below.long())
+            k, c = k[owner], first + chosen
+            out_k.append(k)
+            out_c.append(c)
+        return torch.cat(out_k), torch.cat(out_c)
+
+    def pure_plans(self, p: int, sigma: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+        """The realisation plans [B, K, S_p] (0/1) of the pure strategies that pick, at each
+        infoset, the action whose cumulative probability under sigma [B, S_p] first exceeds
+        the uniform u [B, K, I_p] (the last action where rounding leaves none)."""
+        tp = self.spaces[p]
+        idx, valid, below_last, _ = self._pad[p]
+        cum = torch.cumsum(sigma[:, idx] * valid, -1)  # [B, I, A] within each infoset, in action order
+        u = u.to(sigma.device, sigma.dtype)
+        chosen = ((cum[:, None] <= u[..., None]) & below_last).sum(-1)  # [B, K, I]
+        b, k = sigma.shape[0], u.shape[1]
+        pure = sigma.new_zeros(b * k, tp.num_sequences)  # [B*K, S] 0/1 behavioural strategy
+        pure[:, 0] = 1
+        pure.scatter_(1, (tp.infoset_offsets[:-1].to(sigma.device) + chosen).reshape(b * k, -1), 1.0)
+        return tp.sequence_form(pure).reshape(b, k, -1)
+
+    def exploring(self, p: int, sigma: torch.Tensor) -> torch.Tensor:
+        """Outcome sampling's strategy [B, S_p]: eps uniform plus (1 - eps) sigma per infoset."""
+        tp = self.spaces[p]
+        n = self._pad[p][3]
+        per_seq = torch.cat([n.new_ones(1), torch.repeat_interleave(n, n)]).to(sigma.dtype)  # [S] |A(I)| of each
+        mixed = self.epsilon / per_seq + (1 - self.epsilon) * sigma
+        mixed[:, 0] = 1
+        return mixed if tp.num_sequences else sigma
+
+    # -- the estimate -----------------------------------------------------------------------
+    def values(self, p: int, sigma: list[torch.Tensor], xs: list[torch.Tensor], draws: Draws):
+        """Player p's sampled counterfactual values g~ [B, S_p] against the other player's
+        strategy sigma[1-p] (plan xs[1-p]), and the plan [B, S_p] it adds to its average."""
+        q, K = 1 - p, self.samples
+        B = xs[p].shape[0]
+        sp, sq = self.spaces[p].num_sequences, self.spaces[q].num_sequences
+        k, c = self.classes(draws)
+        start = self.tree.class_entries[c]
+        e, owner = ranges(start, self.tree.class_entries[c + 1] - start)  # [Zs] the entries of the drawn classes
+        kz = k[owner]
+        self.entries += len(e)
+        rows, cols = self.seq[p][e], self.seq[q][e]
+        contrib = self.vals[p][:, e]  # [B', Zs]
+        if self.scheme == "chance":
+            contrib = contrib * xs[q][:, cols]
+        else:
+            other = self.pure_plans(q, sigma[q], draws.player(q, B, K, self.spaces[q].num_infosets))  # [B, K, S_q]
+            contrib = contrib * other.reshape(B, -1)[:, kz * sq + cols]
+        avg = xs[p]
+        if self.scheme == "outcome":
+            mixed = self.exploring(p, sigma[p])
+            x_mixed = self.spaces[p].sequence_form(mixed)  # [B, S_p] > 0 everywhere
+            own = self.pure_plans(p, mixed, draws.player(p, B, K, self.spaces[p].num_infosets))  # [B, K, S_p]
+            weight = own / x_mixed[:, None]  # 1 / x' on the sampled path, 0 elsewhere
+            contrib = contrib * weight.reshape(B, -1)[:, kz * sp + rows]
+            avg = (weight * xs[p][:, None]).mean(1)
+        g = contrib.new_zeros(B, sp).index_add_(1, rows, contrib.expand(B, -1))
+        return (g / K if K > 1 else g), avg
