@@ -226,7 +226,23 @@ class Estimator:
     # -- the estimate -----------------------------------------------------------------------
     def values(self, p: int, sigma: list[torch.Tensor], xs: list[torch.Tensor], draws: Draws):
         """Player p's sampled counterfactual values g~ [B, S_p] against the other player's
-        strategy sigma[1-p] (plan xs[1-p]), and the plan [B, S_p] it adds to its average."""
+        strategy sigma[1-p] (plan xs[1-p]), the mean of `samples` estimates, and the plan
+        [B, S_p] it adds to its average."""
+        rows, _, contrib, avg = self._terms(p, sigma, xs, draws)
+        g = contrib.new_zeros(avg.shape[0], self.spaces[p].num_sequences).index_add_(1, rows, contrib)
+        return (g / self.samples if self.samples > 1 else g), (avg if avg.dim() == 2 else avg.mean(1))
+
+    def per_sample(self, p: int, sigma: list[torch.Tensor], xs: list[torch.Tensor], draws: Draws):
+        """As `values`, but every sample's estimate [B, K, S_p] and averaged plan [B, K, S_p]
+        (for tests of the spread)."""
+        rows, kz, contrib, avg = self._terms(p, sigma, xs, draws)
+        b, sp = avg.shape[0], self.spaces[p].num_sequences
+        g = contrib.new_zeros(b, self.samples * sp).index_add_(1, kz * sp + rows, contrib)
+        return g.reshape(b, self.samples, sp), (avg if avg.dim() == 3 else avg[:, None].expand(b, self.samples, sp))
+
+    def _terms(self, p, sigma, xs, draws):
+        """(own sequence [Zs], sample [Zs], term [B, Zs]) of every payoff entry gathered, and
+        the plan player p averages: [B, S_p], or per sample [B, K, S_p] (outcome sampling)."""
         q, K = 1 - p, self.samples
         B = xs[p].shape[0]
         sp, sq = self.spaces[p].num_sequences, self.spaces[q].num_sequences
@@ -249,6 +265,5 @@ class Estimator:
             own = self.pure_plans(p, mixed, draws.player(p, B, K, self.spaces[p].num_infosets))  # [B, K, S_p]
             weight = own / x_mixed[:, None]  # 1 / x' on the sampled path, 0 elsewhere
             contrib = contrib * weight.reshape(B, -1)[:, kz * sp + rows]
-            avg = (weight * xs[p][:, None]).mean(1)
-        g = contrib.new_zeros(B, sp).index_add_(1, rows, contrib.expand(B, -1))
-        return (g / K if K > 1 else g), avg
+            avg = weight * xs[p][:, None]
+        return rows, kz, contrib.expand(B, -1), avg

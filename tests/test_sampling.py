@@ -1,0 +1,306 @@
+"""Monte-Carlo CFR on tensors (`tensorcfr.sampling`): the chance tree, unbiased estimates (exactly,
+by enumerating every deal and pure strategy, and statistically), the same regrets as a plainly
+recursive MCCFR fed the same draws, convergence, reproducible resume, clear errors."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+import games
+import tensorcfr
+from mccfr_oracle import RecursiveMCCFR
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.payoff import PayoffOperator
+from tensorcfr.sampling import Estimator, FixedDraws, RandomDraws, ranges
+
+RANDOM = ["random(seed=3)", "random(seed=11)", "random(seed=29)"]
+
+
+def random_profile(cg, seed, dtype=torch.float64, device="cpu"):
+    """A random behavioural strategy per player [1, S_p] (column 0 = 1) and its plan."""
+    g = torch.Generator().manual_seed(seed)
+    sigma = []
+    for tp in cg.treeplexes:
+        w = torch.rand(1, tp.num_sequences, generator=g, dtype=dtype) + 0.05
+        s = tp.normalize(w.to(device))
+        s[:, 0] = 1
+        sigma.append(s)
+    return sigma, [tp.sequence_form(s) for tp, s in zip(cg.treeplexes, sigma)]
+
+
+def deals(ct):
+    """Every outcome of the chance draws: [(probability, {class: uniform})], by recursion over
+    the drawn classes. A class's nodes share one uniform, so its cells are those between the
+    cumulative probabilities of all its nodes; a uniform in the middle of a cell stands for it."""
+    def expand(pending):
+        if not pending:
+            yield 1.0, {}
+            return
+        c, rest = pending[0], pending[1:]
+        nodes = range(int(ct.class_nodes[c]), int(ct.class_nodes[c + 1]))
+        if not nodes:
+            yield from expand(rest)
+            return
+        cuts = sorted({0.0, 1.0} | {float(ct.cum_prob[o]) for j in nodes
+                                     for o in range(int(ct.node_first[j]), int(ct.node_first[j] + ct.node_count[j]) - 1)})
+        for lo, hi in zip(cuts[:-1], cuts[1:]):
+            if hi - lo <= 0:
+                continue
+            u = (lo + hi) / 2
+            children = []
+            for j in nodes:
+                first, n = int(ct.node_first[j]), int(ct.node_count[j])
+                i = next((i for i in range(n - 1) if u < float(ct.cum_prob[first + i])), n - 1)
+                children.append(first + i)
+            for pr, us in expand(rest + children):
+                yield (hi - lo) * pr, {c: u, **us}
+    return list(expand([0]))
+
+
+def fixed_chance(ct, us: dict) -> torch.Tensor:
+    table = torch.full((1, ct.num_classes), 0.5, dtype=torch.float64)
+    for c, u in us.items():
+        table[0, c] = u
+    return table
+
+
+@pytest.mark.parametrize("game", ["kuhn", "leduc", "dudo(4,1,1)", "liars_dice(faces=3)", *RANDOM])
+def test_chance_tree_same_from_both_walks_and_sums_to_the_payoff_matrix(game):
+    g = games.make(game)
+    methods = ["per-node"] + (["vectorized"] if tensorcfr.compiler.vector_form(g) is not None else [])
+    trees = [tensorcfr.compile(game, chance=True, method=m) for m in methods]
+    for cg in trees[1:]:
+        for f in ("class_parent", "class_prob", "class_nodes", "node_class", "node_first", "node_count",
+                  "class_entries", "payoff_seq", "payoff"):
+            assert torch.equal(getattr(cg.chance, f), getattr(trees[0].chance, f)), f
+    cg = trees[0]
+    ct = cg.chance
+    # each entry's utility times its class's chance probability, summed per (s0, s1): the payoff matrix
+    cls = torch.repeat_interleave(torch.arange(ct.num_classes), ct.class_entries.diff())
+    s1 = cg.treeplexes[1].num_sequences
+    got = torch.zeros(cg.treeplexes[0].num_sequences * s1, dtype=torch.float64)
+    got.index_add_(0, ct.payoff_seq[0] * s1 + ct.payoff_seq[1], ct.payoff[0] * ct.reach[cls])
+    want = torch.zeros_like(got)
+    want[cg.payoff_seq[0].long() * s1 + cg.payoff_seq[1].long()] = cg.payoff[0]
+    assert torch.allclose(got, want, rtol=0, atol=1e-12)
+    # every chance node's outcomes sum to 1
+    last = ct.cum_prob[ct.node_first + ct.node_count - 1]
+    assert torch.allclose(last, torch.ones(ct.num_chance_nodes, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("game", ["kuhn", "leduc", *RANDOM])
+def test_chance_sampling_averaged_over_every_deal_is_exact(game, device):
+    cg = tensorcfr.compile(game, chance=True).to(device)
+    est = Estimator(cg, "chance", samples=1)
+    op = PayoffOperator.of(cg, torch.float64)
+    sigma, xs = random_profile(cg, seed=5, device=device)
+    outcomes = deals(cg.chance)
+    assert sum(pr for pr, _ in outcomes) == pytest.approx(1.0, abs=1e-12)
+    if game == "leduc":
+        assert len(outcomes) == 120  # 6 x 5 cards dealt, then one of the 4 left on the board
+    for p in (0, 1):
+        mean = sum(pr * est.values(p, sigma, xs, FixedDraws(fixed_chance(cg.chance, us)))[0] for pr, us in outcomes)
+        assert torch.allclose(mean, op.cfv(p, xs[1 - p]), rtol=0, atol=1e-12)
+
+
+def test_external_sampling_averaged_over_every_deal_and_pure_strategy_is_exact(device):
+    cg = tensorcfr.compile("kuhn", chance=True).to(device)
+    est = Estimator(cg, "external", samples=1)
+    op = PayoffOperator.of(cg, torch.float64)
+    sigma, xs = random_profile(cg, seed=2, device=device)
+    outcomes = deals(cg.chance)
+    for p in (0, 1):
+        tp = cg.treeplexes[1 - p]
+        probs = [sigma[1 - p][0, int(tp.infoset_offsets[i]):int(tp.infoset_offsets[i + 1])].tolist()
+                 for i in range(tp.num_infosets)]
+        mean = 0
+        for choice in itertools.product(*[range(len(pr)) for pr in probs]):  # 2^6 pure strategies
+            weight, u = 1.0, []
+            for pr, a in zip(probs, choice):
+                weight *= pr[a]
+                u.append(sum(pr[:a]) + pr[a] / 2)  # inside action a's interval
+            player_u = [None, None]
+            player_u[1 - p] = torch.tensor(u, dtype=torch.float64).reshape(1, 1, -1)
+            for pr_deal, us in outcomes:
+                g, avg = est.values(p, sigma, xs, FixedDraws(fixed_chance(cg.chance, us), player_u))
+                mean = mean + weight * pr_deal * g
+        assert torch.allclose(mean, op.cfv(p, xs[1 - p]), rtol=0, atol=1e-12)
+        assert torch.equal(avg, xs[p])  # external sampling averages the exact plan
+
+
+@pytest.mark.parametrize("scheme", ["chance", "external", "outcome"])
+@pytest.mark.parametrize("game", ["leduc", *RANDOM])
+def test_mean_of_20000_estimates_is_within_5_standard_errors(game, scheme):
+    cg = tensorcfr.compile(game, chance=True)
+    op = PayoffOperator.of(cg, torch.float64)
+    sigma, xs = random_profile(cg, seed=7)
+    chunk, n = 5000, 20000
+    est = Estimator(cg, scheme, samples=chunk)
+    draws = RandomDraws(seed=13)
+    for p in (0, 1):
+        total = sq = 0
+        avg_total = 0
+        for _ in range(n // chunk):
+            each, avg = est.per_sample(p, sigma, xs, draws)  # [1, K, S_p] both
+            total = total + each.sum(1)[0]
+            sq = sq + (each ** 2).sum(1)[0]
+            avg_total = avg_total + avg.sum(1)[0]
+        mean = total / n
+        exact = op.cfv(p, xs[1 - p])[0]
+        checked = torch.ones_like(exact, dtype=torch.bool)
+        if scheme == "outcome":
+            # Outcome sampling reaches one terminal per sample, so a sequence's estimate is
+            # nonzero with a probability known in closed form, P(s) = sum over s's entries of
+            # reach(class) y(other's sequence) x'(s). On Leduc 951 of its 1,074 sequences expect
+            # fewer than 25 of 20,000 samples: there the mean is a Poisson count, not normal,
+            # and 5 SE means nothing (their unbiasedness is what the exact test on Kuhn checks).
+            ct = cg.chance
+            cls = torch.repeat_interleave(torch.arange(ct.num_classes), ct.class_entries.diff())
+            x_mixed = cg.treeplexes[p].sequence_form(est.exploring(p, sigma[p]))[0]
+            hit = torch.zeros_like(exact).index_add_(
+                0, ct.payoff_seq[p], ct.reach[cls] * xs[1 - p][0, ct.payoff_seq[1 - p]]) * x_mixed
+            checked = n * hit >= 25
+            assert int(checked.sum()) >= min(100, int((hit > 0).sum()) // 2)
+        se = ((sq / n - mean ** 2).clamp(min=0) / (n - 1)).sqrt()
+        err = (mean - exact).abs()
+        bad = checked & (err > 5 * se + 1e-12)
+        assert not bool(bad.any()), f"player {p}: worst {float((err / (se + 1e-300))[checked].max()):.1f} SE"
+        assert bool((se > 0).any())  # the estimates do vary
+        if scheme == "outcome":  # the stochastically weighted average estimates the plan
+            assert torch.allclose(avg_total / n, xs[p][0], atol=0.05)
+
+
+@pytest.mark.parametrize("algo,plus", [("cfr", False), ("cfr+", True)])
+@pytest.mark.parametrize("scheme", ["external", "outcome"])
+@pytest.mark.parametrize("game", ["kuhn", "random(seed=11)"])
+def test_regrets_equal_a_recursive_mccfr_fed_the_same_draws(game, scheme, algo, plus, device):
+    s = tensorcfr.Solver(game, algo, device=device, sampling=scheme, seed=4, updates="alternating")
+    log = s.draws.log = []
+    oracle = RecursiveMCCFR(games.make(game), scheme, plus=plus, epsilon=s.estimator.epsilon)
+    keys = [tp.infoset_keys for tp in s.game.treeplexes]
+    for _ in range(20):
+        log.clear()
+        s.step()
+        events = iter(log)
+        for p in (0, 1):  # each traversal draws the chance classes, the other player, then (outcome) its own
+            chance_u, ev = {}, next(events)
+            while ev[0] == "chance":
+                chance_u.update({int(c): float(u) for k, c, u in zip(*ev[1:]) if int(k) == 0})
+                ev = next(events)
+            assert ev[1] == 1 - p
+            other = dict(zip(keys[1 - p], ev[2][0, 0].tolist()))
+            own = dict(zip(keys[p], next(events)[2][0, 0].tolist())) if scheme == "outcome" else {}
+            oracle.traverse(p, chance_u, own, other)
+        for p, tp in enumerate(s.game.treeplexes):
+            got = s.regrets[p][0].cpu()
+            for i, key in enumerate(tp.infoset_keys):
+                want = torch.tensor(oracle.regret.get(key, [0.0] * int(tp.num_actions[i])), dtype=torch.float64)
+                lo, hi = int(tp.infoset_offsets[i]), int(tp.infoset_offsets[i + 1])
+                assert torch.allclose(got[lo:hi], want, rtol=1e-12, atol=1e-12), (s.iteration, key)
+
+
+def test_outcome_sampling_averaged_over_every_deal_and_both_pure_strategies_is_exact(device):
+    """Kuhn: 6 deals x 64 pure strategies of the other player (from sigma) x 64 of the
+    traverser (from the exploring strategy), 24,576 samples in one batch, each weighted by
+    its probability: the estimates and the stochastically weighted plans average to the exact
+    values and plan."""
+    cg = tensorcfr.compile("kuhn", chance=True).to(device)
+    op = PayoffOperator.of(cg, torch.float64)
+    sigma, xs = random_profile(cg, seed=3, device=device)
+    outcomes = deals(cg.chance)
+    for p in (0, 1):
+        probe = Estimator(cg, "outcome", samples=1, epsilon=0.6)
+        strategies = [sigma[0], sigma[1]]
+        strategies[p] = probe.exploring(p, sigma[p])
+
+        def pure(q, strategies=strategies):  # [(probability, uniforms [I_q])] of every pure strategy of q
+            tp = cg.treeplexes[q]
+            probs = [strategies[q][0, int(tp.infoset_offsets[i]):int(tp.infoset_offsets[i + 1])].tolist()
+                     for i in range(tp.num_infosets)]
+            out = []
+            for choice in itertools.product(*[range(len(pr)) for pr in probs]):
+                w, u = 1.0, []
+                for pr, a in zip(probs, choice):
+                    w *= pr[a]
+                    u.append(sum(pr[:a]) + pr[a] / 2)
+                out.append((w, u))
+            return out
+        combos = list(itertools.product(outcomes, pure(1 - p), pure(p)))
+        weight = torch.tensor([d[0] * o[0] * m[0] for d, o, m in combos], dtype=torch.float64, device=device)
+        chance_u = torch.cat([fixed_chance(cg.chance, d[1]) for d, _, _ in combos])
+        player_u = [None, None]
+        player_u[1 - p] = torch.tensor([o[1] for _, o, _ in combos], dtype=torch.float64)[None]
+        player_u[p] = torch.tensor([m[1] for _, _, m in combos], dtype=torch.float64)[None]
+        est = Estimator(cg, "outcome", samples=len(combos), epsilon=0.6)
+        each, avg = est.per_sample(p, sigma, xs, FixedDraws(chance_u, tuple(player_u)))  # [1, K, S_p]
+        assert weight.sum().item() == pytest.approx(1.0, abs=1e-12)
+        assert torch.allclose((weight[:, None] * each[0]).sum(0), op.cfv(p, xs[1 - p])[0], rtol=0, atol=1e-12)
+        assert torch.allclose((weight[:, None] * avg[0]).sum(0), xs[p][0], rtol=0, atol=1e-12)
+
+
+def test_external_sampling_cfr_plus_solves_kuhn(device):
+    """2,000 iterations of 16 samples each (K = 1 needs about 16,000 here)."""
+    s = tensorcfr.Solver("kuhn", "cfr+", device=device, sampling="external", samples=16, seed=0)
+    s.step(2000)
+    assert float(s.evaluate()["average"].exploitability[0]) < 1e-2
+
+
+def test_chance_sampled_dcfr_reaches_the_value_of_dudo_4_1_1(device):
+    """1,000 iterations of 16 sampled deals each (the game has 16; K = 1 is still 0.015 away
+    after 3,000)."""
+    s = tensorcfr.Solver("dudo(4,1,1)", "dcfr", device=device, sampling="chance", samples=16, seed=0)
+    s.step(1000)
+    ev = s.evaluate()["average"]
+    assert abs(float(ev.game_value[0]) - (-1 / 8)) < 1e-2
+
+
+@pytest.mark.parametrize("scheme", ["chance", "external", "outcome"])
+def test_a_sampled_run_resumes_bit_identically(scheme, device):
+    straight = tensorcfr.Solver("leduc", "dcfr", device=device, sampling=scheme, samples=2, seed=9)
+    straight.step(12)
+    first = tensorcfr.Solver("leduc", "dcfr", device=device, sampling=scheme, samples=2, seed=9)
+    first.step(5)
+    saved = first.state_dict()
+    second = tensorcfr.Solver("leduc", "dcfr", device=device, sampling=scheme, samples=2, seed=9)
+    second.load_state_dict(saved)
+    second.step(7)
+    for a, b in zip(straight.state_dict()["state"], second.state_dict()["state"]):
+        for k in a:
+            assert torch.equal(a[k], b[k])
+    assert torch.equal(straight.average[0], second.average[0])
+    other = tensorcfr.Solver("leduc", "dcfr", device=device, sampling=scheme, samples=2, seed=10)
+    other.step(12)
+    assert not torch.equal(other.regrets[0], straight.regrets[0])  # the seed matters
+
+
+def test_sampled_fraction_of_one_deal():
+    s = tensorcfr.Solver("dudo(4,1,1)", "cfr", device="cpu", sampling="chance")
+    s.step(3)
+    assert s.sampled_fraction == pytest.approx(1 / 16)  # 16 deals, each as many entries
+    assert s.describe()["sampling"] == "chance"
+
+
+def test_ranges():
+    idx, owner = ranges(torch.tensor([3, 7, 0]), torch.tensor([2, 0, 3]))
+    assert idx.tolist() == [3, 4, 0, 1, 2] and owner.tolist() == [0, 0, 2, 2, 2]
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(sampling="importance"), "sampling must be one of"),
+    (dict(sampling="chance", samples=0), "samples must be a whole number"),
+    (dict(sampling="outcome", epsilon=0.0), "epsilon"),
+    (dict(sampling="chance", capture="static"), "only eager iterations sample"),
+    (dict(sampling="chance", form="public"), "generic form"),
+    (dict(sampling="chance", seed=1.5), "seed must be a whole number"),
+])
+def test_clear_errors(kwargs, message):
+    with pytest.raises(TensorCFRError, match=message):
+        tensorcfr.Solver("kuhn", "cfr", device="cpu", **kwargs)
+
+
+def test_a_compiled_game_without_its_chance_tree_is_refused():
+    with pytest.raises(TensorCFRError, match="chance=True"):
+        tensorcfr.Solver(tensorcfr.compile("kuhn"), "cfr", device="cpu", sampling="chance")
