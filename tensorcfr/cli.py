@@ -32,6 +32,7 @@ from .memory import keep_freed_memory
 from .policy_io import check_policy_path
 from .normal_form import PROCEDURES
 from .rules import AVERAGING, PRESETS, UPDATES, make_config
+from .sampling import EPSILON_DEFAULT, SCHEMES
 from .treeplex import WEIGHTS
 
 NOT_SETTINGS = ("command", "json", "save_policy", "logdir", "no_log")  # per invocation, not part of a run
@@ -130,6 +131,15 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                    help="random seed of the sampled procedures, and part of the run's name (default 0)")
     s.add_argument("--runs", type=_positive_int, default=None,
                    help="independent runs of a sampled procedure, as one batch (default 1)")
+    s.add_argument("--sampling", choices=SCHEMES, default=None,
+                   help="Monte-Carlo CFR (tree algorithms): chance (sample the deal and every chance outcome, the "
+                        "thesis' method), external (also the other player's actions), outcome (one terminal per "
+                        "sample); none (default): exact iterations. Evaluation stays exact; generic form")
+    s.add_argument("--samples", type=_positive_int, default=None, metavar="K",
+                   help="with --sampling: samples drawn and averaged per estimate (default 1)")
+    s.add_argument("--epsilon", type=float, default=None, metavar="E",
+                   help=f"with --sampling outcome: exploration of the sampled player, in (0, 1] "
+                        f"(default {EPSILON_DEFAULT})")
     s.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
     s.add_argument("--dtype", choices=("float32", "float64"), default="float64")
     s.add_argument("--capture", choices=CAPTURE, default=None,
@@ -308,9 +318,17 @@ def _make_solver(args, algo: str):
     from .solvers import Solver
 
     game = args.game if len(args.game) > 1 else args.game[0]
+    sampling = getattr(args, "sampling", None)
     tree = dict(updates=args.updates, averaging=args.averaging, delay=args.delay, alpha=args.alpha,
                 beta=args.beta, gamma=args.gamma, eta=args.eta, weights=args.weights,
-                capture=getattr(args, "capture", None))
+                capture=getattr(args, "capture", None), sampling=sampling,
+                samples=getattr(args, "samples", None), epsilon=getattr(args, "epsilon", None))
+    if sampling in (None, "none"):
+        for flag in ("samples", "epsilon"):
+            if tree[flag] is not None:
+                raise TensorCFRError(f"--{flag} needs --sampling (chance, external or outcome)")
+    elif tree["epsilon"] is not None and sampling != "outcome":
+        raise TensorCFRError("--epsilon is outcome sampling's exploration: it needs --sampling outcome")
     normal = dict(mu=args.mu, runs=args.runs)
     both = dict(regret_tolerance=getattr(args, "regret_tolerance", None))  # (rm and rm+ among the procedures)
     mine, other = (normal, tree) if is_procedure(algo) else (tree, normal)
@@ -323,11 +341,17 @@ def _make_solver(args, algo: str):
                               deterministic=getattr(args, "deterministic", False), **mine)
     from .compiler import compile as compile_game
 
-    make_config(algo, **{k: v for k, v in mine.items() if v is not None and k != "capture"})  # bad settings first
-
-    game = compile_game(game, **_limits(args))
+    sampler = ("capture", "sampling", "samples", "epsilon")
+    make_config(algo, **{k: v for k, v in mine.items() if v is not None and k not in sampler})  # bad settings first
+    limits = _limits(args)
+    if sampling not in (None, "none"):  # Monte-Carlo iterations run on the generic form and its chance tree
+        if getattr(args, "form", None) == "public":
+            raise TensorCFRError(f"--sampling {sampling} runs on the generic form: --form generic or auto")
+        limits.update(form="generic", chance=True)
+    game = compile_game(game, **limits)
     return Solver(game, algo, device=args.device, dtype=args.dtype, deterministic=getattr(args, "deterministic", False),
-                  distributed=getattr(args, "distributed", False), **{k: v for k, v in mine.items() if v is not None})
+                  distributed=getattr(args, "distributed", False), seed=getattr(args, "seed", 0),
+                  **{k: v for k, v in mine.items() if v is not None})
 
 
 def _save_policy(path: str, solver) -> None:
@@ -405,6 +429,7 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
            "seconds": last["seconds"], "wall_seconds": wall,
            "ms_per_iteration": 1000 * last["seconds"] / max(solver.iteration, 1),
            "device": str(solver.device), "dtype": config["dtype"], "config": config, "run_dir": run_dir,
+           **({"sampled_fraction": last["sampled_fraction"]} if "sampled_fraction" in last else {}),
            "curve": [{k: r[k] for k in ("iteration", "exploitability", "exploitability_current", "game_value")}
                      for r in rows]}
     if solver.batch_size > 1:

@@ -41,6 +41,7 @@ TAGS = {
     "regret/conditional_p1": "regret_conditional_p1",
     "perf/ms_per_iteration": "ms_per_iteration",
     "perf/iterations_per_second": "iterations_per_second",
+    "perf/sampled_fraction": "sampled_fraction",  # Monte-Carlo runs only
 }
 HPARAM_METRICS = ("exploitability/average", "exploitability/current", "value/average")
 
@@ -70,6 +71,9 @@ def evaluation_row(solver: IterativeSolver, member: int = 0, ev: dict | None = N
            "best_response_p0": avg["best_response"][0], "best_response_p1": avg["best_response"][1]}
     for k, v in solver.regret_summary().items():
         row[f"regret_{k}"] = float(v[min(member, v.shape[0] - 1)])
+    fraction = getattr(solver, "sampled_fraction", None)
+    if fraction is not None:
+        row["sampled_fraction"] = fraction
     return row
 
 

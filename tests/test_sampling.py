@@ -5,6 +5,7 @@ recursive MCCFR fed the same draws, convergence, reproducible resume, clear erro
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 import torch
@@ -304,3 +305,41 @@ def test_clear_errors(kwargs, message):
 def test_a_compiled_game_without_its_chance_tree_is_refused():
     with pytest.raises(TensorCFRError, match="chance=True"):
         tensorcfr.Solver(tensorcfr.compile("kuhn"), "cfr", device="cpu", sampling="chance")
+
+
+def test_cli_sampled_run_resumes_bit_identically_and_logs_the_fraction(tmp_path, capsys):
+    import numpy as np
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from tensorcfr.cli import main
+
+    args = ["solve", "dudo(4,1,1)", "--algo", "cfr+", "--sampling", "outcome", "--samples", "3", "--epsilon", "0.5",
+            "--seed", "7", "--device", "cpu", "--json", "--logdir", str(tmp_path), "--eval-every", "10"]
+    assert main([*args, "--iterations", "20"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["config"]["sampling"] == "outcome" and first["config"]["epsilon"] == 0.5
+    assert 0 < first["sampled_fraction"] <= 3 / 16 + 1e-12  # at most 3 of the 16 deals per estimate
+    assert main(["resume", first["run_dir"], "--iterations", "40", "--json", "--save-policy", str(tmp_path / "a.npz")]) == 0
+    resumed = json.loads(capsys.readouterr().out)
+    assert main([*args, "--iterations", "40", "--save-policy", str(tmp_path / "b.npz")]) == 0
+    straight = json.loads(capsys.readouterr().out)
+    assert resumed["exploitability"] == straight["exploitability"]
+    a, b = np.load(tmp_path / "a.npz"), np.load(tmp_path / "b.npz")
+    assert all(np.array_equal(a[k], b[k]) for k in a.files if k not in ("created",))
+    events = EventAccumulator(straight["run_dir"]).Reload()
+    assert [e.step for e in events.Scalars("perf/sampled_fraction")] == [10, 20, 30, 40]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--samples", "4"], "--samples needs --sampling"),
+    (["--sampling", "external", "--epsilon", "0.5"], "it needs --sampling outcome"),
+    (["--sampling", "chance", "--form", "public"], "runs on the generic form"),
+    (["--sampling", "chance", "--capture", "cuda-graph"], "only eager iterations sample"),
+    (["--sampling", "chance", "--algo", "rm"], "has no option"),
+])
+def test_cli_sampling_errors(argv, message, capsys):
+    from tensorcfr.cli import main
+
+    game = "rps" if "rm" in argv else "kuhn"
+    assert main(["solve", game, "--no-log", "--iterations", "2", "--device", "cpu", *argv]) == 2
+    assert message in capsys.readouterr().err
