@@ -45,6 +45,7 @@ Example:
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from .errors import TensorCFRError
@@ -65,6 +66,13 @@ def ranges(start: torch.Tensor, count: torch.Tensor) -> tuple[torch.Tensor, torc
     owner = torch.repeat_interleave(torch.arange(len(count), device=count.device), count)
     first = torch.cumsum(count, 0) - count  # [M] position of each range in the output
     return start[owner] + torch.arange(len(owner), device=count.device) - first[owner], owner
+
+
+def _np_ranges(start: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`ranges` in numpy."""
+    owner = np.repeat(np.arange(len(count)), count)
+    first = np.cumsum(count) - count
+    return start[owner] + np.arange(len(owner)) - first[owner], owner
 
 
 class Draws:
@@ -162,6 +170,7 @@ class Estimator:
         self.vals = (u, -u)  # in each player's own sign
         self.seq = ct.payoff_seq.long()  # [2, Z']
         self.entries = 0
+        self._host = {f: getattr(ct, f).cpu().numpy() for f in ("class_nodes", "node_first", "node_count", "cum_prob")}
         # per player: each infoset's sequences padded to the widest infoset, for drawing actions
         self._pad = []
         for tp in self.spaces:
@@ -174,30 +183,31 @@ class Estimator:
     # -- the draws --------------------------------------------------------------------------
     def classes(self, draws: Draws) -> tuple[torch.Tensor, torch.Tensor]:
         """The (sample [M], chance class [M]) pairs drawn, every depth of the chance tree: one
-        class per chance node of a drawn class, starting from class 0 in every sample."""
-        ct = self.tree
-        dev = ct.class_nodes.device
-        k = torch.arange(self.samples, device=dev)
-        c = torch.zeros(self.samples, dtype=torch.long, device=dev)
+        class per chance node of a drawn class, starting from class 0 in every sample. (In
+        numpy on the host: a few hundred classes at most per sample, where torch's per-call
+        overhead would dominate.)"""
+        t = self._host
+        k = np.arange(self.samples)
+        c = np.zeros(self.samples, np.int64)
         out_k, out_c = [k], [c]
         while True:  # one round per depth of the chance tree (a few)
-            cnt = ct.class_nodes[c + 1] - ct.class_nodes[c]  # [M] chance nodes in each drawn class
+            cnt = t["class_nodes"][c + 1] - t["class_nodes"][c]  # [M] chance nodes in each drawn class
             keep = cnt > 0
-            if not bool(keep.any()):
+            if not keep.any():
                 break
             k, c, cnt = k[keep], c[keep], cnt[keep]
-            u = draws.chance(k, c)  # [M] one uniform per drawn class: its nodes share it
-            j, owner = ranges(ct.class_nodes[c], cnt)  # [M2] the chance nodes of those classes
-            first, n = ct.node_first[j], ct.node_count[j]
-            o, node = ranges(first, n)  # [M3] every outcome of those nodes
+            u = draws.chance(torch.from_numpy(k), torch.from_numpy(c)).cpu().numpy()  # [M] its nodes share it
+            j, owner = _np_ranges(t["class_nodes"][c], cnt)  # [M2] the chance nodes of those classes
+            first, n = t["node_first"][j], t["node_count"][j]
+            o, node = _np_ranges(first, n)  # [M3] every outcome of those nodes
             # inverse CDF: the outcome is the number of outcomes (all but the last) whose
             # cumulative probability is at most u
-            below = (ct.cum_prob[o] <= u[owner][node]) & (o < (first + n - 1)[node])
-            chosen = torch.zeros(len(j), dtype=torch.long, device=dev).index_add_(0, node, below.long())
-            k, c = k[owner], first + chosen
+            below = (t["cum_prob"][o] <= u[owner][node]) & (o < (first + n - 1)[node])
+            k, c = k[owner], first + np.bincount(node, weights=below, minlength=len(j)).astype(np.int64)
             out_k.append(k)
             out_c.append(c)
-        return torch.cat(out_k), torch.cat(out_c)
+        dev = self.tree.class_entries.device
+        return torch.from_numpy(np.concatenate(out_k)).to(dev), torch.from_numpy(np.concatenate(out_c)).to(dev)
 
     def pure_plans(self, p: int, sigma: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
         """The realisation plans [B, K, S_p] (0/1) of the pure strategies that pick, at each

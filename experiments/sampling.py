@@ -1,0 +1,225 @@
+"""Exact against Monte-Carlo iterations: exploitability against solving time, per game.
+
+    python experiments/sampling.py                              # Leduc, Dudo(4,1,2), Dudo(4,2,2)
+    python experiments/sampling.py --games leduc --seconds 10 --seeds 2 --no-readme
+    python experiments/sampling.py --thesis-seconds 300         # the thesis' chance-sampled CFR longer
+
+Each game runs the best exact presets (CFR+ and DCFR) once (they are deterministic) and CFR+
+with chance, external and outcome sampling, with K = 1 sample per estimate and a large K, over
+several seeds, each for the same solving-time budget. Time counts iterations only; the exact
+evaluations between them are not timed. The table gives, per configuration, the time and
+iterations to exploitability 1e-2 (median over the seeds, and the slowest seed) and the
+exploitability at the end of the budget (median and range); the plot draws every run.
+
+`--thesis` rows repeat the thesis' own setting, chance-sampled vanilla CFR (simultaneous
+updates, uniform averaging, one deal per iteration), on Dudo(4,1,2) and OCP(12): the
+iterations per second against the thesis' (its 10-hour runs' iterations / 36,000 s), and the
+ε (100 × NashConv) reached.
+
+Also measured: the cost of one iteration of each scheme against an exact one on Dudo(4,2,2)
+(`--cost-game`), and the share of payoff entries each touches.
+
+Writes sampling.json, sampling.md and sampling.png (where matplotlib is installed) into --out
+and the table into the README's sampling section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import torch
+
+import tensorcfr
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from readme_section import command, replace_section  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REFERENCE = os.path.join(HERE, "..", "..", "shared", "reference", "thesis-reference.json")
+THESIS = {"dudo(4,1,2)": (1_215_600, 0.0971), "ocp(12)": (1_147_919_240, 0.0032)}  # 10 h: iterations, eps %
+TARGET = 1e-2
+
+
+def curve(game: str, algo: str, sampling: str, samples: int, seed: int, seconds: float, cg=None) -> dict:
+    """One run: [(solving seconds, iteration, exploitability)] at geometrically spaced points."""
+    kw = {} if sampling == "none" else dict(sampling=sampling, samples=samples, seed=seed)
+    s = tensorcfr.Solver(cg if cg is not None else game, algo, device="cpu", **kw)
+    points, solving, chunk = [], 0.0, 1
+    while solving < seconds:
+        t0 = time.perf_counter()
+        s.step(chunk)
+        solving += time.perf_counter() - t0
+        ev = s.evaluate()["average"]
+        points.append((solving, s.iteration, float(ev.exploitability[0]), float(ev.nash_conv[0]),
+                       float(ev.game_value[0])))
+        chunk = max(1, min(chunk * 2, int(s.iteration * 0.5) or 1))  # about 2 points per doubling of t
+    reach = next(((t, it) for t, it, e, _, _ in points if e <= TARGET), None)
+    return {"game": game, "algorithm": algo, "sampling": sampling, "samples": samples, "seed": seed,
+            "points": points, "reached": reach, "final": points[-1][2], "iterations": s.iteration,
+            "ms_per_iteration": 1000 * solving / s.iteration, "sampled_fraction": s.sampled_fraction}
+
+
+def iteration_cost(game: str, iterations: int = 10) -> list[dict]:
+    """ms an iteration of exact CFR+ and of each scheme (K = 1) on `game`, one compile."""
+    cg = tensorcfr.compile(game, chance=True)
+    out = []
+    for sampling in ("none", "chance", "external", "outcome"):
+        kw = {} if sampling == "none" else dict(sampling=sampling)
+        s = tensorcfr.Solver(cg, "cfr+", device="cpu", **kw)
+        s.step(2)
+        t0 = time.perf_counter()
+        s.step(iterations)
+        out.append({"game": game, "sampling": sampling, "ms_per_iteration": 1000 * (time.perf_counter() - t0) / iterations,
+                    "sampled_fraction": s.sampled_fraction})
+    exact = out[0]["ms_per_iteration"]
+    for r in out:
+        r["of_exact"] = r["ms_per_iteration"] / exact
+    return out
+
+
+def summarize(runs: list[dict]) -> list[dict]:
+    rows = []
+    keys = sorted({(r["game"], r["algorithm"], r["sampling"], r["samples"]) for r in runs},
+                  key=lambda k: (GAMES_ORDER.get(k[0], 99), k[2] != "none", k[2], k[3], k[1]))
+    for key in keys:
+        rs = [r for r in runs if (r["game"], r["algorithm"], r["sampling"], r["samples"]) == key]
+        hit = [r["reached"] for r in rs if r["reached"]]
+        finals = [r["final"] for r in rs]
+        rows.append({"game": key[0], "algorithm": key[1], "sampling": key[2], "samples": key[3], "seeds": len(rs),
+                     "reached": f"{len(hit)}/{len(rs)}",
+                     "seconds_to_target": statistics.median([h[0] for h in hit]) if len(hit) == len(rs) else None,
+                     "slowest_to_target": max(h[0] for h in hit) if len(hit) == len(rs) else None,
+                     "iterations_to_target": statistics.median([h[1] for h in hit]) if len(hit) == len(rs) else None,
+                     "final_median": statistics.median(finals), "final_min": min(finals), "final_max": max(finals),
+                     "ms_per_iteration": statistics.median([r["ms_per_iteration"] for r in rs]),
+                     "sampled_fraction": rs[0]["sampled_fraction"]})
+    return rows
+
+
+GAMES_ORDER: dict[str, int] = {}
+
+
+def table(rows: list[dict], seconds: dict, cost: list[dict], thesis: list[dict]) -> str:
+    fmt = lambda x, f: "–" if x is None else format(x, f)  # noqa: E731
+    out = ["| game | algorithm | sampling | K | seeds | s to 1e-2 (median / slowest) | iterations to 1e-2 | "
+           "exploitability at the budget (median [min, max]) | ms/it | entries touched |",
+           "|---|---|---|---:|---:|---:|---:|---|---:|---:|"]
+    for r in rows:
+        name = "exact" if r["sampling"] == "none" else r["sampling"]
+        to = (f"{r['seconds_to_target']:.2f} / {r['slowest_to_target']:.2f}" if r["seconds_to_target"] is not None
+              else f"not reached ({r['reached']})")
+        spread = (f"{r['final_median']:.2e}" if r["seeds"] == 1 else
+                  f"{r['final_median']:.2e} [{r['final_min']:.2e}, {r['final_max']:.2e}]")
+        out.append(f"| {r['game']} ({seconds[r['game']]:g} s) | {r['algorithm']} | {name} | {r['samples']} | "
+                   f"{r['seeds']} | {to} | {fmt(r['iterations_to_target'], ',.0f')} | {spread} | "
+                   f"{r['ms_per_iteration']:.3f} | {fmt(r['sampled_fraction'], '.4f')} |")
+    if cost:
+        out += ["", f"One iteration of CFR+ on {cost[0]['game']} (K = 1), against an exact one:", "",
+                "| iteration | ms | × exact | entries touched |", "|---|---:|---:|---:|"]
+        for c in cost:
+            out.append(f"| {'exact' if c['sampling'] == 'none' else c['sampling']} | {c['ms_per_iteration']:.1f} | "
+                       f"{c['of_exact']:.2f} | {fmt(c['sampled_fraction'], '.4f')} |")
+    if thesis:
+        out += ["", "The thesis' setting, chance-sampled vanilla CFR (simultaneous, uniform averaging, K = 1):", "",
+                "| game | iterations | seconds | ε (%) | iterations/s | thesis: iterations in 10 h | thesis ε (%) | "
+                "thesis iterations/s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for t in thesis:
+            out.append(f"| {t['game']} | {t['iterations']:,} | {t['seconds']:.0f} | {t['eps_percent']:.4f} | "
+                       f"{t['iterations_per_second']:,.0f} | {t['thesis_iterations']:,} | {t['thesis_eps_percent']} | "
+                       f"{t['thesis_iterations'] / 36000:,.0f} |")
+    return "\n".join(out) + "\n"
+
+
+def plot(runs: list[dict], path: str) -> bool:
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no plot", file=sys.stderr)
+        return False
+    games = list(dict.fromkeys(r["game"] for r in runs))
+    fig, axes = plt.subplots(1, len(games), figsize=(5.5 * len(games), 4.2), squeeze=False)
+    colors = {}
+    for ax, game in zip(axes[0], games):
+        for r in (r for r in runs if r["game"] == game):
+            label = f"{r['algorithm']} exact" if r["sampling"] == "none" else f"{r['sampling']} K={r['samples']}"
+            color = colors.setdefault(label, f"C{len(colors) % 10}")
+            t = [p[0] for p in r["points"]]
+            e = [p[2] for p in r["points"]]
+            ax.loglog(t, e, color=color, lw=1.8 if r["sampling"] == "none" else 0.9,
+                      label=label if r["seed"] == 0 else None, alpha=1 if r["sampling"] == "none" else 0.7)
+        ax.axhline(TARGET, color="gray", ls=":", lw=0.8)
+        ax.set_title(game)
+        ax.set_xlabel("solving time (s, CPU)")
+        ax.set_ylabel("exploitability of the average")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--games", nargs="+", default=["leduc", "dudo(4,1,2)", "dudo(4,2,2)"])
+    ap.add_argument("--seconds", nargs="+", type=float, default=[15, 20, 45],
+                    help="solving-time budget per run, one per game (the last repeats)")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--large-k", type=int, default=16, help="the large number of samples per estimate")
+    ap.add_argument("--schemes", nargs="+", default=["chance", "external", "outcome"])
+    ap.add_argument("--thesis-seconds", type=float, default=60, help="budget of each thesis row (0: none)")
+    ap.add_argument("--cost-game", default="dudo(4,2,2)", help="game of the per-iteration cost rows ('' for none)")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--no-readme", action="store_true")
+    a = ap.parse_args(argv)
+    torch.set_num_threads(os.cpu_count() or 1)
+    seconds = {g: a.seconds[min(i, len(a.seconds) - 1)] for i, g in enumerate(a.games)}
+    GAMES_ORDER.update({g: i for i, g in enumerate(a.games)})
+    runs = []
+    for game in a.games:
+        cg = tensorcfr.compile(game, chance=True)  # one compile per game serves every run
+        configs = [("cfr+", "none", 1, 0), ("dcfr", "none", 1, 0)]
+        configs += [("cfr+", sch, k, seed) for sch in a.schemes for k in (1, a.large_k) for seed in range(a.seeds)]
+        for algo, sampling, k, seed in configs:
+            r = curve(game, algo, sampling, k, seed, seconds[game], cg)
+            runs.append(r)
+            print(f"{game} {algo} {sampling} K={k} seed={seed}: {r['iterations']} iterations, exploitability "
+                  f"{r['final']:.3e}, 1e-2 at {r['reached']}", flush=True)
+    cost = iteration_cost(a.cost_game) if a.cost_game else []
+    for c in cost:
+        print(f"cost on {c['game']}: {c['sampling']} {c['ms_per_iteration']:.1f} ms ({c['of_exact']:.2f} x exact)")
+    thesis = []
+    if a.thesis_seconds > 0:
+        for game, (its, eps) in THESIS.items():
+            r = curve(game, "cfr", "chance", 1, 0, a.thesis_seconds)
+            t, n, _, nash, _ = r["points"][-1]
+            thesis.append({"game": game, "iterations": n, "seconds": t, "eps_percent": 100 * nash,
+                           "iterations_per_second": n / t, "thesis_iterations": its, "thesis_eps_percent": eps,
+                           "points": r["points"]})
+            print(f"thesis setting {game}: {n} iterations in {t:.0f} s, eps {100 * nash:.4f}%", flush=True)
+    rows = summarize(runs)
+    os.makedirs(a.out, exist_ok=True)
+    meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+            "torch": torch.__version__, "command": command("sampling.py", argv)}
+    with open(os.path.join(a.out, "sampling.json"), "w") as f:
+        json.dump({**meta, "rows": rows, "runs": runs, "cost": cost, "thesis": thesis}, f, indent=1)
+    body = (f"Made by `{meta['command']}` on {meta['machine']}, torch {meta['torch']}, {meta['date']}. "
+            f"Each run has the solving-time budget given with its game; sampled runs are CFR+ with K samples "
+            f"per estimate over {a.seeds} seeds.\n\n" + table(rows, seconds, cost, thesis))
+    with open(os.path.join(a.out, "sampling.md"), "w") as f:
+        f.write(body)
+    plot(runs, os.path.join(a.out, "sampling.png"))
+    print(body)
+    if not a.no_readme:
+        replace_section("sampling-table", body)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
