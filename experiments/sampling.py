@@ -3,10 +3,12 @@
     python experiments/sampling.py                              # Leduc, Dudo(4,1,2), Dudo(4,2,2)
     python experiments/sampling.py --games leduc --seconds 10 --seeds 2 --no-readme
     python experiments/sampling.py --thesis-seconds 300         # the thesis' chance-sampled CFR longer
+    python experiments/sampling.py --peers-only --seeds 3       # against OpenSpiel's MCCFR on Leduc
 
-Each game runs the best exact presets (CFR+ and DCFR) once (they are deterministic) and CFR+
-with chance, external and outcome sampling, with K = 1 sample per estimate and a large K, over
-several seeds, each for the same solving-time budget. Time counts iterations only; the exact
+Each game runs the best exact presets (CFR+ and DCFR) once (they are deterministic) and chance,
+external (both with CFR+) and outcome sampling (with CFR: regret matching+ stalls there), with
+K = 1 sample per estimate and a large K, over several seeds, each for the same solving-time
+budget. Time counts iterations only; the exact
 evaluations between them are not timed. The table gives, per configuration, the time and
 iterations to exploitability 1e-2 (median over the seeds, and the slowest seed) and the
 exploitability at the end of the budget (median and range); the plot draws every run.
@@ -44,6 +46,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(HERE, "..", "..", "shared", "reference", "thesis-reference.json")
 THESIS = {"dudo(4,1,2)": (1_215_600, 0.0971), "ocp(12)": (1_147_919_240, 0.0032)}  # 10 h: iterations, eps %
 TARGET = 1e-2
+# outcome sampling with regret matching+ stalls (Leduc, CFR+, K = 1: exploitability 0.8-1.05 after
+# 15 s against 0.1 for chance sampling): it is run with vanilla regret matching, its usual pairing
+SAMPLED_ALGO = {"chance": "cfr+", "external": "cfr+", "outcome": "cfr"}
 
 
 def curve(game: str, algo: str, sampling: str, samples: int, seed: int, seconds: float, cg=None) -> dict:
@@ -55,10 +60,12 @@ def curve(game: str, algo: str, sampling: str, samples: int, seed: int, seconds:
         t0 = time.perf_counter()
         s.step(chunk)
         solving += time.perf_counter() - t0
+        per = solving / s.iteration
         ev = s.evaluate()["average"]
         points.append((solving, s.iteration, float(ev.exploitability[0]), float(ev.nash_conv[0]),
                        float(ev.game_value[0])))
-        chunk = max(1, min(chunk * 2, int(s.iteration * 0.5) or 1))  # about 2 points per doubling of t
+        # about 2 points per doubling of t, the last one near the budget
+        chunk = max(1, min(chunk * 2, int(s.iteration * 0.5) or 1, int((seconds - solving) / per) + 1))
     reach = next(((t, it) for t, it, e, _, _ in points if e <= TARGET), None)
     return {"game": game, "algorithm": algo, "sampling": sampling, "samples": samples, "seed": seed,
             "points": points, "reached": reach, "final": points[-1][2], "iterations": s.iteration,
@@ -81,6 +88,55 @@ def iteration_cost(game: str, iterations: int = 10) -> list[dict]:
     for r in out:
         r["of_exact"] = r["ms_per_iteration"] / exact
     return out
+
+
+def peers(game: str, iterations: int, seeds: int) -> list[dict]:
+    """External and outcome sampling against OpenSpiel's C++ MCCFR solvers (as their
+    documentation runs them: default averaging, `run_iteration` in a loop; one traversal per
+    player an iteration) at equal iterations: ours is vanilla CFR with alternating updates, K = 1."""
+    try:
+        import pyspiel
+    except ImportError:
+        print("open_spiel is not installed: no OpenSpiel rows", file=sys.stderr)
+        return []
+    out = []
+    spiel = pyspiel.load_game({"leduc": "leduc_poker", "kuhn": "kuhn_poker"}.get(game, game))
+    for scheme in ("external", "outcome"):
+        for seed in range(seeds):
+            solver = (pyspiel.ExternalSamplingMCCFRSolver(spiel, seed) if scheme == "external" else
+                      pyspiel.OutcomeSamplingMCCFRSolver(spiel, 0.6, seed))
+            t0 = time.perf_counter()
+            for _ in range(iterations):
+                solver.run_iteration()
+            theirs = time.perf_counter() - t0
+            s = tensorcfr.Solver(game, "cfr", device="cpu", sampling=scheme, seed=seed, updates="alternating")
+            t0 = time.perf_counter()
+            s.step(iterations)
+            ours = time.perf_counter() - t0
+            out.append({"game": game, "sampling": scheme, "seed": seed, "iterations": iterations,
+                        "seconds": ours, "openspiel_seconds": theirs,
+                        "exploitability": float(s.evaluate()["average"].exploitability[0]),
+                        "openspiel_exploitability": float(pyspiel.exploitability(spiel, solver.average_policy()))})
+            print(f"peer {game} {scheme} seed {seed}: ours {ours:.1f} s {out[-1]['exploitability']:.4f}, OpenSpiel "
+                  f"{theirs:.1f} s {out[-1]['openspiel_exploitability']:.4f}", flush=True)
+    return out
+
+
+def peer_table(rows: list[dict]) -> str:
+    out = ["| game | sampling | iterations | seeds | exploitability, ours (median [min, max]) | OpenSpiel | "
+           "seconds, ours | OpenSpiel | speed-up |", "|---|---|---:|---:|---|---|---:|---:|---:|"]
+    for scheme in ("external", "outcome"):
+        rs = [r for r in rows if r["sampling"] == scheme]
+        if not rs:
+            continue
+
+        def span(k, rs=rs):
+            vals = [r[k] for r in rs]
+            return f"{statistics.median(vals):.4f} [{min(vals):.4f}, {max(vals):.4f}]"
+        ours, theirs = statistics.median(r["seconds"] for r in rs), statistics.median(r["openspiel_seconds"] for r in rs)
+        out.append(f"| {rs[0]['game']} | {scheme} | {rs[0]['iterations']:,} | {len(rs)} | {span('exploitability')} | "
+                   f"{span('openspiel_exploitability')} | {ours:.1f} | {theirs:.1f} | {theirs / ours:.1f}× |")
+    return "\n".join(out) + "\n"
 
 
 def summarize(runs: list[dict]) -> list[dict]:
@@ -175,17 +231,35 @@ def main(argv=None) -> int:
     ap.add_argument("--schemes", nargs="+", default=["chance", "external", "outcome"])
     ap.add_argument("--thesis-seconds", type=float, default=60, help="budget of each thesis row (0: none)")
     ap.add_argument("--cost-game", default="dudo(4,2,2)", help="game of the per-iteration cost rows ('' for none)")
+    ap.add_argument("--openspiel-iterations", type=int, default=8000,
+                    help="iterations of the OpenSpiel MCCFR comparison (--peers-only) on --openspiel-game")
+    ap.add_argument("--openspiel-game", default="leduc")
+    ap.add_argument("--peers-only", action="store_true", help="only the OpenSpiel comparison (its own files)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--no-readme", action="store_true")
     a = ap.parse_args(argv)
     torch.set_num_threads(os.cpu_count() or 1)
+    if a.peers_only:
+        rows = peers(a.openspiel_game, a.openspiel_iterations, a.seeds)
+        body = (f"Made by `{command('sampling.py', argv)}` on {platform.machine()}, {os.cpu_count()} CPUs, "
+                f"torch {torch.__version__}, {time.strftime('%Y-%m-%d')}.\n\n" + peer_table(rows))
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "sampling_openspiel.json"), "w") as f:
+            json.dump(rows, f, indent=1)
+        with open(os.path.join(a.out, "sampling_openspiel.md"), "w") as f:
+            f.write(body)
+        print(body)
+        if not a.no_readme:
+            replace_section("sampling-openspiel", body)
+        return 0
     seconds = {g: a.seconds[min(i, len(a.seconds) - 1)] for i, g in enumerate(a.games)}
     GAMES_ORDER.update({g: i for i, g in enumerate(a.games)})
     runs = []
     for game in a.games:
         cg = tensorcfr.compile(game, chance=True)  # one compile per game serves every run
         configs = [("cfr+", "none", 1, 0), ("dcfr", "none", 1, 0)]
-        configs += [("cfr+", sch, k, seed) for sch in a.schemes for k in (1, a.large_k) for seed in range(a.seeds)]
+        configs += [(SAMPLED_ALGO.get(sch, "cfr+"), sch, k, seed)
+                    for sch in a.schemes for k in (1, a.large_k) for seed in range(a.seeds)]
         for algo, sampling, k, seed in configs:
             r = curve(game, algo, sampling, k, seed, seconds[game], cg)
             runs.append(r)
@@ -210,8 +284,8 @@ def main(argv=None) -> int:
     with open(os.path.join(a.out, "sampling.json"), "w") as f:
         json.dump({**meta, "rows": rows, "runs": runs, "cost": cost, "thesis": thesis}, f, indent=1)
     body = (f"Made by `{meta['command']}` on {meta['machine']}, torch {meta['torch']}, {meta['date']}. "
-            f"Each run has the solving-time budget given with its game; sampled runs are CFR+ with K samples "
-            f"per estimate over {a.seeds} seeds.\n\n" + table(rows, seconds, cost, thesis))
+            f"Each run has the solving-time budget given with its game (it stops at the first evaluation past "
+            f"it); sampled runs draw K samples per estimate, over {a.seeds} seeds.\n\n" + table(rows, seconds, cost, thesis))
     with open(os.path.join(a.out, "sampling.md"), "w") as f:
         f.write(body)
     plot(runs, os.path.join(a.out, "sampling.png"))
