@@ -567,6 +567,9 @@ def _structure(raw: RawTree):
 METHODS = ("auto", "vectorized", "per-node")
 FORMS = ("generic", "public", "auto")  # the compiled forms (`compile(form=...)`)
 CACHE_MIN_HISTORIES = 1_000_000  # smaller games compile faster than a file loads
+# OpenSpiel games have no closed-form size and cost a clone per history: without a limit of
+# the caller's, a walk stops once it passes this many (a 10^8-history walk would take hours)
+OPENSPIEL_MAX_HISTORIES = 50_000_000
 
 
 PROTOCOL = ("initial_state", "player", "chance_outcomes", "legal_actions", "next_state", "utilities", "infoset_key")
@@ -640,6 +643,7 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             removes its files from older versions of the code.
     max_histories, max_memory: refuse a game past either before building it where its size is
             known in closed form (`Game.size_hint`), else as soon as the walk passes it
+            (max_histories defaults to `OPENSPIEL_MAX_HISTORIES` for `openspiel:` games)
             (`tensorcfr.sizes`; max_memory in bytes, "auto" for the available memory less
             256 MiB, or None).
     form:   "generic" (one sparse payoff matrix), "public" (the public-tree form of a game
@@ -680,6 +684,8 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             raise TensorCFRError(f"{g.name} is general-sum: the tree solvers need a zero-sum game; the "
                                  "normal-form procedures (tensorcfr.normal_form: rm, rm+, sampled-rm, "
                                  "conditional-rm, invariant-rm) take it")
+    if max_histories is None and any(g.name.startswith("openspiel:") for g in members):
+        max_histories = OPENSPIEL_MAX_HISTORIES
     for g in members:  # a game too large is refused here, before its payoffs or its tree are made
         walk_limit(g.name, g.size_hint(), "vectorized", max_histories, max_memory)
     # the cache holds what the default (nodes=None) keeps; an explicit choice compiles afresh

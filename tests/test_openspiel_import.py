@@ -92,3 +92,45 @@ def test_bad_openspiel_games(spec, message, capsys):
     assert main(["solve", spec, "--no-log"]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_openspiel_games_stop_at_a_default_history_limit(monkeypatch, capsys):
+    """OpenSpiel games have no closed-form size: the walk stops once it passes the default
+    limit (5e7; here lowered to 1,000), with the error naming --max-histories."""
+    import tensorcfr.compiler as compiler
+
+    monkeypatch.setattr(compiler, "OPENSPIEL_MAX_HISTORIES", 1000)
+    with pytest.raises(tensorcfr.TensorCFRError, match="more than 1,000 histories.*--max-histories"):
+        tensorcfr.compile("openspiel:leduc_poker", cache=False)
+    assert compiler.OPENSPIEL_MAX_HISTORIES == 1000 and tensorcfr.compile("openspiel:kuhn_poker", cache=False)
+    assert tensorcfr.compile("openspiel:leduc_poker", cache=False, max_histories=10_000).num_histories == 9457
+
+
+def test_saved_policy_of_an_openspiel_game_has_openspiels_keys(tmp_path, capsys):
+    """`solve openspiel:... --save-policy p.json` keys the file by OpenSpiel's infostate strings;
+    read back, OpenSpiel's exploitability of it equals ours."""
+    import json
+
+    from tensorcfr.evaluation import Policy
+    from tensorcfr.interop import to_openspiel_policy
+    from tensorcfr.policy_io import policy_table
+
+    path = tmp_path / "p.json"
+    assert main(["solve", "openspiel:leduc_poker", "--algo", "dcfr", "--iterations", "20", "--no-log", "--json",
+                 "--device", "cpu", "--save-policy", str(path)]) == 0
+    ours = json.loads(capsys.readouterr().out)["exploitability"]
+    g = pyspiel.load_game("leduc_poker")
+    keys = set()
+    stack = [g.new_initial_state()]
+    while stack:
+        s = stack.pop()
+        if s.is_terminal():
+            continue
+        if not s.is_chance_node():
+            keys.add(s.information_state_string(s.current_player()))
+        stack += [s.child(a) for a in ([a for a, _ in s.chance_outcomes()] if s.is_chance_node() else s.legal_actions())]
+    saved = json.loads(path.read_text())
+    assert set(saved["average"]) == keys
+    cg = tensorcfr.compile("openspiel:leduc_poker")
+    theirs = pyspiel.exploitability(g, to_openspiel_policy(cg, Policy.from_dict(cg, policy_table(str(path)))))
+    assert theirs == pytest.approx(ours, abs=1e-12)
