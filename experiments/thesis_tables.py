@@ -47,6 +47,7 @@ ROWS = ["ocp(3)", "ocp(12)", "ocp(50)", "ocp(200)", "ocp(1000)",
 LARGE_ROWS = ["ocp(5000)", "dudo(6,1,2)", "dudo(6,2,1)", "dudo(5,2,2)"]
 # The thesis' largest game (1.5e10 histories): the public-tree form only, hours on the CPU; --largest.
 LARGEST_ROWS = ["dudo(6,2,2)"]
+LP_MAX_SEQUENCES = 100_000  # both players' sequences: the "exact (LP)" column's games (seconds to a minute each)
 PROBE_ROWS = ["ocp(50)", "dudo(5,1,1)", "dudo(4,2,1)", "domino(2,2)"]
 PROBE_ALGOS = ["dcfr", "cfr+", "pcfr+", "lcfr"]
 
@@ -79,6 +80,7 @@ class Args:
     large: bool = arg(False, f"add the rows {', '.join(LARGE_ROWS)} (10^7 to 10^9 histories)")
     largest: bool = arg(False, f"add the rows {', '.join(LARGEST_ROWS)} (1.5e10 histories; hours: "
                                "use --checkpoint-minutes and --resume)")
+    lp: bool = arg(True, "skip the sequence-form LP of the rows that fit (the 'exact (LP)' column)")
     checkpoint_minutes: float = arg(5.0, "save an unfinished row's solver this often (OUT/checkpoints/); "
                                          "--resume continues it")
 
@@ -195,6 +197,20 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
             "reached_target": row["nash_conv"] <= args.target, "value_chain": chain}
 
 
+def lp_row(spec: str) -> dict:
+    """The exact value of `spec` by the sequence-form LP (`tensorcfr.lp`, the generic form),
+    where both players' sequences number at most `LP_MAX_SEQUENCES`; {} otherwise."""
+    from tensorcfr.lp import solve_lp
+
+    cg = tensorcfr.compile(spec)
+    if sum(tp.num_sequences for tp in cg.treeplexes) > LP_MAX_SEQUENCES:
+        return {}
+    r = solve_lp(cg)
+    print(f"  {spec}: LP value {r.value:+.7f} (NashConv of its strategies {r.nash_conv:.1e}, {r.seconds:.1f} s)",
+          flush=True)
+    return {"lp_value": r.value, "lp_nash_conv": r.nash_conv, "lp_seconds": round(r.seconds, 1)}
+
+
 def probe(args: Args) -> list[dict]:
     """Iterations and solving seconds to NashConv <= target for each algorithm on a few rows."""
     out = []
@@ -233,7 +249,11 @@ def markdown(rows: list[dict], reference: dict, probe_rows: list[dict], meta: di
              "|---|---:|---:|---|---:|---:|---:|---|---:|---:|---|---|---|---:|"]
     for r in rows:
         ref = reference.get(thesis_name(r["game"]), {})
-        exact = ref.get("exact_value_fraction") or (f"{ref['exact_value']:g}" if "exact_value" in ref else "")
+        known = ref.get("exact_value_fraction") or (f"{ref['exact_value']:g}" if "exact_value" in ref else "")
+        if "lp_value" in r:  # the LP, in player 0's sign as u(σ); the reference's fraction beside it
+            exact = f"{r['lp_value']:+.7f}" + (f" ({known})" if known else "")
+        else:
+            exact = f"{known} (reference)" if known else ""
         lines.append(f"| {thesis_name(r['game'])} | {r['histories']:,} | {r['infosets']:,} | {r['algorithm']} | "
                      f"{r['iterations']:,} | {r['seconds']:.1f} | {r.get('compile_seconds', 0):.1f} | {r['device']} | "
                      f"{r['value']:+.6f} | "
@@ -284,9 +304,13 @@ def main(argv=None) -> None:
         name = games.make(spec).name  # "OCP(12)" and "ocp(12)" are one row
         if name in done and not os.path.exists(checkpoint_path(args, name)):
             rows.append(done[name])
+            if args.lp and "lp_value" not in done[name]:  # a row kept from a run before the LP column
+                print(f"{spec}:", flush=True)
+                rows[-1] = {**done[name], **lp_row(spec)}
+                save(rows)
             continue
         print(f"{spec}:", flush=True)
-        rows.append(solve_row(spec, args, args.logdir))
+        rows.append({**solve_row(spec, args, args.logdir), **(lp_row(spec) if args.lp else {})})
         save(rows)  # after every row: an interrupted run keeps what it finished
     md = save(rows)  # with the kept rows after the last one solved
     print(md)

@@ -23,7 +23,7 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import torch
 
@@ -57,15 +57,26 @@ class IterationState:
 
 
 def iterate(spaces: tuple[Treeplex, Treeplex], op: PayoffOperator, rule: Config, state: IterationState,
-            sc: Scalars, in_place: bool = False, values=None) -> None:
+            sc: Scalars, in_place: bool = False, values=None, touched=None) -> None:
     """Advance `state` by one iteration of `rule` (`sc`: the iteration's `Scalars` as numbers).
 
     With `in_place` the new strategies are written into the tensors of `state.sigma` (what a
     captured iteration, replayed on the same memory, needs); otherwise they replace them.
     `values(p, sigma, xs)`, if given, replaces the exact counterfactual values: it returns
     (g_p [B, S_p], the plan [B, S_p] player p adds to its average), e.g. a Monte-Carlo
-    estimate (`sampling.Estimator.values`).
+    estimate (`sampling.Estimator.values`). `touched(p, sigma)`, if given instead, returns a
+    `sampling.Touched` estimate on part of player p's treeplex, and only that part is updated
+    and averaged (exact for rules whose state a zero value leaves unchanged: CFR, CFR+).
     """
+    if touched is not None:
+        if rule.updates == "simultaneous":
+            parts = [touched(0, state.sigma), touched(1, state.sigma)]
+            for p in (0, 1):
+                _update_part(p, rule, state, parts[p], sc)
+        else:
+            for p in (0, 1):  # player 1 answers player 0's new strategy
+                _update_part(p, rule, state, touched(p, state.sigma), sc)
+        return
     if values is None:
         values = lambda p, sigma, xs: (op.cfv(p, xs[1 - p]), xs[p])  # noqa: E731 - the exact iteration
     xs = [sp.sequence_form(s) for sp, s in zip(spaces, state.sigma)]  # realisation plans [B, S_p]
@@ -77,6 +88,21 @@ def iterate(spaces: tuple[Treeplex, Treeplex], op: PayoffOperator, rule: Config,
         _update(0, spaces, rule, state, *values(0, state.sigma, xs), sc, in_place)
         xs[0] = spaces[0].sequence_form(state.sigma[0])  # player 1 answers player 0's new strategy
         _update(1, spaces, rule, state, *values(1, state.sigma, xs), sc, in_place)
+
+
+def _update_part(p: int, rule: Config, state: IterationState, part, sc: Scalars) -> None:
+    """`_update` on the part of player p's treeplex in `part` (a `sampling.Touched`): its
+    sequences' state gathered, updated by the rule as a treeplex of its own, written back."""
+    ids = part.ids  # [S']
+    w = sc.average_weight
+    if isinstance(w, torch.Tensor) or w:
+        state.average[p][:, ids] += part.plan * w
+    st = state.rule[p]
+    sub = replace(st, **{f.name: getattr(st, f.name)[:, ids] for f in fields(st)})
+    nxt = rule.next_strategy(part.space, sub, part.values, state.sigma[p][:, ids], sc)
+    for f in fields(st):
+        getattr(st, f.name)[:, ids] = getattr(sub, f.name)
+    state.sigma[p][:, ids] = nxt
 
 
 def _update(p: int, spaces, rule: Config, state: IterationState, g: torch.Tensor, x: torch.Tensor, sc: Scalars,

@@ -45,12 +45,16 @@ Example:
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import torch
 
 from .errors import TensorCFRError
+from .treeplex import Treeplex, touched
 
 SCHEMES = ("none", "chance", "external", "outcome")
+UPDATE_SCOPES = ("all", "touched")  # what a sampled iteration updates (`Solver(update_scope=...)`)
 EPSILON_DEFAULT = 0.6  # outcome sampling's exploration (OpenSpiel's default too)
 
 
@@ -73,6 +77,25 @@ def _np_ranges(start: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.nda
     owner = np.repeat(np.arange(len(count)), count)
     first = np.cumsum(count) - count
     return start[owner] + np.arange(len(owner)) - first[owner], owner
+
+
+class Touched(NamedTuple):
+    """A sampled estimate on part of a player's treeplex (`Estimator.touched_values`)."""
+
+    space: Treeplex  # the part, a treeplex of its own
+    ids: torch.Tensor  # [S'] its sequences' ids in the whole treeplex (0 first)
+    values: torch.Tensor  # [B, S'] the sampled counterfactual values there
+    plan: torch.Tensor  # [B, S'] the plan to add to the average there
+
+
+def _padded(tp: Treeplex):
+    """Each infoset's sequences padded to the widest infoset: (sequence ids [I, A], valid
+    [I, A], below the last action [I, A], actions [I])."""
+    n = tp.num_actions  # [I]
+    width = int(n.max()) if len(n) else 1
+    a = torch.arange(width, device=n.device)
+    idx = tp.infoset_offsets[:-1][:, None] + a  # [I, A]
+    return idx.clamp(max=tp.num_sequences - 1), a < n[:, None], a < n[:, None] - 1, n
 
 
 class Draws:
@@ -171,14 +194,7 @@ class Estimator:
         self.seq = ct.payoff_seq.long()  # [2, Z']
         self.entries = 0
         self._host = {f: getattr(ct, f).cpu().numpy() for f in ("class_nodes", "node_first", "node_count", "cum_prob")}
-        # per player: each infoset's sequences padded to the widest infoset, for drawing actions
-        self._pad = []
-        for tp in self.spaces:
-            n = tp.num_actions.to(ct.payoff.device)  # [I]
-            width = int(n.max()) if len(n) else 1
-            a = torch.arange(width, device=n.device)
-            idx = tp.infoset_offsets[:-1].to(n.device)[:, None] + a  # [I, A]
-            self._pad.append((idx.clamp(max=tp.num_sequences - 1), a < n[:, None], a < n[:, None] - 1, n))
+        self._pad = [_padded(tp) for tp in self.spaces]  # per player, for drawing actions
 
     # -- the draws --------------------------------------------------------------------------
     def classes(self, draws: Draws) -> tuple[torch.Tensor, torch.Tensor]:
@@ -209,12 +225,13 @@ class Estimator:
         dev = self.tree.class_entries.device
         return torch.from_numpy(np.concatenate(out_k)).to(dev), torch.from_numpy(np.concatenate(out_c)).to(dev)
 
-    def pure_plans(self, p: int, sigma: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    def pure_plans(self, p: int, sigma: torch.Tensor, u: torch.Tensor, tp=None, pad=None) -> torch.Tensor:
         """The realisation plans [B, K, S_p] (0/1) of the pure strategies that pick, at each
         infoset, the action whose cumulative probability under sigma [B, S_p] first exceeds
-        the uniform u [B, K, I_p] (the last action where rounding leaves none)."""
-        tp = self.spaces[p]
-        idx, valid, below_last, _ = self._pad[p]
+        the uniform u [B, K, I_p] (the last action where rounding leaves none). `tp`, `pad`:
+        a sub-treeplex of player p's (`treeplex.touched`) and its `_padded` form."""
+        tp = tp or self.spaces[p]
+        idx, valid, below_last, _ = pad or self._pad[p]
         cum = torch.cumsum(sigma[:, idx] * valid, -1)  # [B, I, A] within each infoset, in action order
         u = u.to(sigma.device, sigma.dtype)
         chosen = ((cum[:, None] <= u[..., None]) & below_last).sum(-1)  # [B, K, I]
@@ -224,16 +241,55 @@ class Estimator:
         pure.scatter_(1, (tp.infoset_offsets[:-1].to(sigma.device) + chosen).reshape(b * k, -1), 1.0)
         return tp.sequence_form(pure).reshape(b, k, -1)
 
-    def exploring(self, p: int, sigma: torch.Tensor) -> torch.Tensor:
+    def exploring(self, p: int, sigma: torch.Tensor, tp=None, pad=None) -> torch.Tensor:
         """Outcome sampling's strategy [B, S_p]: eps uniform plus (1 - eps) sigma per infoset."""
-        tp = self.spaces[p]
-        n = self._pad[p][3]
+        tp = tp or self.spaces[p]
+        n = (pad or self._pad[p])[3]
         per_seq = torch.cat([n.new_ones(1), torch.repeat_interleave(n, n)]).to(sigma.dtype)  # [S] |A(I)| of each
         mixed = self.epsilon / per_seq + (1 - self.epsilon) * sigma
         mixed[:, 0] = 1
         return mixed if tp.num_sequences else sigma
 
     # -- the estimate -----------------------------------------------------------------------
+    def touched_values(self, p: int, sigma: list[torch.Tensor], draws: Draws) -> "Touched":
+        """Player p's sampled values on the part of its treeplex the drawn payoff entries lie
+        under (`treeplex.touched`), and nothing outside it: no pass over the whole treeplex. The
+        other player's reach (or pure plan) is likewise made on the part above the entries'
+        columns only. Draws the same uniforms, in the same order, as `values`; the values on the
+        part are those `values` gives there (0 elsewhere). The plan to average is player p's on
+        the part (outcome sampling: its stochastically weighted one)."""
+        q, K = 1 - p, self.samples
+        B = sigma[p].shape[0]
+        k, c = self.classes(draws)
+        start = self.tree.class_entries[c]
+        e, owner = ranges(start, self.tree.class_entries[c + 1] - start)  # [Zs]
+        kz = k[owner]
+        self.entries += len(e)
+        rows, cols = self.seq[p][e], self.seq[q][e]
+        own, own_ids, own_inf = touched(self.spaces[p], rows)
+        other, other_ids, other_inf = touched(self.spaces[q], cols)
+        rows, cols = torch.searchsorted(own_ids, rows), torch.searchsorted(other_ids, cols)  # in the parts
+        sp, sq = own.num_sequences, other.num_sequences
+        sigma_p, sigma_q = sigma[p][:, own_ids], sigma[q][:, other_ids]
+        contrib = self.vals[p][:, e]  # [B', Zs]
+        if self.scheme == "chance":
+            contrib = contrib * other.sequence_form(sigma_q)[:, cols]
+        else:
+            u = draws.player(q, B, K, self.spaces[q].num_infosets)[:, :, other_inf.cpu()]
+            plans = self.pure_plans(q, sigma_q, u, other, _padded(other))  # [B, K, S'_q]
+            contrib = contrib * plans.reshape(B, -1)[:, kz * sq + cols]
+        x = own.sequence_form(sigma_p)  # [B, S'_p]
+        avg = x
+        if self.scheme == "outcome":
+            pad = _padded(own)
+            mixed = self.exploring(p, sigma_p, own, pad)
+            u = draws.player(p, B, K, self.spaces[p].num_infosets)[:, :, own_inf.cpu()]
+            weight = self.pure_plans(p, mixed, u, own, pad) / own.sequence_form(mixed)[:, None]  # [B, K, S'_p]
+            contrib = contrib * weight.reshape(B, -1)[:, kz * sp + rows]
+            avg = (weight * x[:, None]).mean(1)
+        g = contrib.new_zeros(B, sp).index_add_(1, rows, contrib.expand(B, -1))
+        return Touched(own, own_ids, g / K if K > 1 else g, avg)
+
     def values(self, p: int, sigma: list[torch.Tensor], xs: list[torch.Tensor], draws: Draws):
         """Player p's sampled counterfactual values g~ [B, S_p] against the other player's
         strategy sigma[1-p] (plan xs[1-p]), the mean of `samples` estimates, and the plan

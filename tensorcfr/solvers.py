@@ -33,7 +33,7 @@ from .evaluation import Evaluation, Policy, evaluate, infoset_gaps
 from .iteration import IterationState, iterate
 from .payoff import PayoffOperator
 from .public import PublicCompiledGame
-from .sampling import EPSILON_DEFAULT, SCHEMES, Estimator, RandomDraws
+from .sampling import EPSILON_DEFAULT, SCHEMES, UPDATE_SCOPES, Estimator, RandomDraws
 from .sizes import check_device_memory
 from .rules import (AVERAGING, ETA_DEFAULT, PRESETS, UPDATES, CFRConfig, Config, FTRLConfig, _batch,
                     algorithms, make_config)
@@ -68,6 +68,14 @@ class Solver:
           exploration `epsilon`, drawn from a generator seeded by `seed` (a checkpoint keeps
           its state). Sampled iterations run eagerly, in the generic form, on one process;
           evaluation stays exact.
+    update_scope: with sampling, "all" (default: every sequence is updated and the exact plan
+          averaged each iteration, O(S)) or "touched": only the part of each treeplex above
+          the payoff entries drawn is updated and averaged (`treeplex.touched`), so an
+          iteration costs what the sample touches. Exact for the rules a zero value leaves
+          alone (CFR and CFR+: no discounting, prediction or regret tolerance); the average
+          then adds each infoset's plan when a sample touches it, as chance-sampled CFR
+          implementations do (an infoset is touched with a probability fixed by chance, which
+          the per-infoset normalisation of the average cancels).
 
     Example:
         >>> import tensorcfr
@@ -82,9 +90,20 @@ class Solver:
                  device: str | torch.device = "auto", dtype: str | torch.dtype = "float64",
                  capture: str = "auto", form: str = "generic", deterministic: bool = False,
                  distributed: bool = False, sampling: str = "none", samples: int = 1,
-                 epsilon: float = EPSILON_DEFAULT, seed: int = 0, **options):
+                 epsilon: float = EPSILON_DEFAULT, seed: int = 0, update_scope: str = "all", **options):
         self.config = make_config(algo, **options)
         self.sampling = sampling
+        self.update_scope = update_scope
+        if update_scope not in UPDATE_SCOPES:
+            raise TensorCFRError(f"update_scope must be one of {', '.join(UPDATE_SCOPES)}, got {update_scope!r}")
+        if update_scope == "touched":
+            c = self.config
+            if sampling == "none":
+                raise TensorCFRError("update_scope='touched' needs sampling (chance, external or outcome)")
+            if not isinstance(c, CFRConfig) or c.alpha is not None or c.predictive or c.regret_tolerance:
+                raise TensorCFRError(f"update_scope='touched' updates only what a sample touches, which is exact "
+                                     f"for cfr and cfr+ (no discounting as in lcfr and dcfr, no prediction, regret "
+                                     f"tolerance or FTRL), not {c.name}")
         if sampling not in SCHEMES:
             raise TensorCFRError(f"sampling must be one of {', '.join(SCHEMES)}, got {sampling!r}")
         if sampling != "none":
@@ -172,6 +191,9 @@ class Solver:
     def _sampled_values(self, p, sigma, xs):
         return self.estimator.values(p, sigma, xs, self.draws)
 
+    def _touched_values(self, p, sigma):
+        return self.estimator.touched_values(p, sigma, self.draws)
+
     @property
     def sampled_fraction(self) -> float | None:
         """Payoff entries gathered per estimate over the game's entries, averaged over the
@@ -183,13 +205,17 @@ class Solver:
 
     def step(self, n: int = 1) -> None:
         """Run `n` iterations."""
-        values = None if self.estimator is None else self._sampled_values
+        values = touched = None
+        if self.estimator is not None and self.update_scope == "touched":
+            touched = self._touched_values
+        elif self.estimator is not None:
+            values = self._sampled_values
         with deterministic_mode(self._deterministic):
             for _ in range(n):
                 t = self.iteration + 1
                 if self.captured is None:
                     iterate(self.game.treeplexes, self.op, self.config, self.state,
-                            self.config.scalars(t).as_numbers(self.dtype, self.device), values=values)
+                            self.config.scalars(t).as_numbers(self.dtype, self.device), values=values, touched=touched)
                 else:
                     self.captured.step(t)
                 self.iteration = t
@@ -302,5 +328,6 @@ class Solver:
                 "deterministic": self.deterministic, "distributed": self.distributed,
                 **({} if self.estimator is None else
                    {"sampling": self.sampling, "samples": self.estimator.samples, "seed": self.seed,
+                    "update_scope": self.update_scope,
                     **({"epsilon": self.estimator.epsilon} if self.sampling == "outcome" else {})})}
 

@@ -69,10 +69,9 @@ class Treeplex:
 
     def __post_init__(self):
         lo = self.level_offsets.tolist()
-        io = self.infoset_offsets.tolist()
+        io = self.infoset_offsets[self.level_offsets.long()].tolist()  # first sequence of each level
         levels = []
-        for i0, i1 in zip(lo[:-1], lo[1:]):
-            s0, s1 = io[i0], io[i1]
+        for (i0, i1), (s0, s1) in zip(zip(lo[:-1], lo[1:]), zip(io[:-1], io[1:])):
             segment = self.seq_infoset[s0:s1] - i0
             parent = self.infoset_parent[i0:i1]
             levels.append(Level(i0, i1, s0, s1, segment, parent, parent[segment]))
@@ -178,6 +177,43 @@ def segment_sum(tp: Treeplex, values: torch.Tensor) -> torch.Tensor:
     """Sum `values` [B, S] over each infoset's sequences -> [B, I]."""
     out = values.new_zeros(values.shape[0], tp.num_infosets)
     return out.index_add_(1, tp.slot_infoset, values[:, 1:])
+
+
+def touched(tp: Treeplex, seqs: torch.Tensor) -> tuple[Treeplex, torch.Tensor, torch.Tensor]:
+    """The part of `tp` above the sequences `seqs` [n]: their infosets and every infoset on the
+    way up (a treeplex rooted at the empty sequence, its infosets in `tp`'s order, so levels
+    stay levels), as (sub-treeplex, its sequences' ids in `tp` [S'] with 0 first, its
+    infosets' ids in `tp` [I']). A per-sequence tensor x [B, S] restricted to it is x[:, ids];
+    a sub-treeplex's infosets are nameless. One round per treeplex level.
+
+    Example:
+        >>> import torch, tensorcfr
+        >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+        >>> sub, ids, infosets = touched(tp, torch.tensor([tp.infoset_offsets[-2].item()]))
+        >>> sub.num_infosets, [tp.infoset_keys[j] for j in infosets.tolist()]  # an infoset and its parent
+        (2, ['K:', 'K:pb'])
+    """
+    dev = tp.seq_infoset.device
+    found = torch.unique(tp.seq_infoset[seqs[seqs > 0]])  # [n'] sorted
+    new = found
+    while len(new):  # upwards, one treeplex level a round
+        parents = tp.infoset_parent[new]
+        up = torch.unique(tp.seq_infoset[parents[parents > 0]])
+        new = up[~torch.isin(up, found)]
+        found = torch.unique(torch.cat([found, new]))
+    count = tp.num_actions[found]  # [I']
+    first = tp.infoset_offsets[found]
+    owner = torch.repeat_interleave(torch.arange(len(found), device=dev), count)
+    start = torch.cumsum(count, 0) - count
+    ids = torch.cat([torch.zeros(1, dtype=torch.long, device=dev),
+                     first[owner] + torch.arange(len(owner), device=dev) - start[owner]])  # [S'] sorted
+    level = torch.searchsorted(tp.level_offsets.to(dev), found, right=True) - 1  # [I']
+    sub = Treeplex(player=tp.player, infoset_keys=("",) * len(found), action_names=((),) * len(found),
+                   infoset_parent=torch.searchsorted(ids, tp.infoset_parent[found]),
+                   infoset_offsets=torch.cat([torch.ones(1, dtype=torch.long, device=dev), 1 + torch.cumsum(count, 0)]),
+                   seq_infoset=torch.cat([torch.full((1,), -1, dtype=torch.long, device=dev), owner]),
+                   level_offsets=torch.searchsorted(level, torch.arange(len(tp.levels) + 1, device=dev)))
+    return sub, ids, found
 
 
 def normalize(tp: Treeplex, weights: torch.Tensor) -> torch.Tensor:

@@ -35,6 +35,11 @@ def test_thesis_tables_solve_small_rows_to_the_target(tmp_path):
     assert all(r["nash_conv"] <= 1e-4 and r["solved"] and r["algorithm"] == "dcfr" for r in rows.values())
     md = open(tmp_path / "thesis_table.md").read()
     assert "| OCP(3) | 55 | 12 | dcfr |" in md and "-1/18" in md and "1,181,763,638 it" in md
+    # the exact (LP) column: the sequence-form LP's value, its strategies' NashConv ~0
+    assert rows["ocp(3)"]["lp_value"] == pytest.approx(-1 / 18, abs=1e-9)
+    assert rows["domino(2,2)"]["lp_value"] == pytest.approx(2.4, abs=1e-9)
+    assert all(r["lp_nash_conv"] < 1e-8 and abs(r["lp_value"] - r["value"]) < 1e-4 for r in rows.values())
+    assert "-0.0555556 (-1/18)" in md
     # --resume solves the missing rows and keeps the others, those after the last solved one too
     data = json.load(open(tmp_path / "thesis_table.json"))
     data["rows"] = [r for r in data["rows"] if r["game"] != "ocp(3)"]
@@ -66,6 +71,31 @@ def test_thesis_tables_resume_a_row_cut_short_from_its_checkpoint(tmp_path):
     thesis_tables.main(base + ["--out", str(tmp_path / "straight")])
     straight = json.load(open(tmp_path / "straight" / "thesis_table.json"))["rows"][0]
     assert (resumed["iterations"], resumed["nash_conv"]) == (straight["iterations"], straight["nash_conv"])
+
+
+def test_sampling_experiment_runs_every_scheme_and_the_thesis_setting(tmp_path):
+    import sampling
+
+    sampling.main(["--games", "kuhn", "--seconds", "0.3", "--seeds", "2", "--large-k", "4", "--thesis-seconds", "0.3",
+                   "--cost-game", "kuhn", "--no-readme", "--out", str(tmp_path)])
+    out = json.load(open(tmp_path / "sampling.json"))
+    rows = {(r["algorithm"], r["sampling"], r["samples"]): r for r in out["rows"]}
+    assert set(rows) == {("cfr+", "none", 1), ("dcfr", "none", 1), ("cfr+", "chance", 1), ("cfr+", "chance", 4),
+                         ("cfr+", "external", 1), ("cfr+", "external", 4), ("cfr", "outcome", 1), ("cfr", "outcome", 4)}
+    assert rows[("cfr+", "none", 1)]["iterations_to_target"] is not None  # exact CFR+ passes 1e-2 in a few ms
+    assert rows[("cfr+", "chance", 1)]["sampled_fraction"] == pytest.approx(1 / 6)  # one of Kuhn's 6 deals
+    assert all(r["seeds"] == (1 if s == "none" else 2) for (_, s, _), r in rows.items())
+    assert [c["sampling"] for c in out["cost"]] == ["none", "chance", "external", "outcome"]
+    assert [t["game"] for t in out["thesis"]] == ["dudo(4,1,2)", "ocp(12)"]
+    md = open(tmp_path / "sampling.md").read()
+    assert "| kuhn (0.3 s) | cfr | outcome | 4 | 2 |" in md and "thesis iterations/s" in md
+    assert (tmp_path / "sampling.png").exists() == _has("matplotlib")
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
 
 
 def test_readme_section_is_replaced_between_its_markers_only(tmp_path):
