@@ -32,7 +32,7 @@ from .memory import keep_freed_memory
 from .policy_io import check_policy_path
 from .normal_form import PROCEDURES
 from .rules import AVERAGING, PRESETS, UPDATES, make_config
-from .sampling import EPSILON_DEFAULT, SCHEMES
+from .sampling import EPSILON_DEFAULT, SCHEMES, UPDATE_SCOPES
 from .treeplex import WEIGHTS
 
 NOT_SETTINGS = ("command", "json", "save_policy", "logdir", "no_log")  # per invocation, not part of a run
@@ -137,6 +137,9 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                         "sample); none (default): exact iterations. Evaluation stays exact; generic form")
     s.add_argument("--samples", type=_positive_int, default=None, metavar="K",
                    help="with --sampling: samples drawn and averaged per estimate (default 1)")
+    s.add_argument("--update-scope", choices=UPDATE_SCOPES, default=None,
+                   help="with --sampling: all (default) updates every sequence each iteration; touched updates "
+                        "only what the sample touches (cfr and cfr+; an iteration then costs what it samples)")
     s.add_argument("--epsilon", type=float, default=None, metavar="E",
                    help=f"with --sampling outcome: exploration of the sampled player, in (0, 1] "
                         f"(default {EPSILON_DEFAULT})")
@@ -322,11 +325,12 @@ def _make_solver(args, algo: str):
     tree = dict(updates=args.updates, averaging=args.averaging, delay=args.delay, alpha=args.alpha,
                 beta=args.beta, gamma=args.gamma, eta=args.eta, weights=args.weights,
                 capture=getattr(args, "capture", None), sampling=sampling,
-                samples=getattr(args, "samples", None), epsilon=getattr(args, "epsilon", None))
+                samples=getattr(args, "samples", None), epsilon=getattr(args, "epsilon", None),
+                update_scope=getattr(args, "update_scope", None))
     if sampling in (None, "none"):
-        for flag in ("samples", "epsilon"):
+        for flag in ("samples", "epsilon", "update_scope"):
             if tree[flag] is not None:
-                raise TensorCFRError(f"--{flag} needs --sampling (chance, external or outcome)")
+                raise TensorCFRError(f"--{flag.replace('_', '-')} needs --sampling (chance, external or outcome)")
     elif tree["epsilon"] is not None and sampling != "outcome":
         raise TensorCFRError("--epsilon is outcome sampling's exploration: it needs --sampling outcome")
     normal = dict(mu=args.mu, runs=args.runs)
@@ -341,7 +345,7 @@ def _make_solver(args, algo: str):
                               deterministic=getattr(args, "deterministic", False), **mine)
     from .compiler import compile as compile_game
 
-    sampler = ("capture", "sampling", "samples", "epsilon")
+    sampler = ("capture", "sampling", "samples", "epsilon", "update_scope")
     make_config(algo, **{k: v for k, v in mine.items() if v is not None and k not in sampler})  # bad settings first
     limits = _limits(args)
     if sampling not in (None, "none"):  # Monte-Carlo iterations run on the generic form and its chance tree

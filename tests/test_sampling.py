@@ -284,6 +284,57 @@ def test_sampled_fraction_of_one_deal():
     assert s.describe()["sampling"] == "chance"
 
 
+@pytest.mark.parametrize("algo", ["cfr", "cfr+"])
+@pytest.mark.parametrize("scheme", ["chance", "external", "outcome"])
+@pytest.mark.parametrize("game", ["leduc", "random(seed=11)"])
+def test_touched_update_equals_the_full_update(game, scheme, algo, device):
+    """update_scope='touched' updates only the part of each treeplex above the entries drawn;
+    for cfr and cfr+ a zero value leaves regrets alone, so regrets and strategies equal the
+    full update's, iteration by iteration (the same draws: the same seed)."""
+    full = tensorcfr.Solver(game, algo, device=device, sampling=scheme, samples=2, seed=5)
+    part = tensorcfr.Solver(game, algo, device=device, sampling=scheme, samples=2, seed=5, update_scope="touched")
+    for _ in range(20):
+        full.step()
+        part.step()
+        for p in (0, 1):
+            assert torch.allclose(part.regrets[p], full.regrets[p], rtol=0, atol=1e-12)
+            assert torch.allclose(part.sigma[p], full.sigma[p], rtol=0, atol=1e-12)
+    assert part.describe()["update_scope"] == "touched"
+
+
+@pytest.mark.parametrize("game", ["leduc", "dudo(4,1,2)", "random(seed=3)"])
+def test_a_touched_part_is_a_treeplex_of_its_own(game):
+    """`treeplex.touched`: plans and values on the part equal the whole treeplex's there, for
+    values that are 0 outside the sequences the part is built from."""
+    from tensorcfr.treeplex import touched
+
+    cg = tensorcfr.compile(game)
+    g = torch.Generator().manual_seed(0)
+    for tp in cg.treeplexes:
+        sigma = tp.normalize(torch.rand(2, tp.num_sequences, generator=g, dtype=torch.float64))
+        x = tp.sequence_form(sigma)
+        for n in (1, 5, 50):
+            seqs = torch.randint(1, tp.num_sequences, (n,), generator=g)
+            sub, ids, infosets = touched(tp, seqs)
+            assert bool((ids[1:] > ids[:-1]).all()) and bool(torch.isin(seqs, ids).all())
+            assert torch.equal(sub.sequence_form(sigma[:, ids]), x[:, ids])
+            values = torch.zeros_like(x)
+            values[:, seqs] = torch.rand(2, n, dtype=torch.float64, generator=g)
+            q, v = tp.bottom_up(values, sigma)
+            q_sub, v_sub = sub.bottom_up(values[:, ids], sigma[:, ids])
+            assert torch.allclose(q_sub, q[:, ids], rtol=0, atol=1e-14)
+            assert torch.allclose(v_sub, v[:, infosets], rtol=0, atol=1e-14)
+
+
+def test_touched_chance_sampled_cfr_plus_reaches_the_value_of_dudo_4_1_1(device):
+    """Its average adds an infoset's plan when a sample touches it (1,000 iterations of 16 deals)."""
+    s = tensorcfr.Solver("dudo(4,1,1)", "cfr+", device=device, sampling="chance", samples=16, seed=0,
+                         update_scope="touched")
+    s.step(1000)
+    ev = s.evaluate()["average"]
+    assert abs(float(ev.game_value[0]) - (-1 / 8)) < 1e-2 and float(ev.exploitability[0]) < 2e-2
+
+
 def test_ranges():
     idx, owner = ranges(torch.tensor([3, 7, 0]), torch.tensor([2, 0, 3]))
     assert idx.tolist() == [3, 4, 0, 1, 2] and owner.tolist() == [0, 0, 2, 2, 2]
@@ -296,6 +347,9 @@ def test_ranges():
     (dict(sampling="chance", capture="static"), "only eager iterations sample"),
     (dict(sampling="chance", form="public"), "generic form"),
     (dict(sampling="chance", seed=1.5), "seed must be a whole number"),
+    (dict(update_scope="touched"), "needs sampling"),
+    (dict(sampling="chance", update_scope="some"), "update_scope must be one of"),
+    (dict(sampling="chance", update_scope="touched", alpha=1.5, beta=0.0), "exact for cfr and cfr"),
 ])
 def test_clear_errors(kwargs, message):
     with pytest.raises(TensorCFRError, match=message):
@@ -336,6 +390,8 @@ def test_cli_sampled_run_resumes_bit_identically_and_logs_the_fraction(tmp_path,
     (["--sampling", "chance", "--form", "public"], "runs on the generic form"),
     (["--sampling", "chance", "--capture", "cuda-graph"], "only eager iterations sample"),
     (["--sampling", "chance", "--algo", "rm"], "has no option"),
+    (["--update-scope", "touched"], "--update-scope needs --sampling"),
+    (["--sampling", "chance", "--update-scope", "touched", "--algo", "dcfr"], "not dcfr"),
 ])
 def test_cli_sampling_errors(argv, message, capsys):
     from tensorcfr.cli import main
