@@ -266,9 +266,9 @@ class Estimator:
         kz = k[owner]
         self.entries += len(e)
         rows, cols = self.seq[p][e], self.seq[q][e]
-        own, own_ids, own_inf = touched(self.spaces[p], rows)
-        other, other_ids, other_inf = touched(self.spaces[q], cols)
-        rows, cols = torch.searchsorted(own_ids, rows), torch.searchsorted(other_ids, cols)  # in the parts
+        own, own_ids, own_inf, own_at = touched(self.spaces[p], rows)
+        other, other_ids, other_inf, other_at = touched(self.spaces[q], cols)
+        rows, cols = own_at(rows), other_at(cols)  # positions in the parts
         sp, sq = own.num_sequences, other.num_sequences
         sigma_p, sigma_q = sigma[p][:, own_ids], sigma[q][:, other_ids]
         contrib = self.vals[p][:, e]  # [B', Zs]

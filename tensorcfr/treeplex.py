@@ -179,42 +179,50 @@ def segment_sum(tp: Treeplex, values: torch.Tensor) -> torch.Tensor:
     return out.index_add_(1, tp.slot_infoset, values[:, 1:])
 
 
-def touched(tp: Treeplex, seqs: torch.Tensor) -> tuple[Treeplex, torch.Tensor, torch.Tensor]:
+def touched(tp: Treeplex, seqs: torch.Tensor):
     """The part of `tp` above the sequences `seqs` [n]: their infosets and every infoset on the
     way up (a treeplex rooted at the empty sequence, its infosets in `tp`'s order, so levels
     stay levels), as (sub-treeplex, its sequences' ids in `tp` [S'] with 0 first, its
-    infosets' ids in `tp` [I']). A per-sequence tensor x [B, S] restricted to it is x[:, ids];
-    a sub-treeplex's infosets are nameless. One round per treeplex level.
+    infosets' ids in `tp` [I'], and `where(s)`: the positions in the part of sequences s of
+    `tp` that lie in it). A per-sequence tensor x [B, S] restricted to it is x[:, ids]; a
+    sub-treeplex's infosets are nameless. One round per treeplex level; the work is the
+    part's size and n, plus a pass over a boolean per infoset.
 
     Example:
         >>> import torch, tensorcfr
         >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
-        >>> sub, ids, infosets = touched(tp, torch.tensor([tp.infoset_offsets[-2].item()]))
+        >>> sub, ids, infosets, where = touched(tp, torch.tensor([tp.infoset_offsets[-2].item()]))
         >>> sub.num_infosets, [tp.infoset_keys[j] for j in infosets.tolist()]  # an infoset and its parent
         (2, ['K:', 'K:pb'])
     """
     dev = tp.seq_infoset.device
-    found = torch.unique(tp.seq_infoset[seqs[seqs > 0]])  # [n'] sorted
-    new = found
+    marked = torch.zeros(tp.num_infosets, dtype=torch.bool, device=dev)  # [I]
+    new = tp.seq_infoset[seqs[seqs > 0]]
+    marked[new] = True
     while len(new):  # upwards, one treeplex level a round
         parents = tp.infoset_parent[new]
-        up = torch.unique(tp.seq_infoset[parents[parents > 0]])
-        new = up[~torch.isin(up, found)]
-        found = torch.unique(torch.cat([found, new]))
+        up = tp.seq_infoset[parents[parents > 0]]
+        new = up[~marked[up]]
+        marked[new] = True
+    found = torch.nonzero(marked).squeeze(1)  # [I'] sorted
+    rank = torch.cumsum(marked, 0) - 1  # [I] an infoset's index in the part (where it is in it)
     count = tp.num_actions[found]  # [I']
-    first = tp.infoset_offsets[found]
-    owner = torch.repeat_interleave(torch.arange(len(found), device=dev), count)
-    start = torch.cumsum(count, 0) - count
+    sub_offsets = torch.cat([torch.ones(1, dtype=torch.long, device=dev), 1 + torch.cumsum(count, 0)])  # [I'+1]
+    owner = torch.repeat_interleave(torch.arange(len(found), device=dev), count)  # [S'-1]
     ids = torch.cat([torch.zeros(1, dtype=torch.long, device=dev),
-                     first[owner] + torch.arange(len(owner), device=dev) - start[owner]])  # [S'] sorted
+                     tp.infoset_offsets[found][owner] + torch.arange(len(owner), device=dev) - sub_offsets[owner] + 1])
+
+    def where(s: torch.Tensor) -> torch.Tensor:
+        """Positions in the part of sequences s [n] of `tp` (every one in the part; 0 -> 0)."""
+        j = tp.seq_infoset[s].clamp(min=0)
+        return torch.where(s > 0, sub_offsets[rank[j]] + s - tp.infoset_offsets[j], 0)
+
     level = torch.searchsorted(tp.level_offsets.to(dev), found, right=True) - 1  # [I']
     sub = Treeplex(player=tp.player, infoset_keys=("",) * len(found), action_names=((),) * len(found),
-                   infoset_parent=torch.searchsorted(ids, tp.infoset_parent[found]),
-                   infoset_offsets=torch.cat([torch.ones(1, dtype=torch.long, device=dev), 1 + torch.cumsum(count, 0)]),
+                   infoset_parent=where(tp.infoset_parent[found]), infoset_offsets=sub_offsets,
                    seq_infoset=torch.cat([torch.full((1,), -1, dtype=torch.long, device=dev), owner]),
                    level_offsets=torch.searchsorted(level, torch.arange(len(tp.levels) + 1, device=dev)))
-    return sub, ids, found
-
+    return sub, ids, found, where
 
 def normalize(tp: Treeplex, weights: torch.Tensor) -> torch.Tensor:
     """Behavioural strategy proportional to `weights` [B, S] (>= 0); uniform where they sum to 0.
