@@ -2,8 +2,10 @@
 LiteEFG, on the same games, in this one script.
 
 Games: Kuhn, Leduc and Liar's Dice as OpenSpiel ships them (ours compile to the same trees),
-and OCP(1000), Dudo(6,1,1), Dudo(4,2,2), which OpenSpiel runs from our Gambit `.efg` export
-(`tensorcfr.interop.to_efg`). Every solver runs the same number of iterations from the same
+OCP(1000), Dudo(6,1,1), Dudo(4,2,2), which OpenSpiel runs from our Gambit `.efg` export
+(`tensorcfr.interop.to_efg`), and OpenSpiel games through the importer (`openspiel:...`:
+Leduc, against the built-in one, Goofspiel with 4 cards and Oshi-Zumo, simultaneous-move games
+in OpenSpiel's turn-based form, which both sides run). Every solver runs the same number of iterations from the same
 start, and both CFR implementations update alternately, so their exploitabilities after the
 run must agree: the table shows both, as a check that the same thing was computed.
 
@@ -57,6 +59,11 @@ GAMES = {
     "dudo(6,1,1)": ("efg", 20),
     "dudo(4,2,2)": ("efg", 3),
     "dudo(5,2,2)": ("efg", 3),  # only when named: no peer runs it, and the generic form needs 18.9 GB
+    # OpenSpiel's games through the importer (`openspiel:`): OpenSpiel runs its own tree
+    "openspiel:leduc_poker": ("leduc_poker", 100),  # against the built-in leduc above
+    "openspiel:goofspiel(num_cards=4,imp_info=True,points_order=descending)":
+        ("goofspiel(num_cards=4,imp_info=True,points_order=descending)", 20),
+    "openspiel:oshi_zumo(coins=6,size=2,horizon=6)": ("oshi_zumo(coins=6,size=2,horizon=6)", 20),
 }
 DEFAULT_GAMES = [g for g in GAMES if g != "dudo(5,2,2)"]
 
@@ -145,7 +152,10 @@ def openspiel_game(game: str, name: str):
     import pyspiel
 
     if name != "efg":
-        return pyspiel.load_game(name)
+        g = pyspiel.load_game(name)
+        if g.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+            g = pyspiel.convert_to_turn_based(g)  # what the importer compiles, and CFRSolver needs
+        return g
     from tensorcfr.interop import to_efg
 
     return pyspiel.load_efg_game(to_efg(game))
@@ -177,7 +187,7 @@ def time_liteefg(g, algo: str, iterations: int, budget_s: float) -> dict | None:
     t0, done = time.perf_counter(), 0
     while done < iterations and (done == 0 or time.perf_counter() - t0 < budget_s):
         graph.update_graph(env)
-        env.update_strategy(graph.current_strategy())
+        env.update_strategy(graph.current_strategy(), update_best=False)  # no best response per iteration
         done += 1
     ms = 1000 * (time.perf_counter() - t0) / done
     return {"ms": ms, "iterations": done}
@@ -266,6 +276,12 @@ def main(argv=None):
     rows = []
     for game in args.games:
         name, iterations = GAMES[game]
+        if game.startswith("openspiel:"):
+            try:
+                import pyspiel  # noqa: F401, F811
+            except ImportError:
+                print(f"{game}: needs OpenSpiel (pip install -e '.[bench]'): skipped")
+                continue
         hint = games.make(game).size_hint()  # (None for the small games without a closed form)
         histories = hint[0] if hint else 0
         forms = [f for f in args.forms if f == "public" or histories <= args.generic_max_histories]

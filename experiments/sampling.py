@@ -138,7 +138,7 @@ def peer_table(rows: list[dict]) -> str:
             return f"{statistics.median(vals):.4f} [{min(vals):.4f}, {max(vals):.4f}]"
         ours, theirs = statistics.median(r["seconds"] for r in rs), statistics.median(r["openspiel_seconds"] for r in rs)
         out.append(f"| {rs[0]['game']} | {scheme} | {rs[0]['iterations']:,} | {len(rs)} | {span('exploitability')} | "
-                   f"{span('openspiel_exploitability')} | {ours:.1f} | {theirs:.1f} | {theirs / ours:.1f}× |")
+                   f"{span('openspiel_exploitability')} | {ours:.1f} | {theirs:.1f} | {theirs / ours:.2g}× |")
     return "\n".join(out) + "\n"
 
 

@@ -48,6 +48,7 @@ LARGE_ROWS = ["ocp(5000)", "dudo(6,1,2)", "dudo(6,2,1)", "dudo(5,2,2)"]
 # The thesis' largest game (1.5e10 histories): the public-tree form only, hours on the CPU; --largest.
 LARGEST_ROWS = ["dudo(6,2,2)"]
 LP_MAX_SEQUENCES = 100_000  # both players' sequences: the "exact (LP)" column's games (seconds to a minute each)
+LP_MAX_HISTORIES = 5_000_000  # past this (by the closed form), a game is not even compiled for the LP
 PROBE_ROWS = ["ocp(50)", "dudo(5,1,1)", "dudo(4,2,1)", "domino(2,2)"]
 PROBE_ALGOS = ["dcfr", "cfr+", "pcfr+", "lcfr"]
 
@@ -202,6 +203,9 @@ def lp_row(spec: str) -> dict:
     where both players' sequences number at most `LP_MAX_SEQUENCES`; {} otherwise."""
     from tensorcfr.lp import solve_lp
 
+    hint = games.make(spec).size_hint()
+    if hint is not None and hint[0] > LP_MAX_HISTORIES:  # no generic compile of a game the LP cannot take
+        return {}
     cg = tensorcfr.compile(spec)
     if sum(tp.num_sequences for tp in cg.treeplexes) > LP_MAX_SEQUENCES:
         return {}
@@ -284,7 +288,8 @@ def main(argv=None) -> None:
     json_path = os.path.join(args.out, "thesis_table.json")
     done = {}
     if args.resume and os.path.exists(json_path):
-        done = {r["game"]: r for r in json.load(open(json_path))["rows"]}
+        kept = json.load(open(json_path))
+        done, done_date = {r["game"]: r for r in kept["rows"]}, kept["meta"]["date"]
     probe_rows = probe(args) if args.probe else (json.load(open(json_path)).get("probe", []) if done else [])
     device = str(resolve_device(args.device))
     meta = {"algorithm": args.algo, "device": device, "target": args.target,
@@ -299,7 +304,7 @@ def main(argv=None) -> None:
             f.write(md)
         return md
 
-    rows = []
+    rows, solved_now = [], False
     for spec in args.rows:
         name = games.make(spec).name  # "OCP(12)" and "ocp(12)" are one row
         if name in done and not os.path.exists(checkpoint_path(args, name)):
@@ -310,8 +315,11 @@ def main(argv=None) -> None:
                 save(rows)
             continue
         print(f"{spec}:", flush=True)
+        solved_now = True
         rows.append({**solve_row(spec, args, args.logdir), **(lp_row(spec) if args.lp else {})})
         save(rows)  # after every row: an interrupted run keeps what it finished
+    if done and not solved_now:  # every row kept (an LP pass at most): they were solved on the file's date
+        meta["date"] = done_date
     md = save(rows)  # with the kept rows after the last one solved
     print(md)
     if args.readme:
