@@ -42,7 +42,8 @@ def test_event_files_hold_the_promised_tags(tmp_path, capsys):
     assert os.path.basename(run_dir).startswith("kuhn__cfr+__0__")
     ea = _events(run_dir)
     scalars = set(ea.Tags()["scalars"])
-    assert set(TAGS) - {"regret/conditional_p0", "regret/conditional_p1"} <= scalars
+    # (the conditional regrets are the normal-form procedures', the sampled fraction Monte-Carlo runs')
+    assert set(TAGS) - {"regret/conditional_p0", "regret/conditional_p1", "perf/sampled_fraction"} <= scalars
     assert {"strategy/K:pb/bet/average", "strategy/K:pb/pass/current", "strategy/Q:/bet/average"} <= scalars
     assert [e.step for e in ea.Scalars("exploitability/average")] == [20, 40]
     assert ea.Scalars("exploitability/average")[-1].value == pytest.approx(out["exploitability"], rel=1e-6)
