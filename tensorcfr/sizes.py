@@ -159,10 +159,11 @@ STATE_ARRAYS = 10
 
 def device_estimate_bytes(cg, batch: int, dtype) -> dict[str, int]:
     """Bytes a solver of the compiled game `cg` needs on its device, before any is allocated:
-    `game` (the compiled tensors, moved there), `payoff` (the operator in `dtype`: generic, each
-    player's CSR values and column indices; public-tree form, the class matrices and the small
-    classes' per-terminal ones), `state` (`STATE_ARRAYS` per-sequence arrays per player: the
-    iteration state, its temporaries and the evaluation's) and their `total`. Measured on an
+    `game` (the compiled tensors, moved there, the chance tree of sampling included), `payoff`
+    (the operator in `dtype`: generic, each player's CSR values and column indices; public-tree
+    form, the class matrices and the small classes' per-terminal ones), `state` (`STATE_ARRAYS`
+    per-sequence arrays per player: the iteration state, its temporaries and the evaluation's)
+    and their `total`. Measured on an
     H100 (`experiments/gpu_checks.py`), the estimate is 1.0 to 1.5 times the peak.
 
     Example:
@@ -177,6 +178,9 @@ def device_estimate_bytes(cg, batch: int, dtype) -> dict[str, int]:
     tensors = [t for tp in cg.treeplexes for t in tp.tensors().values()]
     tensors += [v for v in vars(cg).values() if isinstance(v, torch.Tensor)]
     game = sum(t.numel() * t.element_size() for t in tensors)
+    chance = getattr(cg, "chance", None)
+    if chance is not None:  # Monte-Carlo sampling's chance tree (`compile(chance=True)`), moved too
+        game += sum(t.numel() * t.element_size() for t in vars(chance).values())
     if getattr(cg, "form", "generic") == "public":
         t0, t1 = cg.treeplexes[0].types, cg.treeplexes[1].types
         off = cg.class_offsets.tolist()

@@ -399,3 +399,13 @@ def test_cli_sampling_errors(argv, message, capsys):
     game = "rps" if "rm" in argv else "kuhn"
     assert main(["solve", game, "--no-log", "--iterations", "2", "--device", "cpu", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_the_device_estimate_counts_the_chance_tree():
+    from tensorcfr.sizes import device_estimate_bytes
+
+    plain, sampled = tensorcfr.compile("leduc"), tensorcfr.compile("leduc", chance=True)
+    ct = sampled.chance
+    extra = sum(t.numel() * t.element_size() for t in vars(ct).values())
+    a, b = device_estimate_bytes(plain, 1, torch.float64), device_estimate_bytes(sampled, 1, torch.float64)
+    assert b["game"] - a["game"] == extra and extra >= ct.num_entries * (2 * 8 + 8)
