@@ -163,8 +163,8 @@ def device_estimate_bytes(cg, batch: int, dtype) -> dict[str, int]:
     (the operator in `dtype`: generic, each player's CSR values and column indices; public-tree
     form, the class matrices and the small classes' per-terminal ones), `state` (`STATE_ARRAYS`
     per-sequence arrays per player: the iteration state, its temporaries and the evaluation's)
-    and their `total`. Measured on an
-    H100 (`experiments/gpu_checks.py`), the estimate is 1.0 to 1.5 times the peak.
+    and their `total`. Measured on an H100 (`experiments/gpu_checks.py`), the estimate is 1.0
+    to 1.5 times the peak.
 
     Example:
         >>> import torch, tensorcfr
