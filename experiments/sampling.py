@@ -248,15 +248,7 @@ def main(argv=None) -> int:
         rows = peers(a.openspiel_game, a.openspiel_iterations, a.seeds)
         body = (f"Made by `{command('sampling.py', argv)}` on {platform.machine()}, {os.cpu_count()} CPUs, "
                 f"torch {torch.__version__}, {time.strftime('%Y-%m-%d')}.\n\n" + peer_table(rows))
-        os.makedirs(a.out, exist_ok=True)
-        with open(os.path.join(a.out, "sampling_openspiel.json"), "w") as f:
-            json.dump(rows, f, indent=1)
-        with open(os.path.join(a.out, "sampling_openspiel.md"), "w") as f:
-            f.write(body)
-        print(body)
-        if not a.no_readme:
-            replace_section("sampling-openspiel", body)
-        return 0
+        return write(a, "sampling_openspiel", rows, body, "sampling-openspiel")
     seconds = {g: a.seconds[min(i, len(a.seconds) - 1)] for i, g in enumerate(a.games)}
     GAMES_ORDER.update({g: i for i, g in enumerate(a.games)})
     runs = []
@@ -283,20 +275,27 @@ def main(argv=None) -> int:
                            "points": r["points"]})
             print(f"thesis setting {game}: {n} iterations in {t:.0f} s, eps {100 * nash:.4f}%", flush=True)
     rows = summarize(runs)
-    os.makedirs(a.out, exist_ok=True)
     meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
             "torch": torch.__version__, "command": command("sampling.py", argv)}
-    with open(os.path.join(a.out, "sampling.json"), "w") as f:
-        json.dump({**meta, "rows": rows, "runs": runs, "cost": cost, "thesis": thesis}, f, indent=1)
     body = (f"Made by `{meta['command']}` on {meta['machine']}, torch {meta['torch']}, {meta['date']}. "
             f"Each run has the solving-time budget given with its game (it stops at the first evaluation past "
             f"it); sampled runs draw K samples per estimate, over {a.seeds} seeds.\n\n" + table(rows, seconds, cost, thesis))
-    with open(os.path.join(a.out, "sampling.md"), "w") as f:
-        f.write(body)
+    os.makedirs(a.out, exist_ok=True)
     plot(runs, os.path.join(a.out, "sampling.png"))
+    return write(a, "sampling", {**meta, "rows": rows, "runs": runs, "cost": cost, "thesis": thesis}, body,
+                 "sampling-table")
+
+
+def write(a, stem: str, data, body: str, section: str) -> int:
+    """OUT/STEM.json and OUT/STEM.md, the table printed and put in the README's `section`."""
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, f"{stem}.json"), "w") as f:
+        json.dump(data, f, indent=1)
+    with open(os.path.join(a.out, f"{stem}.md"), "w") as f:
+        f.write(body)
     print(body)
     if not a.no_readme:
-        replace_section("sampling-table", body)
+        replace_section(section, body)
     return 0
 
 

@@ -76,15 +76,21 @@ def build(classes: tuple[np.ndarray, np.ndarray], nodes: tuple[np.ndarray, np.nd
     """
     parent = np.asarray(classes[0], np.int64)
     prob = np.asarray(classes[1], np.float64)
-    reach = np.ones(len(parent))
-    for c in range(1, len(parent)):  # parents come first; classes are few next to histories
-        reach[c] = reach[parent[c]] * prob[c]
+    reach = prob.copy()
+    while True:  # one round per depth of the chance tree: a class's reach is its parent's times its edge
+        new = prob * np.where(parent >= 0, reach[np.maximum(parent, 0)], 1.0)
+        if np.array_equal(new, reach):
+            break
+        reach = new
     node_class, node_first, node_count = (np.asarray(a, np.int64) for a in nodes)
     order = np.argsort(node_class, kind="stable")
     node_class, node_first, node_count = node_class[order], node_first[order], node_count[order]
     cum = np.ones(len(parent))
-    for first, k in zip(node_first.tolist(), node_count.tolist()):
-        cum[first:first + k] = np.cumsum(prob[first:first + k])
+    if len(node_first):  # each node's outcomes padded to the widest, summed along the row in order
+        a = np.arange(node_count.max())
+        valid = a < node_count[:, None]  # [J, A]
+        idx = np.where(valid, node_first[:, None] + a, 0)
+        cum[idx[valid]] = np.cumsum(np.where(valid, prob[idx], 0.0), axis=1)[valid]
     t0, t1, w, cls = terminals
     cls = np.asarray(cls, np.int64)
     s0, s1 = seq_maps[0][t0], seq_maps[1][t1]

@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING
 import torch
 
 from .errors import TensorCFRError
+from .treeplex import Treeplex
 
 if TYPE_CHECKING:
     from .chance import ChanceTree
-from .treeplex import Treeplex
 
 FORMAT_VERSION = 3  # 2: int32 indices, node_counts, optional per-node arrays; 3: names packed in tensors
 READABLE_VERSIONS = (2, 3)

@@ -225,32 +225,18 @@ class Estimator:
         dev = self.tree.class_entries.device
         return torch.from_numpy(np.concatenate(out_k)).to(dev), torch.from_numpy(np.concatenate(out_c)).to(dev)
 
-    def pure_plans(self, p: int, sigma: torch.Tensor, u: torch.Tensor, tp=None, pad=None) -> torch.Tensor:
-        """The realisation plans [B, K, S_p] (0/1) of the pure strategies that pick, at each
-        infoset, the action whose cumulative probability under sigma [B, S_p] first exceeds
-        the uniform u [B, K, I_p] (the last action where rounding leaves none). `tp`, `pad`:
-        a sub-treeplex of player p's (`treeplex.touched`) and its `_padded` form."""
-        tp = tp or self.spaces[p]
-        idx, valid, below_last, _ = pad or self._pad[p]
-        cum = torch.cumsum(sigma[:, idx] * valid, -1)  # [B, I, A] within each infoset, in action order
-        u = u.to(sigma.device, sigma.dtype)
-        chosen = ((cum[:, None] <= u[..., None]) & below_last).sum(-1)  # [B, K, I]
-        b, k = sigma.shape[0], u.shape[1]
-        pure = sigma.new_zeros(b * k, tp.num_sequences)  # [B*K, S] 0/1 behavioural strategy
-        pure[:, 0] = 1
-        pure.scatter_(1, (tp.infoset_offsets[:-1].to(sigma.device) + chosen).reshape(b * k, -1), 1.0)
-        return tp.sequence_form(pure).reshape(b, k, -1)
-
-    def exploring(self, p: int, sigma: torch.Tensor, tp=None, pad=None) -> torch.Tensor:
+    def exploring(self, p: int, sigma: torch.Tensor) -> torch.Tensor:
         """Outcome sampling's strategy [B, S_p]: eps uniform plus (1 - eps) sigma per infoset."""
-        tp = tp or self.spaces[p]
-        n = (pad or self._pad[p])[3]
-        per_seq = torch.cat([n.new_ones(1), torch.repeat_interleave(n, n)]).to(sigma.dtype)  # [S] |A(I)| of each
-        mixed = self.epsilon / per_seq + (1 - self.epsilon) * sigma
-        mixed[:, 0] = 1
-        return mixed if tp.num_sequences else sigma
+        return _exploring(sigma, self._pad[p][3], self.epsilon)
 
     # -- the estimate -----------------------------------------------------------------------
+    def values(self, p: int, sigma: list[torch.Tensor], xs: list[torch.Tensor], draws: Draws):
+        """Player p's sampled counterfactual values g~ [B, S_p] against the other player's
+        strategy sigma[1-p] (plan xs[1-p]), the mean of `samples` estimates, and the plan
+        [B, S_p] it adds to its average."""
+        _, _, rows, _, contrib, avg = self._terms(p, sigma, draws, xs)
+        return self._sum(rows, contrib, avg.shape[0], self.spaces[p].num_sequences), _mean(avg)
+
     def touched_values(self, p: int, sigma: list[torch.Tensor], draws: Draws) -> "Touched":
         """Player p's sampled values on the part of its treeplex the drawn payoff entries lie
         under (`treeplex.touched`), and nothing outside it: no pass over the whole treeplex. The
@@ -258,78 +244,90 @@ class Estimator:
         columns only. Draws the same uniforms, in the same order, as `values`; the values on the
         part are those `values` gives there (0 elsewhere). The plan to average is player p's on
         the part (outcome sampling: its stochastically weighted one)."""
-        q, K = 1 - p, self.samples
-        B = sigma[p].shape[0]
-        k, c = self.classes(draws)
-        start = self.tree.class_entries[c]
-        e, owner = ranges(start, self.tree.class_entries[c + 1] - start)  # [Zs]
-        kz = k[owner]
-        self.entries += len(e)
-        rows, cols = self.seq[p][e], self.seq[q][e]
-        own, own_ids, own_inf, own_at = touched(self.spaces[p], rows)
-        other, other_ids, other_inf, other_at = touched(self.spaces[q], cols)
-        rows, cols = own_at(rows), other_at(cols)  # positions in the parts
-        sp, sq = own.num_sequences, other.num_sequences
-        sigma_p, sigma_q = sigma[p][:, own_ids], sigma[q][:, other_ids]
-        contrib = self.vals[p][:, e]  # [B', Zs]
-        if self.scheme == "chance":
-            contrib = contrib * other.sequence_form(sigma_q)[:, cols]
-        else:
-            u = draws.player(q, B, K, self.spaces[q].num_infosets)[:, :, other_inf.cpu()]
-            plans = self.pure_plans(q, sigma_q, u, other, _padded(other))  # [B, K, S'_q]
-            contrib = contrib * plans.reshape(B, -1)[:, kz * sq + cols]
-        x = own.sequence_form(sigma_p)  # [B, S'_p]
-        avg = x
-        if self.scheme == "outcome":
-            pad = _padded(own)
-            mixed = self.exploring(p, sigma_p, own, pad)
-            u = draws.player(p, B, K, self.spaces[p].num_infosets)[:, :, own_inf.cpu()]
-            weight = self.pure_plans(p, mixed, u, own, pad) / own.sequence_form(mixed)[:, None]  # [B, K, S'_p]
-            contrib = contrib * weight.reshape(B, -1)[:, kz * sp + rows]
-            avg = (weight * x[:, None]).mean(1)
-        g = contrib.new_zeros(B, sp).index_add_(1, rows, contrib.expand(B, -1))
-        return Touched(own, own_ids, g / K if K > 1 else g, avg)
-
-    def values(self, p: int, sigma: list[torch.Tensor], xs: list[torch.Tensor], draws: Draws):
-        """Player p's sampled counterfactual values g~ [B, S_p] against the other player's
-        strategy sigma[1-p] (plan xs[1-p]), the mean of `samples` estimates, and the plan
-        [B, S_p] it adds to its average."""
-        rows, _, contrib, avg = self._terms(p, sigma, xs, draws)
-        g = contrib.new_zeros(avg.shape[0], self.spaces[p].num_sequences).index_add_(1, rows, contrib)
-        return (g / self.samples if self.samples > 1 else g), (avg if avg.dim() == 2 else avg.mean(1))
+        own, ids, rows, _, contrib, avg = self._terms(p, sigma, draws)
+        return Touched(own, ids, self._sum(rows, contrib, avg.shape[0], own.num_sequences), _mean(avg))
 
     def per_sample(self, p: int, sigma: list[torch.Tensor], xs: list[torch.Tensor], draws: Draws):
         """As `values`, but every sample's estimate [B, K, S_p] and averaged plan [B, K, S_p]
         (for tests of the spread)."""
-        rows, kz, contrib, avg = self._terms(p, sigma, xs, draws)
+        _, _, rows, kz, contrib, avg = self._terms(p, sigma, draws, xs)
         b, sp = avg.shape[0], self.spaces[p].num_sequences
         g = contrib.new_zeros(b, self.samples * sp).index_add_(1, kz * sp + rows, contrib)
         return g.reshape(b, self.samples, sp), (avg if avg.dim() == 3 else avg[:, None].expand(b, self.samples, sp))
 
-    def _terms(self, p, sigma, xs, draws):
-        """(own sequence [Zs], sample [Zs], term [B, Zs]) of every payoff entry gathered, and
-        the plan player p averages: [B, S_p], or per sample [B, K, S_p] (outcome sampling)."""
+    def _sum(self, rows: torch.Tensor, contrib: torch.Tensor, batch: int, size: int) -> torch.Tensor:
+        """The terms contrib [B, Zs] summed into their sequences rows [Zs], over the samples: [B, size]."""
+        g = contrib.new_zeros(batch, size).index_add_(1, rows, contrib)
+        return g / self.samples if self.samples > 1 else g
+
+    def _terms(self, p, sigma, draws, xs=None):
+        """Every payoff entry of the drawn classes as a term of player p's estimate: (player p's
+        space, its sequences' ids in the whole treeplex or None, each entry's own sequence in it
+        [Zs], its sample [Zs], its term [B, Zs], the plan player p averages: [B, S'] or per
+        sample [B, K, S'] for outcome sampling). With the plans `xs` [B, S] the spaces are the
+        whole treeplexes; without, the parts above the entries (`treeplex.touched`)."""
         q, K = 1 - p, self.samples
-        B = xs[p].shape[0]
-        sp, sq = self.spaces[p].num_sequences, self.spaces[q].num_sequences
+        B = sigma[p].shape[0]
         k, c = self.classes(draws)
         start = self.tree.class_entries[c]
         e, owner = ranges(start, self.tree.class_entries[c + 1] - start)  # [Zs] the entries of the drawn classes
         kz = k[owner]
         self.entries += len(e)
         rows, cols = self.seq[p][e], self.seq[q][e]
+        if xs is not None:  # the whole treeplexes
+            own, other, ids, own_inf, other_inf = self.spaces[p], self.spaces[q], None, None, None
+            sigma_p, sigma_q, pad_p, pad_q, x_p, x_q = sigma[p], sigma[q], self._pad[p], self._pad[q], xs[p], xs[q]
+        else:  # the parts above the entries' rows and columns
+            own, ids, own_inf, at = touched(self.spaces[p], rows)
+            other, other_ids, other_inf, at_q = touched(self.spaces[q], cols)
+            rows, cols = at(rows), at_q(cols)
+            sigma_p, sigma_q, pad_p, pad_q = sigma[p][:, ids], sigma[q][:, other_ids], _padded(own), _padded(other)
+            x_p, x_q = own.sequence_form(sigma_p), None
         contrib = self.vals[p][:, e]  # [B', Zs]
         if self.scheme == "chance":
-            contrib = contrib * xs[q][:, cols]
+            contrib = contrib * (x_q if x_q is not None else other.sequence_form(sigma_q))[:, cols]
         else:
-            other = self.pure_plans(q, sigma[q], draws.player(q, B, K, self.spaces[q].num_infosets))  # [B, K, S_q]
-            contrib = contrib * other.reshape(B, -1)[:, kz * sq + cols]
-        avg = xs[p]
+            u = _among(draws.player(q, B, K, self.spaces[q].num_infosets), other_inf)
+            plans = _pure_plans(other, sigma_q, u, pad_q)  # [B, K, S'_q]
+            contrib = contrib * plans.reshape(B, -1)[:, kz * other.num_sequences + cols]
+        avg = x_p
         if self.scheme == "outcome":
-            mixed = self.exploring(p, sigma[p])
-            x_mixed = self.spaces[p].sequence_form(mixed)  # [B, S_p] > 0 everywhere
-            own = self.pure_plans(p, mixed, draws.player(p, B, K, self.spaces[p].num_infosets))  # [B, K, S_p]
-            weight = own / x_mixed[:, None]  # 1 / x' on the sampled path, 0 elsewhere
-            contrib = contrib * weight.reshape(B, -1)[:, kz * sp + rows]
-            avg = weight * xs[p][:, None]
-        return rows, kz, contrib.expand(B, -1), avg
+            mixed = _exploring(sigma_p, pad_p[3], self.epsilon)
+            u = _among(draws.player(p, B, K, self.spaces[p].num_infosets), own_inf)
+            weight = _pure_plans(own, mixed, u, pad_p) / own.sequence_form(mixed)[:, None]  # [B, K, S'_p]: 1/x' on the path
+            contrib = contrib * weight.reshape(B, -1)[:, kz * own.num_sequences + rows]
+            avg = weight * x_p[:, None]
+        return own, ids, rows, kz, contrib.expand(B, -1), avg
+
+
+def _mean(avg: torch.Tensor) -> torch.Tensor:
+    """A plan to average [B, S]: per-sample plans [B, K, S] averaged over the samples."""
+    return avg if avg.dim() == 2 else avg.mean(1)
+
+
+def _among(u: torch.Tensor, infosets: torch.Tensor | None) -> torch.Tensor:
+    """The uniforms [B, K, I'] of `infosets` (None: all) among a player's [B, K, I]."""
+    return u if infosets is None else u[:, :, infosets.cpu()]
+
+
+def _pure_plans(tp: Treeplex, sigma: torch.Tensor, u: torch.Tensor, pad) -> torch.Tensor:
+    """The realisation plans [B, K, S] (0/1) of the pure strategies that pick, at each infoset,
+    the action whose cumulative probability under sigma [B, S] first exceeds the uniform
+    u [B, K, I] (the last action where rounding leaves none); `pad` is `_padded(tp)`."""
+    idx, valid, below_last, _ = pad
+    cum = torch.cumsum(sigma[:, idx] * valid, -1)  # [B, I, A] within each infoset, in action order
+    u = u.to(sigma.device, sigma.dtype)
+    chosen = ((cum[:, None] <= u[..., None]) & below_last).sum(-1)  # [B, K, I]
+    b, k = sigma.shape[0], u.shape[1]
+    pure = sigma.new_zeros(b * k, tp.num_sequences)  # [B*K, S] 0/1 behavioural strategy
+    pure[:, 0] = 1
+    pure.scatter_(1, (tp.infoset_offsets[:-1].to(sigma.device) + chosen).reshape(b * k, -1), 1.0)
+    return tp.sequence_form(pure).reshape(b, k, -1)
+
+
+def _exploring(sigma: torch.Tensor, actions: torch.Tensor, epsilon: float) -> torch.Tensor:
+    """eps uniform plus (1 - eps) sigma [B, S] per infoset (`actions` [I]: each one's count)."""
+    per_seq = torch.cat([actions.new_ones(1), torch.repeat_interleave(actions, actions)]).to(sigma.dtype)  # [S]
+    mixed = epsilon / per_seq + (1 - epsilon) * sigma
+    mixed[:, 0] = 1
+    return mixed

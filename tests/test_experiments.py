@@ -178,3 +178,14 @@ def test_bench_targets_name_the_worst_row_of_each_bar():
     assert versus["met"] is True and versus["result"] == "smallest 180.0× (liars_dice, cfr, float64, cuda)"
     assert floor["met"] is True and floor["result"] == "largest 2.2× (ocp(1000), cfr, float64, cuda-graph)"
     assert "| GPU, games under 10^5 histories: < 100 µs an iteration | slowest 120 µs" in bench.targets_markdown(rows)
+
+
+def test_sampling_experiment_against_openspiel(tmp_path):
+    pytest.importorskip("pyspiel", reason="open-spiel is not installed (pip install -e '.[bench]')")
+    import sampling
+
+    sampling.main(["--peers-only", "--openspiel-iterations", "20", "--seeds", "1", "--no-readme", "--out", str(tmp_path)])
+    rows = json.load(open(tmp_path / "sampling_openspiel.json"))
+    assert [r["sampling"] for r in rows] == ["external", "outcome"]
+    assert all(r["iterations"] == 20 and r["exploitability"] > 0 and r["openspiel_exploitability"] > 0 for r in rows)
+    assert "| leduc | external | 20 | 1 |" in open(tmp_path / "sampling_openspiel.md").read()

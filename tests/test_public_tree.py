@@ -5,11 +5,11 @@ the same evaluation; policies move between the forms; the CLI's --form."""
 
 import json
 
-import numpy as np
 import pytest
 import torch
 
 import tensorcfr
+from resume_check import resume_equals_straight
 from tensorcfr.cli import main
 from tensorcfr.public import PublicCompiledGame, compile_public
 
@@ -192,10 +192,4 @@ def test_public_run_resumes_bit_identically(tmp_path, capsys):
             "--deterministic"]
     assert main([*args, "--iterations", "20"]) == 0
     run_dir = json.loads(capsys.readouterr().out)["run_dir"]
-    assert main(["resume", run_dir, "--iterations", "45", "--json", "--save-policy", str(tmp_path / "a.npz")]) == 0
-    resumed = json.loads(capsys.readouterr().out)
-    assert main([*args, "--iterations", "45", "--save-policy", str(tmp_path / "b.npz")]) == 0
-    straight = json.loads(capsys.readouterr().out)
-    assert resumed["exploitability"] == straight["exploitability"]
-    a, b = np.load(tmp_path / "a.npz"), np.load(tmp_path / "b.npz")
-    assert all(np.array_equal(a[k], b[k]) for k in a.files if k not in ("created",))
+    resume_equals_straight(main, capsys, args, run_dir, 45, tmp_path)

@@ -362,7 +362,7 @@ def test_a_compiled_game_without_its_chance_tree_is_refused():
 
 
 def test_cli_sampled_run_resumes_bit_identically_and_logs_the_fraction(tmp_path, capsys):
-    import numpy as np
+    from resume_check import resume_equals_straight
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     from tensorcfr.cli import main
@@ -373,13 +373,7 @@ def test_cli_sampled_run_resumes_bit_identically_and_logs_the_fraction(tmp_path,
     first = json.loads(capsys.readouterr().out)
     assert first["config"]["sampling"] == "outcome" and first["config"]["epsilon"] == 0.5
     assert 0 < first["sampled_fraction"] <= 3 / 16 + 1e-12  # at most 3 of the 16 deals per estimate
-    assert main(["resume", first["run_dir"], "--iterations", "40", "--json", "--save-policy", str(tmp_path / "a.npz")]) == 0
-    resumed = json.loads(capsys.readouterr().out)
-    assert main([*args, "--iterations", "40", "--save-policy", str(tmp_path / "b.npz")]) == 0
-    straight = json.loads(capsys.readouterr().out)
-    assert resumed["exploitability"] == straight["exploitability"]
-    a, b = np.load(tmp_path / "a.npz"), np.load(tmp_path / "b.npz")
-    assert all(np.array_equal(a[k], b[k]) for k in a.files if k not in ("created",))
+    _, straight = resume_equals_straight(main, capsys, args, first["run_dir"], 40, tmp_path)
     events = EventAccumulator(straight["run_dir"]).Reload()
     assert [e.step for e in events.Scalars("perf/sampled_fraction")] == [10, 20, 30, 40]
 
