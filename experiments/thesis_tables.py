@@ -134,7 +134,9 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
     solver = tensorcfr.Solver(cg, args.algo, device=args.device, dtype=args.dtype)
     ckpt_path = checkpoint_path(args, game.name)
     before = {"seconds": 0.0, "solving": 0.0, "next_chunk": 10}  # what earlier, interrupted runs did
-    ckpt = torch.load(ckpt_path, weights_only=True) if args.resume and os.path.exists(ckpt_path) else None
+    # mapped, not read: the state is copied in from the file, never held twice in memory
+    ckpt = (torch.load(ckpt_path, weights_only=True, mmap=True) if args.resume and os.path.exists(ckpt_path)
+            else None)
     if ckpt is not None and (ckpt.get("form", "generic"), ckpt.get("dtype", "float64")) != (cg.form, args.dtype):
         print(f"  {spec}: {ckpt_path} holds a {ckpt.get('form', 'generic')} {ckpt.get('dtype', 'float64')} run, "
               f"not {cg.form} {args.dtype}: starting afresh", flush=True)
@@ -144,6 +146,7 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
         before = {k: ckpt[k] for k in before}
         t_compile = ckpt.get("compile_seconds", t_compile)
         print(f"  {spec}: continuing from iteration {solver.iteration} ({ckpt_path})", flush=True)
+        del ckpt  # unmaps the file
     writer = open_writer(writer_dir, spec, solver.config.name) if writer_dir else None
     deadline = t0 + 60 * args.minutes
     solving, chunk, row = before["solving"], before["next_chunk"], None  # evaluated where an unbroken run would be
@@ -151,7 +154,7 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
 
     def save():
         os.makedirs(os.path.dirname(ckpt_path), exist_ok=True)
-        torch.save({"solver": solver.state_dict(), "form": cg.form, "dtype": args.dtype,
+        torch.save({"solver": solver.state_dict(copy=False), "form": cg.form, "dtype": args.dtype,
                     "seconds": before["seconds"] + time.perf_counter() - t0,
                     "solving": solving, "compile_seconds": t_compile, "next_chunk": min(2 * chunk, 200)},
                    ckpt_path + ".tmp")

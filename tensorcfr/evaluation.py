@@ -135,8 +135,8 @@ def best_response_value(cg: CompiledGame, player: int, x_other: torch.Tensor,
                         op: PayoffOperator | None = None) -> torch.Tensor:
     """Value [B] of player's best response against the other's realisation plan [B, S]."""
     op = op or PayoffOperator.of(cg, x_other.dtype)
-    q, _ = cg.treeplexes[player].bottom_up(op.cfv(player, x_other))
-    return q[:, 0]
+    q, _ = cg.treeplexes[player].bottom_up(op.cfv(player, x_other), inplace=True)
+    return q[:, 0].clone()  # not a view, which would keep all of q alive
 
 
 def infoset_gaps(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = None) -> list[torch.Tensor]:
@@ -173,9 +173,35 @@ def evaluate(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = None)
         >>> round(tensorcfr.evaluate(cg, tensorcfr.Policy.uniform(cg)).nash_conv.item(), 9)
         4.747222222
     """
-    x, y = policy.sequence_form()
+    return evaluate_plans(cg, *policy.sequence_form(), op)
+
+
+def evaluate_plans(cg: CompiledGame, x: torch.Tensor, y: torch.Tensor, op: PayoffOperator | None = None) -> Evaluation:
+    """`evaluate` from the realisation plans x [B, S_0] and y [B, S_1]: one product with the
+    payoff operator a player, the values overwritten by the best response's (a game of 1.4 GB
+    arrays keeps two plans and one array of values beside its solver's state).
+
+    Example:
+        >>> import tensorcfr
+        >>> cg = tensorcfr.compile("kuhn")
+        >>> round(evaluate_plans(cg, *tensorcfr.Policy.uniform(cg).sequence_form()).nash_conv.item(), 6)
+        0.916667
+    """
     op = op or PayoffOperator.of(cg, x.dtype)
-    br0 = best_response_value(cg, 0, y, op)
+    g = op.cfv(0, y)  # [B, S_0]
+    value = _dot(x, g)
+    br0 = cg.treeplexes[0].bottom_up(g, inplace=True)[0][:, 0].clone()
+    del g
     br1 = best_response_value(cg, 1, x, op)
     nash_conv = br0 + br1
-    return Evaluation((br0, br1), nash_conv, nash_conv / 2, op.value(x, y))
+    return Evaluation((br0, br1), nash_conv, nash_conv / 2, value)
+
+
+DOT_CHUNK = 1 << 22
+
+
+def _dot(x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    """sum_s x[b, s] g[b, s] [B], a chunk of columns at a time (no [B, S] product in memory;
+    within a chunk torch's own summation, accurate at float32 too)."""
+    total = sum((x[:, k:k + DOT_CHUNK] * g[:, k:k + DOT_CHUNK]).sum(1) for k in range(0, g.shape[1], DOT_CHUNK))
+    return total.expand(max(x.shape[0], g.shape[0])).clone()

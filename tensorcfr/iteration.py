@@ -78,7 +78,8 @@ def iterate(spaces: tuple[Treeplex, Treeplex], op: PayoffOperator, rule: Config,
                 _update_part(p, rule, state, touched(p, state.sigma), sc)
         return
     if values is None:
-        values = lambda p, sigma, xs: (op.cfv(p, xs[1 - p]), xs[p])  # noqa: E731 - the exact iteration
+        _exact(spaces, op, rule, state, sc, in_place)
+        return
     xs = [sp.sequence_form(s) for sp, s in zip(spaces, state.sigma)]  # realisation plans [B, S_p]
     if rule.updates == "simultaneous":
         gs = [values(0, state.sigma, xs), values(1, state.sigma, xs)]
@@ -88,6 +89,33 @@ def iterate(spaces: tuple[Treeplex, Treeplex], op: PayoffOperator, rule: Config,
         _update(0, spaces, rule, state, *values(0, state.sigma, xs), sc, in_place)
         xs[0] = spaces[0].sequence_form(state.sigma[0])  # player 1 answers player 0's new strategy
         _update(1, spaces, rule, state, *values(1, state.sigma, xs), sc, in_place)
+
+
+def _exact(spaces, op: PayoffOperator, rule: Config, state: IterationState, sc: Scalars, in_place: bool) -> None:
+    """The exact iteration, ordered so that few [B, S] arrays live at once (a plan is averaged
+    in and dropped as soon as it has been used; each update consumes its values): at most one
+    plan, the values and the rule's temporaries beside the state (Dudo(6,2,2): 1.4 GB each a
+    player at float32)."""
+    if rule.updates == "simultaneous":
+        xs = [sp.sequence_form(s) for sp, s in zip(spaces, state.sigma)]  # realisation plans [B, S_p]
+        gs = [op.cfv(0, xs[1]), op.cfv(1, xs[0])]
+        for p in (0, 1):
+            _average(p, state, xs[p], sc, consume=True)
+        del xs
+        for p in (0, 1):
+            _next(p, spaces, rule, state, gs[p], sc, in_place)
+            gs[p] = None
+        return
+    _average(0, state, spaces[0].sequence_form(state.sigma[0]), sc, consume=True)
+    x1 = spaces[1].sequence_form(state.sigma[1])
+    g = op.cfv(0, x1)
+    _average(1, state, x1, sc, consume=True)  # player 1 plays the same plan until its own update
+    del x1
+    _next(0, spaces, rule, state, g, sc, in_place)
+    x0 = spaces[0].sequence_form(state.sigma[0])  # player 1 answers player 0's new strategy
+    g = op.cfv(1, x0)
+    del x0
+    _next(1, spaces, rule, state, g, sc, in_place)
 
 
 def _update_part(p: int, rule: Config, state: IterationState, part, sc: Scalars) -> None:
@@ -108,9 +136,20 @@ def _update_part(p: int, rule: Config, state: IterationState, part, sc: Scalars)
 def _update(p: int, spaces, rule: Config, state: IterationState, g: torch.Tensor, x: torch.Tensor, sc: Scalars,
             in_place: bool) -> None:
     """Average in x [B, S] (the plan just played), then the rule's next strategy from g [B, S]."""
+    _average(p, state, x, sc)
+    _next(p, spaces, rule, state, g, sc, in_place)
+
+
+def _average(p: int, state: IterationState, x: torch.Tensor, sc: Scalars, consume: bool = False) -> None:
+    """Add the plan x [B, S] with the iteration's weight into player p's average (`consume`:
+    scaling x in place, where x is not needed afterwards)."""
     w = sc.average_weight
     if isinstance(w, torch.Tensor) or w:  # a captured iteration adds x * 0 while the weight is 0
-        state.average[p].add_(x * w)
+        state.average[p].add_(x.mul_(w) if consume and x.shape == state.average[p].shape else x * w)
+
+
+def _next(p: int, spaces, rule: Config, state: IterationState, g: torch.Tensor, sc: Scalars, in_place: bool) -> None:
+    """The rule's next strategy from the values g [B, S] (which it may overwrite)."""
     nxt = rule.next_strategy(spaces[p], state.rule[p], g, state.sigma[p], sc)
     if in_place:
         state.sigma[p].copy_(nxt)  # a replayed graph reads and writes the same memory every time

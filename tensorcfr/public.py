@@ -40,6 +40,12 @@ from .sizes import MAX_LEVELS, too_deep
 from .treeplex import WEIGHTS
 
 
+# The passes that need no level order (normalising, subtracting infoset values) run over blocks
+# of consecutive levels of at least this many sequence entries (M T): one block for a small
+# game, and temporaries of a block's size, not the whole treeplex's, for a large one.
+BLOCK_ENTRIES = 1 << 22
+
+
 class PublicLevel(NamedTuple):
     """One treeplex level in public units: public infosets `u0:u1`, public sequences `m0:m1`
     (rows of the [M, T] view, i.e. public sequence e is row e - 1)."""
@@ -114,6 +120,7 @@ class PublicTreeplex:
     live: torch.Tensor | None = None
     namer: object = field(default=None, repr=False)  # (player, u [k], t [k]) -> key strings
     levels: tuple[PublicLevel, ...] = field(init=False, repr=False)
+    blocks: tuple = field(init=False, repr=False)  # levels grouped for the passes that need no level order
     slot_pub: torch.Tensor = field(init=False, repr=False)  # [M] public infoset of each public sequence
     _uniform: dict = field(init=False, repr=False, compare=False)
 
@@ -131,6 +138,16 @@ class PublicTreeplex:
             first = bool(u1 > u0 and int(self.infoset_parent_pub[u0]) == 0)
             levels.append(PublicLevel(u0, u1, m0, m1, segment, parent, parent[segment], first))
         object.__setattr__(self, "levels", tuple(levels))
+        # consecutive levels merged into blocks of at least BLOCK_ENTRIES sequence entries:
+        # (u0, u1, m0, m1, public infoset of each sequence minus u0 [m1-m0])
+        blocks, start = [], 0
+        for k, u1 in enumerate(lo[1:]):
+            m0, m1 = io[lo[start]] - 1, io[u1] - 1
+            if (m1 - m0) * self.types >= BLOCK_ENTRIES or k == len(lo) - 2:
+                # a block of one level shares that level's index
+                blocks.append((lo[start], u1, m0, m1, levels[k].segment if start == k else slot[m0:m1] - lo[start]))
+                start = k + 1
+        object.__setattr__(self, "blocks", tuple(blocks))
         object.__setattr__(self, "_live_masks", {})
         object.__setattr__(self, "_uniform", {})
 
@@ -240,20 +257,25 @@ class PublicTreeplex:
         out = values.new_zeros(values.shape[0], self.num_public_infosets, self.types)
         return add_rows(out, self.slot_pub, self.rows(values)).view(values.shape[0], -1)
 
-    def normalize(self, weights: torch.Tensor) -> torch.Tensor:
-        """Behavioural strategy [B, S] proportional to weights >= 0; uniform where they sum to 0."""
+    def normalize(self, weights: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Behavioural strategy [B, S] proportional to weights >= 0; uniform where they sum to 0.
+        `out` (weights itself allowed) receives the result. One block of levels at a time
+        (`blocks`), so its temporaries are those of a block, not of the whole treeplex."""
         b = weights.shape[0]
         w = self.rows(weights)
-        total = add_rows(weights.new_zeros(b, self.num_public_infosets, self.types), self.slot_pub, w)
-        total = total.index_select(1, self.slot_pub)  # [B, M, T]
-        out = torch.empty_like(weights)
+        out = torch.empty_like(weights) if out is None else out
+        o, uniform = self.rows(out), self.uniform(weights.dtype)
+        for u0, u1, m0, m1, segment in self.blocks:
+            total = add_rows(weights.new_zeros(b, u1 - u0, self.types), segment, w[:, m0:m1])
+            total = total.index_select(1, segment)  # [B, m, T]
+            torch.where(total > 0, w[:, m0:m1] / total, uniform[m0:m1], out=o[:, m0:m1])
         out[:, 0] = 1.0
-        torch.where(total > 0, w / total, self.uniform(weights.dtype), out=self.rows(out))
         return out
 
-    def sequence_form(self, sigma: torch.Tensor) -> torch.Tensor:
-        """Realisation plan x [B, S] of a behavioural strategy sigma [B, S]: top-down per level."""
-        x = torch.empty_like(sigma)
+    def sequence_form(self, sigma: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Realisation plan x [B, S] of a behavioural strategy sigma [B, S]: top-down per level.
+        `out` (sigma itself allowed: a level reads only levels above it) receives the result."""
+        x = torch.empty_like(sigma) if out is None else out
         x[:, 0] = 1.0
         xr, sr = self.rows(x), self.rows(sigma)
         for lv in self.levels:
@@ -269,11 +291,11 @@ class PublicTreeplex:
         ext = torch.cat([x[:, :1, None].expand(b, 1, self.types), self.rows(x)], 1)  # [B, 1 + M, T]
         return ext.index_select(1, self.infoset_parent_pub).reshape(b, -1)
 
-    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None):
+    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False):
         """`treeplex.bottom_up`: (q [B, S], v [B, I]), expected values under sigma or, without
-        it, the best response's."""
+        it, the best response's; with `inplace`, q is g itself where their shapes allow."""
         batch = max(g.shape[0], 1 if sigma is None else sigma.shape[0])
-        q = g.expand(batch, -1).clone()
+        q = g if inplace and g.shape[0] == batch else g.expand(batch, -1).clone()
         qr = self.rows(q)
         shape = (batch, self.num_public_infosets, self.types)
         v = q.new_full(shape, -torch.inf) if sigma is None else q.new_zeros(shape)
@@ -287,12 +309,18 @@ class PublicTreeplex:
             self._to_parent(lv, q, vl)
         return q, v.view(batch, -1)
 
-    def instantaneous_regret(self, g: torch.Tensor, sigma: torch.Tensor) -> torch.Tensor:
-        """r(j,a) = q(j,a) - v(j) [B, S-1] (see `Treeplex.instantaneous_regret`)."""
-        q, v = self.bottom_up(g, sigma)
+    def instantaneous_regret(self, g: torch.Tensor, sigma: torch.Tensor, inplace: bool = False) -> torch.Tensor:
+        """r(j,a) = q(j,a) - v(j) [B, S-1] (see `Treeplex.instantaneous_regret`); with
+        `inplace`, g's memory holds the result (a block of levels at a time: no [B, S] temporary)."""
+        q, v = self.bottom_up(g, sigma, inplace)
         b = q.shape[0]
-        v = v.view(b, self.num_public_infosets, self.types).index_select(1, self.slot_pub)  # [B, M, T]
-        return (self.rows(q) - v).view(b, -1)
+        v = v.view(b, self.num_public_infosets, self.types)
+        if not inplace:
+            return (self.rows(q) - v.index_select(1, self.slot_pub)).view(b, -1)
+        qr = self.rows(q)
+        for u0, u1, m0, m1, segment in self.blocks:
+            qr[:, m0:m1].sub_(v[:, u0:u1].index_select(1, segment))
+        return q[:, 1:]
 
     def softmax_bottom_up(self, u: torch.Tensor, temperature: torch.Tensor):
         """`treeplex.softmax_bottom_up` over the public tree, temperatures [B or 1, I]."""
@@ -455,9 +483,11 @@ class PublicPayoffOperator:
     """
 
     spaces: tuple[PublicTreeplex, PublicTreeplex]
-    seq: tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]  # per player, per large class: [n_k]
+    # per player, per large class: ([n_k] row of each terminal's public sequence in the [B, M, T]
+    # view (the empty sequence's as row 0), [n_e] the terminals whose sequence is the empty one)
+    seq: tuple[tuple[tuple[torch.Tensor, torch.Tensor], ...], tuple[tuple[torch.Tensor, torch.Tensor], ...]]
     weights: tuple[torch.Tensor, ...]  # per large class: [B, T0, T1] in the dtype
-    small_seq: tuple[torch.Tensor, torch.Tensor]  # per player: [Zs] public sequences of the small classes' terminals
+    small_seq: tuple[tuple[torch.Tensor, torch.Tensor], ...]  # per player: as `seq`, the small classes' terminals
     small_weights: torch.Tensor  # [B, Zs, T0, T1]: each such terminal's matrix
 
     @staticmethod
@@ -466,7 +496,7 @@ class PublicPayoffOperator:
         w = cg.payoff_weights.to(dtype)  # [B, K, T0, T1]
         big = [k for k in range(len(off) - 1) if off[k + 1] - off[k] >= SMALL_CLASS]
         small = [k for k in range(len(off) - 1) if off[k + 1] - off[k] < SMALL_CLASS]
-        seq = tuple(tuple(cg.terminal_seq[p, off[k]:off[k + 1]].contiguous() for k in big) for p in (0, 1))
+        seq = tuple(tuple(_rows_of(cg.terminal_seq[p, off[k]:off[k + 1]]) for k in big) for p in (0, 1))
         counts = torch.tensor([off[k + 1] - off[k] for k in small], dtype=torch.int64)
         starts = torch.tensor([off[k] for k in small], dtype=torch.int64)
         # [Zs] the terminals of the small classes, and the class of each
@@ -475,39 +505,61 @@ class PublicPayoffOperator:
                                                                                           counts)).to(cg.device)
         cls = torch.tensor(small, dtype=torch.int64)[which].to(cg.device)
         return PublicPayoffOperator(cg.treeplexes, seq, tuple(w[:, k] for k in big),
-                                    small_seq=(cg.terminal_seq[0, terms], cg.terminal_seq[1, terms]),
+                                    small_seq=(_rows_of(cg.terminal_seq[0, terms]), _rows_of(cg.terminal_seq[1, terms])),
                                     small_weights=w.index_select(1, cls))
 
-    def _extended(self, p: int, x: torch.Tensor) -> torch.Tensor:
-        """[B, 1 + M, T]: x's rows with the empty sequence's weight repeated as row 0."""
-        sp = self.spaces[p]
-        return torch.cat([x[:, :1, None].expand(x.shape[0], 1, sp.types), sp.rows(x)], 1)
-
     def cfv(self, player: int, x_other: torch.Tensor) -> torch.Tensor:
-        """Player `player`'s counterfactual values [B, S_p] against x_other [B, S_other]."""
+        """Player `player`'s counterfactual values [B, S_p] against x_other [B, S_other].
+
+        Writes straight into the result: no copy of x_other with the empty sequence prepended
+        and no second [B, S_p] buffer (each is 1.4 GB a player on Dudo(6,2,2) at float32).
+        Rows of the empty sequence (public sequence 0, at most a few terminals) go through
+        `_rows` and `_add` by hand."""
         other = 1 - player
-        sp = self.spaces[player]
-        src = self._extended(other, x_other)  # [B, 1 + M_o, T_o]
+        sp, so = self.spaces[player], self.spaces[other]
+        src = so.rows(x_other)  # [B, M_o, T_o]
         b = max(x_other.shape[0], self.small_weights.shape[0])
-        out = x_other.new_zeros(b, 1 + sp.num_public_sequences, sp.types)  # [B, 1 + M_p, T_p]
+        flat = x_other.new_zeros(b, sp.num_sequences)  # [B, S_p]
+        out = sp.rows(flat)  # [B, M_p, T_p] view
         for k, w in enumerate(self.weights):
-            rows = src.index_select(1, self.seq[other][k])  # [B, n_k, T_o]
+            rows = self._rows(x_other, src, self.seq[other][k])  # [B, n_k, T_o]
             # player 0: rows @ W^T ([n, T1] x [T1, T0]); player 1: -(rows @ W) ([n, T0] x [T0, T1])
             vals = torch.matmul(rows, w.transpose(1, 2) if player == 0 else w)
-            add_rows(out, self.seq[player][k], vals if player == 0 else vals.neg_())
-        if self.small_seq[0].numel():
-            rows = src.index_select(1, self.small_seq[other]).unsqueeze(-1)  # [B, Zs, T_o, 1]
+            self._add(flat, out, self.seq[player][k], vals if player == 0 else vals.neg_())
+        if self.small_seq[0][0].numel():
+            rows = self._rows(x_other, src, self.small_seq[other]).unsqueeze(-1)  # [B, Zs, T_o, 1]
             w = self.small_weights if player == 0 else self.small_weights.transpose(2, 3)  # [B, Zs, T_p, T_o]
             vals = torch.matmul(w, rows).squeeze(-1)  # [B, Zs, T_p]
-            add_rows(out, self.small_seq[player], vals if player == 0 else vals.neg_())
-        flat = x_other.new_empty(b, sp.num_sequences)
-        flat[:, 0] = out[:, 0].sum(1)
-        flat[:, 1:] = out[:, 1:].reshape(b, -1)
+            self._add(flat, out, self.small_seq[player], vals if player == 0 else vals.neg_())
         return flat
+
+    @staticmethod
+    def _rows(x: torch.Tensor, src: torch.Tensor, seq: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        """[B, n, T]: the rows `seq` (see the field) of src [B, M, T], a view of x [B, S]; the
+        empty sequence's weight x[:, 0] stands for every type."""
+        rows = src.index_select(1, seq[0])
+        if seq[1].numel():
+            rows[:, seq[1]] = x[:, :1, None]
+        return rows
+
+    @staticmethod
+    def _add(flat: torch.Tensor, out: torch.Tensor, seq: tuple[torch.Tensor, torch.Tensor], vals: torch.Tensor) -> None:
+        """Add vals [B, n, T] into the rows `seq` of out [B, M, T], a view of flat [B, S]; a
+        terminal of the empty sequence adds its sum over types into flat[:, 0]."""
+        if seq[1].numel():
+            flat[:, 0] += vals[:, seq[1]].sum((1, 2))
+            vals[:, seq[1]] = 0
+        add_rows(out, seq[0], vals)
 
     def value(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """x^T A y [B]: player 0's expected payoff."""
         return (x * self.cfv(0, y)).sum(1)
+
+
+def _rows_of(seq: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(row [n], positions of the empty sequence [n_e]) for public sequences `seq` [n] numbered
+    from 1 (0: the empty sequence, given row 0 and fixed by hand)."""
+    return (seq - 1).clamp_(min=0).contiguous(), (seq == 0).nonzero().view(-1)
 
 
 # -- compiling ----------------------------------------------------------------------------------
@@ -600,7 +652,7 @@ class _PublicWalk:
             term = pl == TERMINAL
             terms["e"].append(e[term])
             terms["path"].append(path[term])
-            terms["state"].append(states[term])
+            terms["state"].append(_compact(states[term]))  # kept for the payoff classes
             node_paths["terminal"].append(path[term])
             for p in (0, 1):
                 mine = np.flatnonzero(pl == p)
@@ -618,7 +670,7 @@ class _PublicWalk:
                 I["level"].append(d[mine, p])
                 I["count"].append(legal.sum(1))
                 I["path"].append(path[mine])
-                I["state"].append(s)
+                I["state"].append(_compact(s))  # kept for naming
                 I["action"].append(a)
                 node_paths["decision"].append(path[mine])
                 ce, cd = e[mine][row], d[mine][row]
@@ -764,7 +816,7 @@ def _ranks(count: np.ndarray) -> np.ndarray:
 
 def _payoff_classes(walk: _PublicWalk, raw: dict):
     """Per terminal its class (chance path, payoff key) [Z], and per class W [K, T0, T1]."""
-    vg, st, path = walk.vg, raw["terms"]["state"], raw["terms"]["path"]
+    vg, st, path = walk.vg, raw["terms"]["state"].astype(np.int64), raw["terms"]["path"]
     key = vg.payoff_key(st)
     if key is None:
         _, key = np.unique(st, axis=0, return_inverse=True)
@@ -810,9 +862,24 @@ class _Namer:
     """Infoset key strings from (public infoset, type), through the game's own naming."""
 
     def __init__(self, walk: _PublicWalk, states):
-        self.vg, self.hands, self.values, self.states = walk.vg, walk.hands, walk.type_values, states
+        self.vg, self.hands, self.values = walk.vg, walk.hands, walk.type_values
+        # [U_p, width] per player in the narrowest integer type that holds them (Dudo(6,2,2):
+        # 8.4M public infosets a player, 336 MB each as int64)
+        self.states = [_compact(s) for s in states]
 
     def __call__(self, player: int, u: np.ndarray, t: np.ndarray) -> list[str]:
-        s = self.states[player][u].copy()
+        s = self.states[player][u].astype(np.int64)
         s[:, self.hands[player]] = self.values[player][t]
         return self.vg.infoset_names(self.vg.infoset(s))
+
+
+def _compact(a: np.ndarray) -> np.ndarray:
+    """`a` in the narrowest integer type that holds it: the walk keeps a state per public
+    infoset and terminal (Dudo(6,2,2): 34M of them, 40 bytes each as int64, 5 as int8)."""
+    return a.astype(_narrow(a), copy=False)
+
+
+def _narrow(a: np.ndarray) -> np.dtype:
+    """The narrowest signed integer type that holds every entry of `a`."""
+    lo, hi = (int(a.min()), int(a.max())) if a.size else (0, 0)
+    return next(t for t in (np.int8, np.int16, np.int32, np.int64) if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max)

@@ -243,29 +243,44 @@ class CFRConfig(Schedule):
         - `alpha`/`beta`, discounting (Brown and Sandholm 2019, LCFR and DCFR);
         - `predictive`: matched on R + r_t, the last regret as the prediction of the next one
           (Farina, Kroer and Sandholm 2021, PCFR+)."""
-        inst = space.instantaneous_regret(g, sigma)  # [B, S-1]
+        # g is this update's to overwrite: the instantaneous regrets take its memory, and each
+        # temporary below is made in place where it can be (Dudo(6,2,2): 1.4 GB an array)
+        g_scale = g.abs().amax(1, keepdim=True) if self.regret_tolerance else None  # [B, 1]
+        inst = space.instantaneous_regret(g, sigma, inplace=True)  # [B, S-1]
+        del g
         regret = st.regrets  # [B, S]
         regret[:, 1:].add_(inst)  # (not +=, which copies the slice onto itself afterwards)
         if self.plus:
             regret.clamp_(min=0)
         if sc.positive is not None:
-            torch.where(regret >= 0, regret * sc.positive, regret * sc.negative, out=regret)
+            regret.mul_(torch.where(regret >= 0, _like(sc.positive, regret), _like(sc.negative, regret)))
         if self.predictive:
             predicted = regret.clone()
             predicted[:, 1:].add_(inst)
-            return space.normalize(self._matched(predicted.clamp_(min=0), regret, g))
-        # regret matching+ keeps its regrets non-negative: no second clamp
-        return space.normalize(self._matched(regret if self.plus and sc.positive is None else regret.clamp(min=0),
-                                             regret, g))
+            del inst
+            positive = predicted.clamp_(min=0)
+        else:
+            del inst
+            # regret matching+ keeps its regrets non-negative: no second clamp
+            positive = regret if self.plus and sc.positive is None else regret.clamp(min=0)
+        matched = self._matched(positive, regret, g_scale)
+        return space.normalize(matched, out=None if matched is regret else matched)
 
-    def _matched(self, positive: torch.Tensor, regret: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    def _matched(self, positive: torch.Tensor, regret: torch.Tensor, g_scale: torch.Tensor | None) -> torch.Tensor:
         """`positive` [B, S] with the entries within `regret_tolerance` of 0 set to 0. The scale
-        counts the values g [B, S] as well as the regrets: where every regret is 0 in exact
-        arithmetic (a symmetric game's first iteration), the largest regret is rounding itself."""
+        counts the largest counterfactual value `g_scale` [B, 1] as well as the regrets: where
+        every regret is 0 in exact arithmetic (a symmetric game's first iteration), the largest
+        regret is rounding itself."""
         if not self.regret_tolerance:
             return positive
-        scale = regret.abs().amax(1, keepdim=True) + g.abs().amax(1, keepdim=True)  # [B, 1]
+        scale = regret.abs().amax(1, keepdim=True) + g_scale  # [B, 1]
         return torch.where(positive > scale * self.regret_tolerance, positive, 0.0)
+
+
+def _like(x: Number, t: torch.Tensor) -> torch.Tensor:
+    """A scalar or [B, 1] number as a tensor of t's dtype and device (torch.where of two Python
+    floats would be float32)."""
+    return x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=t.dtype, device=t.device)
 
 
 @dataclass(frozen=True)

@@ -134,27 +134,30 @@ class Treeplex:
         """`segment_sum(self, values)`: [B, S] summed over each infoset's sequences -> [B, I]."""
         return segment_sum(self, values)
 
-    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None):
-        """`bottom_up(self, g, sigma)`: (q [B, S], v [B, I])."""
-        return bottom_up(self, g, sigma)
+    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False):
+        """`bottom_up(self, g, sigma, inplace)`: (q [B, S], v [B, I])."""
+        return bottom_up(self, g, sigma, inplace)
 
     def parent_reach(self, x: torch.Tensor) -> torch.Tensor:
         """[B, I]: the realisation weight x [B, S] of each infoset's parent sequence."""
         return x[:, self.infoset_parent]
 
-    def normalize(self, weights: torch.Tensor) -> torch.Tensor:
-        """`normalize(self, weights)`: behavioural strategy [B, S] proportional to weights >= 0."""
-        return normalize(self, weights)
+    def normalize(self, weights: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """`normalize(self, weights, out)`: behavioural strategy [B, S] proportional to weights >= 0."""
+        return normalize(self, weights, out)
 
-    def sequence_form(self, sigma: torch.Tensor) -> torch.Tensor:
-        """`sequence_form(self, sigma)`: the realisation plan [B, S] of sigma [B, S]."""
-        return sequence_form(self, sigma)
+    def sequence_form(self, sigma: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """`sequence_form(self, sigma, out)`: the realisation plan [B, S] of sigma [B, S]."""
+        return sequence_form(self, sigma, out)
 
-    def instantaneous_regret(self, g: torch.Tensor, sigma: torch.Tensor) -> torch.Tensor:
+    def instantaneous_regret(self, g: torch.Tensor, sigma: torch.Tensor, inplace: bool = False) -> torch.Tensor:
         """r(j,a) = q(j,a) - v(j) [B, S-1] for counterfactual values g [B, S] under sigma [B, S]:
-        each action's value against the value of its infoset (the empty sequence has none)."""
-        q, v = bottom_up(self, g, sigma)  # [B, S], [B, I]
-        return q[:, 1:] - v[:, self.slot_infoset]
+        each action's value against the value of its infoset (the empty sequence has none).
+        With `inplace`, g's memory holds the result."""
+        q, v = bottom_up(self, g, sigma, inplace)  # [B, S], [B, I]
+        if not inplace:
+            return q[:, 1:] - v[:, self.slot_infoset]
+        return q[:, 1:].sub_(v[:, self.slot_infoset])
 
     def softmax(self, u: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
         """`softmax_bottom_up(self, u, temperature)`'s strategy [B, S]."""
@@ -224,39 +227,42 @@ def touched(tp: Treeplex, seqs: torch.Tensor):
                    level_offsets=torch.searchsorted(level, torch.arange(len(tp.levels) + 1, device=dev)))
     return sub, ids, found, where
 
-def normalize(tp: Treeplex, weights: torch.Tensor) -> torch.Tensor:
+def normalize(tp: Treeplex, weights: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """Behavioural strategy proportional to `weights` [B, S] (>= 0); uniform where they sum to 0.
 
     Regret matching is `normalize(tp, regrets.clamp(min=0))`; the average strategy is
-    `normalize(tp, cumulative sequence-form weights)`. Column 0 of the result is 1.
+    `normalize(tp, cumulative sequence-form weights)`. Column 0 of the result is 1. `out`
+    (weights itself allowed) receives the result.
     """
     total = segment_sum(tp, weights)[:, tp.slot_infoset]  # [B, S-1]
     positive = total > 0
-    out = torch.empty_like(weights)
+    out = torch.empty_like(weights) if out is None else out
     out[:, 0] = 1.0
     # where the total is 0 the quotient is 0/0, which the outer where discards
     torch.where(positive, weights[:, 1:] / total, tp.uniform(weights.dtype), out=out[:, 1:])
     return out
 
 
-def sequence_form(tp: Treeplex, sigma: torch.Tensor) -> torch.Tensor:
-    """Realisation plan x [B, S] of a behavioural strategy sigma [B, S]: top-down per level."""
-    x = torch.empty_like(sigma)
+def sequence_form(tp: Treeplex, sigma: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Realisation plan x [B, S] of a behavioural strategy sigma [B, S]: top-down per level.
+    `out` (sigma itself allowed: a level reads only levels above it) receives the result."""
+    x = torch.empty_like(sigma) if out is None else out
     x[:, 0] = 1.0
     for lv in tp.levels:
         torch.mul(x.index_select(1, lv.seq_parent), sigma[:, lv.s0:lv.s1], out=x[:, lv.s0:lv.s1])
     return x
 
 
-def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None):
+def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False):
     """Values of sequences and infosets from counterfactual values g [B, S], deepest level first.
 
     With `sigma` [B, S]: q(j,a) = g(j,a) + sum of child infoset values, v(j) = sum_a sigma q.
     With `sigma=None`: best response, v(j) = max_a q(j,a).
-    Returns (q [B, S], v [B, I]); q[:, 0] is the value of the whole treeplex.
+    Returns (q [B, S], v [B, I]); q[:, 0] is the value of the whole treeplex. With `inplace`,
+    q is g itself where their shapes allow.
     """
     batch = max(g.shape[0], 1 if sigma is None else sigma.shape[0])
-    q = g.expand(batch, -1).clone()
+    q = g if inplace and g.shape[0] == batch else g.expand(batch, -1).clone()
     # filled once, each level reduced into its own columns: two kernels a level fewer than a
     # fresh [B, n] per level copied in (what a small game's iteration is made of)
     v = q.new_full((batch, tp.num_infosets), -torch.inf) if sigma is None else q.new_zeros(batch, tp.num_infosets)

@@ -93,6 +93,26 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
             assert abs(getattr(ea, f).item() - getattr(eb, f).item()) <= TOL, (which, f)
 
 
+@pytest.mark.parametrize("algo", ["dcfr", "pcfr+", "cfr+"])
+def test_blocks_of_levels_change_nothing(algo, monkeypatch):
+    # normalising and the in-place regrets run over blocks of levels (public.BLOCK_ENTRIES):
+    # a level per block gives the same numbers, bit for bit, as the whole treeplex in one block
+    import tensorcfr.public as public
+    whole = tensorcfr.Solver(compile_public("dudo(4,1,2)"), algo)
+    monkeypatch.setattr(public, "BLOCK_ENTRIES", 1)
+    split = tensorcfr.Solver(compile_public("dudo(4,1,2)"), algo)
+    assert len(whole.game.treeplexes[0].blocks) == 1
+    assert len(split.game.treeplexes[0].blocks) == len(split.game.treeplexes[0].levels) > 3
+    for _ in range(10):
+        whole.step()
+        split.step()
+    for p in (0, 1):
+        assert torch.equal(whole.sigma[p], split.sigma[p]) and torch.equal(whole.average[p], split.average[p])
+        assert torch.equal(whole.regrets[p], split.regrets[p])
+    a, b = whole.evaluate()["average"], split.evaluate()["average"]
+    assert torch.equal(a.nash_conv, b.nash_conv) and torch.equal(a.game_value, b.game_value)
+
+
 def test_ftrl_entropy_weights_ignore_infosets_chance_never_reaches(compiled):
     # Leduc's public form holds (board card c, own card c), which no deal reaches: their
     # entropy must not weigh on the parent sequence, as it would with the plain public weights
