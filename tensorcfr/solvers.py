@@ -284,7 +284,7 @@ class Solver:
         if not hasattr(self.state.rule[0], "regrets"):
             return {}
         t = max(self.iteration, 1)
-        return {f"max_p{p}": r.clamp(min=0).amax(1) / t for p, r in enumerate(self.regrets)}
+        return {f"max_p{p}": r.amax(1).clamp(min=0) / t for p, r in enumerate(self.regrets)}  # no [B, S] temporary
 
     def histograms(self, member: int = 0) -> dict[str, torch.Tensor]:
         """Distributions worth a TensorBoard histogram, of batch member `member`:
