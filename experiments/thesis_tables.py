@@ -82,6 +82,8 @@ class Args:
     largest: bool = arg(False, f"add the rows {', '.join(LARGEST_ROWS)} (1.5e10 histories; hours: "
                                "use --checkpoint-minutes and --resume)")
     lp: bool = arg(True, "skip the sequence-form LP of the rows that fit (the 'exact (LP)' column)")
+    max_memory: str = arg("auto", "refuse a row whose compiled game and solve would need more (BYTES such as 20G, "
+                                  "auto: the available memory, or none)")
     checkpoint_minutes: float = arg(5.0, "save an unfinished row's solver this often (OUT/checkpoints/); "
                                          "--resume continues it")
 
@@ -129,7 +131,7 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
     game = games.make(spec)
     chain = dudo_chain(game.faces, *game.dice) if isinstance(game, Dudo) else []
     t_chain = time.perf_counter() - t0
-    cg = tensorcfr.compile(game, form=args.form)
+    cg = tensorcfr.compile(game, form=args.form, max_memory=None if args.max_memory == "none" else args.max_memory)
     t_compile = time.perf_counter() - t0 - t_chain
     solver = tensorcfr.Solver(cg, args.algo, device=args.device, dtype=args.dtype)
     ckpt_path = checkpoint_path(args, game.name)

@@ -87,12 +87,18 @@ def approx(n: int) -> str:
     return f"{n:,}" if n < 10**7 else f"{float(n):.2g}" if n < 10**300 else f"about 10^{len(str(n)) - 1}"
 
 
-def public_estimate_bytes(public_nodes: int, types: tuple[int, int]) -> int:
-    """Peak bytes to compile a game in the public-tree form and solve it at float64 on the CPU:
-    the walk's arrays (~400 B a public node) and ~14 live per-sequence arrays of public
-    sequences x types per player (Dudo(5,2,2): 3.5 GB measured, 4.4 GB estimated)."""
-    return (FIXED_BYTES + 400 * public_nodes + 14 * 8 * sum((public_nodes // 2 + 1) * t for t in types)
-            + 200 * types[0] * types[1])  # the payoff matrices, and the rows the walk evaluates them on
+def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes: int = 4) -> int:
+    """Peak bytes to compile a game in the public-tree form and solve it on the CPU with
+    per-sequence arrays of `dtype_bytes` (4: float32, the least it can need): the larger of the
+    walk's arrays (~300 B a public node, freed before the solve) and the solve's, which are the
+    index tensors (~100 B a public node), the state (three arrays a player: strategy, average,
+    regrets) and, during one player's update or an evaluation, about six arrays of that
+    player's size (values, plans, the rule's temporaries). A player's arrays hold (public
+    sequences ~ public nodes / 2) x types entries. Dudo(5,2,2) at float32: 1.28 GB measured
+    (Python and torch included), 1.09 GB estimated."""
+    entries = [(public_nodes // 2 + 1) * t for t in types]
+    solve = 100 * public_nodes + dtype_bytes * (3 * sum(entries) + 6 * max(entries))
+    return FIXED_BYTES + max(300 * public_nodes, solve) + 200 * types[0] * types[1]  # and the payoff matrices
 
 
 def public_limit(name: str, hint, histories: tuple[int, bool] | None, max_histories: int | None,
