@@ -82,9 +82,11 @@ class Game:
     # built, which for a huge game may be costly
     public_form: bool = False
 
-    def public_size_hint(self) -> tuple[int, tuple[int, int]] | None:
+    def public_size_hint(self) -> tuple | None:
         """(public nodes, (T0, T1)) of the public-tree form from a closed form, without building
-        it; None where the game has no formula (small games, or none of that form)."""
+        it, and optionally the entries of its payoff matrices (T0 T1 unless given: 0 for a
+        ranked deal, `VectorGame.ranked_deal`); None where the game has no formula (small
+        games, or none of that form)."""
         return None
 
     def cache_token(self) -> object:

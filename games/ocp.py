@@ -48,8 +48,8 @@ class OCP(Game):
         return 1 + 9 * self.n * (self.n - 1), True
 
     def public_size_hint(self):
-        """The nine betting histories; a type per card."""
-        return len(HISTORIES), (self.n, self.n)
+        """The nine betting histories; a type per card; no payoff matrix (a ranked deal)."""
+        return len(HISTORIES), (self.n, self.n), 0
 
     def initial_state(self):
         return (None, "")
@@ -157,6 +157,17 @@ class CardPokerVector(VectorGame):
 
     def payoff_key(self, s):
         return s[:, 2]  # the betting decides the stake and any fold
+
+    def ranked_deal(self):
+        """Both deals give every ordered pair of distinct cards probability 1/(n(n-1)); the
+        cards are the ranks. OCP deals at one chance node, Kuhn at one for each card."""
+        chance_nodes, levels = (1, 1) if self.deal == "pair" else (1 + self.n, 2)
+        return self.n, np.array([[0, 0, 0]], dtype=np.int64), chance_nodes, levels
+
+    def ranked_payoff(self, s):
+        h = s[:, 2]
+        stake = self.ante * _STAKE[h] if self.deal == "pair" else (self.ante + _STAKE[h] - 1)
+        return np.where(_FOLDED[h], self.ante * _FOLD[h], 0.0), np.where(_FOLDED[h], 0.0, stake)
 
     def infoset(self, s):
         card = np.where(_MOVER[s[:, 2]] == 0, s[:, 0], s[:, 1])

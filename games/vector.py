@@ -90,6 +90,21 @@ class VectorGame:
         terminal public states, such as Leduc)."""
         return None
 
+    # Games dealt once whose deal is an ordered pair of distinct ranks 0..n-1, uniformly, and
+    # whose every terminal pays player 0, for ranks r0 != r1, a + b sign(r0 - r1) (a fold pays a,
+    # a showdown for b chips pays b): OCP and Kuhn. The public-tree form then never builds an
+    # n x n table (deal, payoff matrix): a terminal's values are O(n) prefix sums over the
+    # ranks, so OCP(10^6) compiles and solves in seconds.
+    def ranked_deal(self) -> tuple[int, np.ndarray, int, int] | None:
+        """(n ranks, the public state after the deal [1, width] (its private-type columns
+        ignored), the deal's chance nodes, its levels), or None: the deal is walked outcome by
+        outcome."""
+        return None
+
+    def ranked_payoff(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(a [n], b [n]) float64 of terminal public states `s` (see `ranked_deal`)."""
+        raise NotImplementedError
+
 
 class KeyTable:
     """Ids for int64 keys, given in the order keys are first added, kept as a sorted copy of

@@ -60,11 +60,16 @@ class PublicLevel(NamedTuple):
     first: bool  # the level whose parent is the empty sequence
 
 
+WIDE_TYPES = 1024  # from this many types a row, `add_rows` adds row by row on the CPU
+
+
 def add_rows(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     """out[:, index[i]] += values[:, i] for out [B, n, T], index [m], values [B, m, T]: a
     scatter-add with the index broadcast over B and T (not materialised). `index_add_` along
     that middle dimension loops over rows on the CPU: 6x slower on Liar's Dice, 1.4x on
     Dudo(5,2,2) (measured, 4000 x 6 and 1e6 x 15 rows)."""
+    if out.device.type == "cpu" and values.shape[-1] >= WIDE_TYPES:
+        return out.index_add_(1, index, values)  # a few rows of many types: one vectorised add a row
     return out.scatter_add_(1, index.view(1, -1, 1).expand(values.shape), values)
 
 
@@ -394,6 +399,8 @@ class PublicCompiledGame:
     matrix W_k [T0, T1] (deal and public-chance probabilities times player 0's utility, of
     batch member b), and `terminal_seq[:, z]` holds each terminal's last public sequences
     (e0, e1), 0 for the empty one, sorted by class, `class_offsets` [K+1] slicing them.
+    A `ranked` game (`VectorGame.ranked_deal`) keeps (a, b) [2] instead of each W_k:
+    W_k[t0, t1] = a + b sign(t0 - t1) for t0 != t1 and 0 on the diagonal, probabilities included.
     """
 
     name: str
@@ -401,8 +408,9 @@ class PublicCompiledGame:
     treeplexes: tuple[PublicTreeplex, PublicTreeplex]
     terminal_seq: torch.Tensor  # [2, Z] int64
     class_offsets: torch.Tensor  # [K+1] int64
-    payoff_weights: torch.Tensor  # [B, K, T0, T1] float64
+    payoff_weights: torch.Tensor  # [B, K, T0, T1] float64, or [B, K, 2] when ranked
     counts: dict  # sizes counted at compile time (histories, terminals, ... as the generic form counts them)
+    ranked: bool = False
 
     form = "public"
 
@@ -446,11 +454,20 @@ class PublicCompiledGame:
                 "chance_nodes": c["chance_nodes"], "decision_nodes": c["decision_nodes"],
                 "infosets": c["infosets"], "infosets_with_choice": c["infosets_with_choice"],
                 "sequences": c["sequences"], "levels": c["levels"], "treeplex_levels": [len(t0.levels), len(t1.levels)],
-                "payoff_nonzeros": int(self.payoff_weights[0].count_nonzero()),
+                "payoff_nonzeros": self._payoff_nonzeros(),
                 "batch": self.batch_size, "public_nodes": c["public_nodes"],
                 "public_sequences": [t0.num_public_sequences, t1.num_public_sequences],
                 "types": [t0.types, t1.types], "payoff_classes": int(self.class_offsets.numel() - 1),
                 "public_terminals": int(self.terminal_seq.shape[1])}
+
+    def _payoff_nonzeros(self) -> int:
+        """Nonzero entries of the payoff matrices of batch member 0 (a ranked class: the pairs
+        above and below the diagonal where a + b and a - b are not 0)."""
+        if not self.ranked:
+            return int(self.payoff_weights[0].count_nonzero())
+        n = self.treeplexes[0].types
+        a, b = self.payoff_weights[0, :, 0], self.payoff_weights[0, :, 1]
+        return int(((a + b != 0).sum() + (a - b != 0).sum()) * (n * (n - 1) // 2))
 
     def to(self, device) -> "PublicCompiledGame":
         return dataclasses.replace(self, treeplexes=tuple(t.to(device) for t in self.treeplexes),
@@ -489,9 +506,20 @@ class PublicPayoffOperator:
     weights: tuple[torch.Tensor, ...]  # per large class: [B, T0, T1] in the dtype
     small_seq: tuple[tuple[torch.Tensor, torch.Tensor], ...]  # per player: as `seq`, the small classes' terminals
     small_weights: torch.Tensor  # [B, Zs, T0, T1]: each such terminal's matrix
+    # a ranked game: every terminal, as `seq` per player, and its (a, b) [B, Z, 2] (see PublicCompiledGame)
+    ranked_seq: tuple[tuple[torch.Tensor, torch.Tensor], ...] | None = None
+    ranked: torch.Tensor | None = None
 
     @staticmethod
     def of(cg: PublicCompiledGame, dtype: torch.dtype) -> "PublicPayoffOperator":
+        if cg.ranked:
+            counts = cg.class_offsets.diff()
+            cls = torch.repeat_interleave(torch.arange(len(counts), device=cg.device), counts)  # [Z]
+            none = (), ()
+            return PublicPayoffOperator(cg.treeplexes, none, (), small_seq=none,
+                                        small_weights=cg.payoff_weights.new_zeros(0, dtype=dtype),
+                                        ranked_seq=tuple(_rows_of(cg.terminal_seq[p]) for p in (0, 1)),
+                                        ranked=cg.payoff_weights.index_select(1, cls))
         off = cg.class_offsets.tolist()
         w = cg.payoff_weights.to(dtype)  # [B, K, T0, T1]
         big = [k for k in range(len(off) - 1) if off[k + 1] - off[k] >= SMALL_CLASS]
@@ -518,6 +546,12 @@ class PublicPayoffOperator:
         other = 1 - player
         sp, so = self.spaces[player], self.spaces[other]
         src = so.rows(x_other)  # [B, M_o, T_o]
+        if self.ranked is not None:
+            flat = x_other.new_zeros(max(x_other.shape[0], self.ranked.shape[0]), sp.num_sequences)  # [B, S_p]
+            rows = self._rows(x_other, src, self.ranked_seq[other])  # [B, Z, T]
+            vals = _ranked_values(rows, self.ranked, player).to(flat.dtype)
+            self._add(flat, sp.rows(flat), self.ranked_seq[player], vals if player == 0 else vals.neg_())
+            return flat
         b = max(x_other.shape[0], self.small_weights.shape[0])
         flat = x_other.new_zeros(b, sp.num_sequences)  # [B, S_p]
         out = sp.rows(flat)  # [B, M_p, T_p] view
@@ -556,6 +590,21 @@ class PublicPayoffOperator:
         return (x * self.cfv(0, y)).sum(1)
 
 
+def _ranked_values(rows: torch.Tensor, ab: torch.Tensor, player: int) -> torch.Tensor:
+    """[B, Z, T]: each terminal's W x (player 0) or W^T x (player 1) for the other player's
+    rows x [B, Z, T] and W[t0, t1] = a + b sign(t0 - t1) off the diagonal (ab [B, Z, 2]), in
+    O(T) a row by prefix sums over the ranks, in float64 (a float32 prefix sum over 10^6 ranks
+    would drift)."""
+    x = rows.double()
+    a, b = ab[..., :1].double(), ab[..., 1:].double()  # [B, Z, 1]
+    sb = b if player == 0 else -b  # player 0 holds t0 and wins b below it; player 1 holds t1
+    # a (total - x) + sb ((cum - x) - (total - cum)), with cum the inclusive prefix sum over ranks:
+    # (a - sb) total + 2 sb cum - (a + sb) x
+    out = x.cumsum(-1).mul_(2 * sb)
+    out.addcmul_(x, -(a + sb))
+    return out.add_((a - sb) * x.sum(-1, keepdim=True))
+
+
 def _rows_of(seq: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(row [n], positions of the empty sequence [n_e]) for public sequences `seq` [n] numbered
     from 1 (0: the empty sequence, given row 0 and fixed by hand)."""
@@ -580,11 +629,18 @@ def _set_hands(states: np.ndarray, hands: tuple[int, int], t0, t1) -> np.ndarray
 class _PublicWalk:
     """Breadth-first expansion of the public tree, a whole level of public nodes per step."""
 
-    def __init__(self, game: Game):
+    def __init__(self, game: Game, ranked: bool = True):
         self.game = game
         self.vg = vg = game.vectorized()
         self.hands = vg.public_hands
-        self._deal()
+        deal = vg.ranked_deal() if ranked else None
+        self.ranked = deal is not None  # see `VectorGame.ranked_deal`: no [T0, T1] table is made
+        if self.ranked:
+            n, root, self.deal_nodes, self.deal_levels = deal
+            self.type_values = [np.arange(n), np.arange(n)]
+            self.root = _set_hands(root, self.hands, 0, 0)
+        else:
+            self._deal()
 
     def _deal(self):
         """Walk the deal (every chance level before the first decision): the types, their joint
@@ -633,7 +689,8 @@ class _PublicWalk:
     def run(self) -> dict:
         vg, name = self.vg, self.game.name
         T = (len(self.type_values[0]), len(self.type_values[1]))
-        paths = [np.ones(T)]  # chance-path matrices P(public chance outcomes | t0, t1)
+        # chance-path matrices P(public chance outcomes | t0, t1); a ranked deal has no public chance
+        paths = [np.ones((1, 1) if self.ranked else T)]
         states = self.root
         e = np.zeros((1, 2), np.int64)  # last public sequence of each player (0: the empty one)
         d = np.zeros((1, 2), np.int64)  # own depth (treeplex level) of each player
@@ -703,6 +760,9 @@ class _PublicWalk:
         probability for some pair of types the path still allows; the child's path matrix is
         the parent's times P(outcome | t0, t1)."""
         vg = self.vg
+        if self.ranked:
+            raise TensorCFRError(f"{self.game.name}: a ranked deal (VectorGame.ranked_deal) with public chance "
+                                 "after it")
         T0, T1 = len(self.type_values[0]), len(self.type_values[1])
         pr = vg.chance(self.full(s)).reshape(len(s), T0, T1, -1)  # [n, T0, T1, C]
         live = (self.P > 0)[None] & (np.stack(paths)[path] > 0)  # [n, T0, T1]
@@ -713,8 +773,10 @@ class _PublicWalk:
         return vg.next(s[i], c), e[i], d[i], first + np.arange(len(i))
 
 
-def compile_public(game: str | Game | Sequence[str | Game]) -> PublicCompiledGame:
+def compile_public(game: str | Game | Sequence[str | Game], ranked: bool = True) -> PublicCompiledGame:
     """Compile a game dealt once (or a batch of them over one tree) into the public-tree form.
+    `ranked=False` builds the dense [T0, T1] payoff matrices even where the game's deal is
+    ranked (`VectorGame.ranked_deal`: OCP, Kuhn), whose O(T) form is the default.
 
     Example:
         >>> cg = compile_public("dudo(4,1,1)")
@@ -730,10 +792,11 @@ def compile_public(game: str | Game | Sequence[str | Game]) -> PublicCompiledGam
         if not has_public_form(g):
             raise TensorCFRError(f"{g.name} has no public-tree form (its private information is not dealt once "
                                  "at the start); use form='generic'")
-    walk = _PublicWalk(members[0])
+    walk = _PublicWalk(members[0], ranked)
     raw = walk.run()
-    reach = (walk.P[None] > 0) & (raw["paths"] > 0)  # [paths, T0, T1] the pairs of types each chance path allows
-    T = walk.P.shape
+    T = tuple(len(v) for v in walk.type_values)
+    # [paths, T0, T1] the pairs of types each chance path allows (a ranked deal: every distinct pair)
+    reach = None if walk.ranked else (walk.P[None] > 0) & (raw["paths"] > 0)
     tps, states, remap, orders = [], [], [], []
     for p in (0, 1):
         tp, st, rm, order_p = _public_treeplex(p, raw["info"][p], T[p], walk.vg.actions)
@@ -747,7 +810,7 @@ def compile_public(game: str | Game | Sequence[str | Game]) -> PublicCompiledGam
     cls, weights = _payoff_classes(walk, raw)
     weights = [weights]
     for g in members[1:]:  # a batch differs in payoffs only: the same tree, deal and payoff classes
-        other = _PublicWalk(g)
+        other = _PublicWalk(g, ranked)
         raw_g = other.run()
         c, w = _payoff_classes(other, raw_g) if _same_tree(walk, raw, other, raw_g) else (None, None)
         if c is None or not np.array_equal(c, cls):
@@ -757,19 +820,24 @@ def compile_public(game: str | Game | Sequence[str | Game]) -> PublicCompiledGam
     order = np.argsort(cls, kind="stable")
     offsets = np.searchsorted(cls[order], np.arange(len(weights[0]) + 1))
     namer = _Namer(walk, states)
-    tps = [dataclasses.replace(tp, namer=namer, live=_live(reach, raw["info"][p]["path"][order_p], p))
+    tps = [dataclasses.replace(tp, namer=namer,
+                               live=None if reach is None else _live(reach, raw["info"][p]["path"][order_p], p))
            for p, (tp, order_p) in enumerate(zip(tps, orders))]
     return PublicCompiledGame(
         name=members[0].name, batch_names=tuple(g.name for g in members), treeplexes=tuple(tps),
         terminal_seq=torch.from_numpy(e[:, order].copy()), class_offsets=torch.from_numpy(offsets.astype(np.int64)),
-        payoff_weights=torch.from_numpy(np.stack(weights)), counts=_counts(walk, raw, reach))
+        payoff_weights=torch.from_numpy(np.stack(weights)), counts=_counts(walk, raw, reach), ranked=walk.ranked)
 
 
 def _same_tree(a: _PublicWalk, raw_a: dict, b: _PublicWalk, raw_b: dict) -> bool:
     """Whether two walks found the same public tree: deal, actions, infosets and terminals."""
-    if type(a.vg) is not type(b.vg) or a.vg.actions != b.vg.actions or a.P.shape != b.P.shape:
+    if type(a.vg) is not type(b.vg) or a.vg.actions != b.vg.actions or a.ranked != b.ranked:
         return False
-    if not (np.array_equal(a.P, b.P) and np.array_equal(a.root, b.root) and np.array_equal(raw_a["paths"], raw_b["paths"])):
+    if not all(np.array_equal(x, y) for x, y in zip(a.type_values, b.type_values)):
+        return False
+    if not a.ranked and not np.array_equal(a.P, b.P):
+        return False
+    if not (np.array_equal(a.root, b.root) and np.array_equal(raw_a["paths"], raw_b["paths"])):
         return False
     return np.array_equal(raw_a["terms"]["e"], raw_b["terms"]["e"]) and all(
         np.array_equal(ia[k], ib[k]) for ia, ib in zip(raw_a["info"], raw_b["info"]) for k in ("parent", "count", "action"))
@@ -822,6 +890,13 @@ def _payoff_classes(walk: _PublicWalk, raw: dict):
         _, key = np.unique(st, axis=0, return_inverse=True)
     key = np.asarray(key).reshape(-1)
     cls, first = _unique_pairs(path, key)
+    if walk.ranked:  # (a, b) of each class, times the probability 1 / (n (n - 1)) of each pair
+        n = len(walk.type_values[0])
+        a, b = walk.vg.ranked_payoff(st[first])
+        w = np.stack([a, b], 1) / (n * (n - 1))  # [K, 2]
+        if not np.isfinite(w).all():
+            raise TensorCFRError(f"{walk.game.name}: a payoff that is not finite")
+        return cls, w
     T0, T1 = walk.P.shape
     u = vg.utility(walk.full(st[first])).reshape(len(first), T0, T1)  # [K, T0, T1]
     w = walk.P[None] * raw["paths"][path[first]] * u
@@ -840,8 +915,12 @@ def _counts(walk: _PublicWalk, raw: dict, reach: np.ndarray) -> dict:
     """Sizes as the generic form counts them: each public node stands for the deals of the pairs
     of types its chance path allows (`reach` [paths, T0, T1]); an infoset (u, t) exists where
     some pair with t is possible."""
-    pairs = (reach * walk.deals[None]).sum((1, 2))  # [paths] histories per public node
-    rows = [reach.any(2).sum(1), reach.any(1).sum(1)]  # [paths] types of each player still possible
+    if reach is None:  # a ranked deal: every ordered pair of distinct ranks, one history each
+        n = len(walk.type_values[0])
+        pairs, rows = np.array([n * (n - 1)]), [np.array([n]), np.array([n])]
+    else:
+        pairs = (reach * walk.deals[None]).sum((1, 2))  # [paths] histories per public node
+        rows = [reach.any(2).sum(1), reach.any(1).sum(1)]  # [paths] types of each player still possible
     np_ = raw["node_paths"]
     decision, chance, terminal = (int(pairs[np_[k]].sum()) for k in ("decision", "chance", "terminal"))
     chance += walk.deal_nodes

@@ -87,31 +87,34 @@ def approx(n: int) -> str:
     return f"{n:,}" if n < 10**7 else f"{float(n):.2g}" if n < 10**300 else f"about 10^{len(str(n)) - 1}"
 
 
-def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes: int = 4) -> int:
+def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes: int = 4,
+                          matrix_entries: int | None = None) -> int:
     """Peak bytes to compile a game in the public-tree form and solve it on the CPU with
     per-sequence arrays of `dtype_bytes` (4: float32, the least it can need): the larger of the
     walk's arrays (~300 B a public node, freed before the solve) and the solve's, which are the
     index tensors (~100 B a public node), the state (three arrays a player: strategy, average,
     regrets) and, during one player's update or an evaluation, about six arrays of that
     player's size (values, plans, the rule's temporaries). A player's arrays hold (public
-    sequences ~ public nodes / 2) x types entries. Dudo(5,2,2) at float32: 1.28 GB measured
-    (Python and torch included), 1.09 GB estimated."""
+    sequences ~ public nodes / 2) x types entries, and the payoff matrices `matrix_entries`
+    (default T0 T1; 0 for a ranked deal, which has none). Dudo(5,2,2) at float32: 1.28 GB
+    measured (Python and torch included), 1.09 GB estimated."""
     entries = [(public_nodes // 2 + 1) * t for t in types]
     solve = 100 * public_nodes + dtype_bytes * (3 * sum(entries) + 6 * max(entries))
-    return FIXED_BYTES + max(300 * public_nodes, solve) + 200 * types[0] * types[1]  # and the payoff matrices
+    matrices = types[0] * types[1] if matrix_entries is None else matrix_entries
+    return FIXED_BYTES + max(300 * public_nodes, solve) + 200 * matrices  # and the rows the walk evaluates them on
 
 
 def public_limit(name: str, hint, histories: tuple[int, bool] | None, max_histories: int | None,
                  max_memory: int | str | None) -> None:
     """Refuse a game whose public-tree form passes a limit, from its closed-form sizes `hint`
-    ((public nodes, types), or None: not known, not checked)."""
+    ((public nodes, types[, payoff-matrix entries]), or None: not known, not checked)."""
     memory = parse_bytes(max_memory)
     budget = max(available_memory() - MARGIN, 0) if memory == "auto" else memory
     if histories is not None and max_histories is not None and histories[0] > max_histories:
         raise TensorCFRError(f"{name}: {approx(histories[0])} histories, more than --max-histories {max_histories:,}")
     if hint is None or budget is None:
         return
-    need = public_estimate_bytes(hint[0], hint[1])
+    need = public_estimate_bytes(hint[0], hint[1], matrix_entries=hint[2] if len(hint) > 2 else None)
     if need > budget:
         source = "available" if memory == "auto" else "allowed by --max-memory"
         size = "" if histories is None else f"{'' if histories[1] else 'at least '}{approx(histories[0])} histories; "

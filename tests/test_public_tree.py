@@ -113,6 +113,50 @@ def test_blocks_of_levels_change_nothing(algo, monkeypatch):
     assert torch.equal(a.nash_conv, b.nash_conv) and torch.equal(a.game_value, b.game_value)
 
 
+@pytest.mark.parametrize("game", ["kuhn", "ocp(12)", ["kuhn(ante=1)", "kuhn(ante=2)"]])
+def test_ranked_showdowns_equal_the_dense_payoff_matrices(game):
+    # OCP and Kuhn pay a + b sign(t0 - t1): O(T) prefix sums over the ranks instead of a T x T product
+    from tensorcfr.payoff import PayoffOperator
+    ranked, dense = compile_public(game), compile_public(game, ranked=False)
+    assert ranked.ranked and not dense.ranked
+    assert ranked.sizes() == dense.sizes()
+    ops = [PayoffOperator.of(cg, torch.float64) for cg in (ranked, dense)]
+    gen = torch.Generator().manual_seed(0)
+    for p in (0, 1):
+        x = torch.rand(2, ranked.treeplexes[1 - p].num_sequences, dtype=torch.float64, generator=gen)
+        assert_close(ops[0].cfv(p, x), ops[1].cfv(p, x), f"player {p}'s values", tol=1e-14)
+
+
+def test_ranked_ocp_50_reaches_its_exact_value():
+    # the LP value of OCP(50) is -121/2100 (README's thesis table); a profile within NashConv
+    # eps of equilibrium has a value within eps of the game's
+    s = tensorcfr.Solver(compile_public("ocp(50)"), "dcfr")
+    s.step(400)
+    ev = s.evaluate()["average"]
+    assert float(ev.nash_conv[0]) < 1e-4
+    assert abs(float(ev.game_value[0]) + 121 / 2100) <= float(ev.nash_conv[0])
+
+
+def test_ocp_of_a_million_cards_compiles_without_a_table_of_pairs():
+    n = 10**6
+    cg = tensorcfr.compile(f"ocp({n})", form="public")  # a [n, n] table would be 8 TB
+    sizes = cg.sizes()
+    assert sizes["histories"] == 1 + 9 * n * (n - 1) and sizes["infosets"] == [2 * n, 2 * n]
+    assert sizes["public_nodes"] == 9 and cg.payoff_weights.shape == (1, 5, 2)
+    s = tensorcfr.Solver(cg, "cfr")
+    s.step(1)
+    # one CFR iteration from uniform play gives each infoset its best response to uniform play.
+    # Card 0 bets first (-1/2 against -5/4 for passing) and, having passed, folds to a bet (-1
+    # against -2); card n-1 calls that bet (+2 against -1): the ranks decide the showdowns
+    tp = cg.treeplexes[0]
+    u = next(u for u in range(tp.num_public_infosets) if tp.infoset_keys[u * n] == "0:pb")
+    assert tp.infoset_keys[0] == "0:" and tp.action_names[0] == ("pass", "bet")
+    assert s.sigma[0][0, tp.columns(0)].tolist() == [0.0, 1.0]
+    assert s.sigma[0][0, tp.columns(u * n)].tolist() == [1.0, 0.0]
+    top = u * n + n - 1
+    assert tp.infoset_keys[top] == f"{n - 1}:pb" and s.sigma[0][0, tp.columns(top)].tolist() == [0.0, 1.0]
+
+
 def test_ftrl_entropy_weights_ignore_infosets_chance_never_reaches(compiled):
     # Leduc's public form holds (board card c, own card c), which no deal reaches: their
     # entropy must not weigh on the parent sequence, as it would with the plain public weights
