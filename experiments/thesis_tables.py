@@ -115,8 +115,9 @@ def parse_args(argv=None) -> Args:
 
 def thesis_name(spec: str) -> str:
     """'dudo(4,1,2)' -> 'Dudo(4,1,2)' as the reference writes it."""
-    name, rest = spec.split("(", 1)
-    return {"ocp": "OCP", "dudo": "Dudo", "domino": "Domino"}[name] + "(" + rest
+    name, rest = spec.split("(", 1) if "(" in spec else (spec, "")
+    known = {"ocp": "OCP", "dudo": "Dudo", "domino": "Domino"}  # a game outside the thesis keeps its name
+    return known[name] + "(" + rest if name in known else spec
 
 
 def checkpoint_path(args: Args, name: str) -> str:
