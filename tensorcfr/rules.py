@@ -279,8 +279,8 @@ class CFRConfig(Schedule):
 
 def _like(x: Number, t: torch.Tensor) -> torch.Tensor:
     """A scalar or [B, 1] number as a tensor of t's dtype and device (torch.where of two Python
-    floats would be float32)."""
-    return x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=t.dtype, device=t.device)
+    floats would be float32), filled where t lives (no copy from the host)."""
+    return x if isinstance(x, torch.Tensor) else t.new_full((), x)
 
 
 @dataclass(frozen=True)
