@@ -392,7 +392,7 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
             log_config(writer, config)
 
     def save(state):
-        save_checkpoint(os.path.join(run_dir, CHECKPOINT), {"solver": solver.state_dict(), "loop": state,
+        save_checkpoint(os.path.join(run_dir, CHECKPOINT), {"solver": solver.state_dict(copy=False), "loop": state,
                                                             "algo": algo, "iteration": solver.iteration})
 
     def line(row):

@@ -404,9 +404,11 @@ class RegretMatching:
     # -- checkpoints --------------------------------------------------------------------------------
     _STATE = ("Z", "regrets", "clipped", "strategy", "conditional")
 
-    def state_dict(self) -> dict:
-        """Everything the next iterations depend on, the random stream included."""
-        cpu = lambda v: [cpu(t) for t in v] if isinstance(v, (list, tuple)) else v.detach().cpu().clone()  # noqa: E731
+    def state_dict(self, copy: bool = True) -> dict:
+        """Everything the next iterations depend on, the random stream included (`copy=False`:
+        a CPU procedure's own tensors, for writing straight to a file)."""
+        cpu = lambda v: ([cpu(t) for t in v] if isinstance(v, (list, tuple))  # noqa: E731
+                         else v.detach().cpu().clone() if copy else v.detach().cpu())
         d = {k: cpu(getattr(self, k)) for k in self._STATE if hasattr(self, k)}
         return {**d, "iteration": self.iteration, "generator": self.generator.get_state()}
 

@@ -57,8 +57,8 @@ class IterativeSolver(Protocol):
     def describe(self) -> dict:
         """The resolved configuration."""
 
-    def state_dict(self) -> dict:
-        """Everything the next iterations depend on."""
+    def state_dict(self, copy: bool = True) -> dict:
+        """Everything the next iterations depend on (`copy=False`: not a snapshot, for saving)."""
 
     def load_state_dict(self, d: dict) -> None:
         """Continue from `state_dict()`."""

@@ -476,6 +476,12 @@ class PublicCompiledGame:
                                    payoff_weights=self.payoff_weights.to(device))
 
 
+# From this many pairs of types (T0 T1: OCP from 256 cards) a ranked game keeps no payoff matrix.
+# Below it the dense product is as cheap, and its sums round as the generic form's do, so that
+# CFR+ meets its ties (regrets 0 in exact arithmetic, +-1e-17 after rounding) the same way in
+# both forms (Kuhn, CFR+, iteration 20: 0.9974530 against 0.9964360 ranked).
+RANKED_MIN_PAIRS = 1 << 16
+
 SMALL_CLASS = 64  # payoff classes of fewer terminals share one batched product (per-terminal matrices)
 
 
@@ -629,11 +635,13 @@ def _set_hands(states: np.ndarray, hands: tuple[int, int], t0, t1) -> np.ndarray
 class _PublicWalk:
     """Breadth-first expansion of the public tree, a whole level of public nodes per step."""
 
-    def __init__(self, game: Game, ranked: bool = True):
+    def __init__(self, game: Game, ranked: bool | None = None):
         self.game = game
         self.vg = vg = game.vectorized()
         self.hands = vg.public_hands
-        deal = vg.ranked_deal() if ranked else None
+        deal = vg.ranked_deal() if ranked is not False else None
+        if deal is not None and ranked is None and deal[0] ** 2 < RANKED_MIN_PAIRS:
+            deal = None  # small: the dense matrices, whose sums round as the generic form's do
         self.ranked = deal is not None  # see `VectorGame.ranked_deal`: no [T0, T1] table is made
         if self.ranked:
             n, root, self.deal_nodes, self.deal_levels = deal
@@ -773,10 +781,11 @@ class _PublicWalk:
         return vg.next(s[i], c), e[i], d[i], first + np.arange(len(i))
 
 
-def compile_public(game: str | Game | Sequence[str | Game], ranked: bool = True) -> PublicCompiledGame:
+def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None = None) -> PublicCompiledGame:
     """Compile a game dealt once (or a batch of them over one tree) into the public-tree form.
-    `ranked=False` builds the dense [T0, T1] payoff matrices even where the game's deal is
-    ranked (`VectorGame.ranked_deal`: OCP, Kuhn), whose O(T) form is the default.
+    Where the game's deal is ranked (`VectorGame.ranked_deal`: OCP, Kuhn), `ranked=True` keeps
+    (a, b) per payoff class instead of [T0, T1] matrices (O(T) products), `False` the dense
+    matrices, and None (the default) the ranked form from `RANKED_MIN_PAIRS` pairs of types.
 
     Example:
         >>> cg = compile_public("dudo(4,1,1)")

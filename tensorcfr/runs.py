@@ -39,15 +39,17 @@ COMPARE_FILE = "compare.json"  # in a comparison's parent directory: its algorit
 
 
 def save_checkpoint(path: str, payload: dict) -> None:
-    """Write `payload` (tensors, numbers, strings, lists, dicts) atomically to `path`."""
-    buf = io.BytesIO()
-    torch.save(payload, buf)
-    data = buf.getvalue()
-    header = MAGIC + hashlib.sha256(data).hexdigest().encode() + b"\n" + str(len(data)).encode() + b"\n"
+    """Write `payload` (tensors, numbers, strings, lists, dicts) atomically to `path`, streamed
+    to the file and hashed on the way (no copy of the payload in memory: Dudo(6,2,2)'s state is
+    8.5 GB at float32); the header's digest and length are written last, at fixed width."""
     tmp = f"{path}.tmp"
     try:
         with open(tmp, "wb") as f:
-            f.write(header + data)
+            f.write(_header(b"0" * 64, 0))
+            out = _Hashing(f)
+            torch.save(payload, out)
+            f.seek(0)
+            f.write(_header(out.digest.hexdigest().encode(), out.length))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)  # atomic: readers see the old file or the new one, never half of one
@@ -59,32 +61,89 @@ def save_checkpoint(path: str, payload: dict) -> None:
         raise TensorCFRError(f"cannot write the checkpoint {path} ({e.strerror or e}); the previous one is intact") from None
 
 
+def _header(digest: bytes, length: int) -> bytes:
+    return MAGIC + digest + b"\n" + str(length).zfill(20).encode() + b"\n"
+
+
+class _Hashing(io.RawIOBase):
+    """A write-only file that hashes and counts what passes through it into `f`."""
+
+    def __init__(self, f):
+        self.f, self.digest, self.length = f, hashlib.sha256(), 0
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        self.digest.update(b)
+        self.length += len(b)
+        return self.f.write(b)
+
+
+class _Window(io.RawIOBase):
+    """Bytes [start, start + length) of the open file `f`, as a file of their own (what
+    `torch.load` reads the payload from, with no copy of it in memory)."""
+
+    def __init__(self, f, start: int, length: int):
+        self.f, self.start, self.length = f, start, length
+        f.seek(start)
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self.f.tell() - self.start
+
+    def seek(self, offset, whence=0):
+        pos = offset if whence == 0 else self.tell() + offset if whence == 1 else self.length + offset
+        self.f.seek(self.start + pos)
+        return pos
+
+    def readinto(self, b):
+        data = self.f.read(max(0, min(len(b), self.length - self.tell())))
+        b[:len(data)] = data
+        return len(data)
+
+
+HASH_CHUNK = 1 << 24
+
+
 def load_checkpoint(path: str) -> dict:
     """Read a checkpoint written by `save_checkpoint`; a missing, truncated or altered file is a
-    `TensorCFRError` that says which."""
+    `TensorCFRError` that says which. The payload is hashed a chunk at a time and loaded from
+    the file, never held twice in memory."""
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            if f.read(len(MAGIC)) != MAGIC:
+                raise TensorCFRError(f"{path} is not a tensorcfr checkpoint (or its header is damaged)")
+            digest, length = f.readline().rstrip(b"\n"), f.readline()
+            try:
+                if not length.endswith(b"\n"):
+                    raise ValueError
+                length = int(length)
+            except ValueError:
+                raise TensorCFRError(f"checkpoint {path} is truncated inside its header") from None
+            start = f.tell()
+            size = os.fstat(f.fileno()).st_size - start
+            if size != length:
+                raise TensorCFRError(f"checkpoint {path} is truncated or padded: {size:,} payload bytes where "
+                                     f"{length:,} were written; it cannot be used")
+            h = hashlib.sha256()
+            for chunk in iter(lambda: f.read(HASH_CHUNK), b""):
+                h.update(chunk)
+            if h.hexdigest().encode() != digest:
+                raise TensorCFRError(f"checkpoint {path} is corrupt: its checksum does not match")
+            try:
+                return torch.load(_Window(f, start, length), weights_only=True)
+            except Exception as e:  # noqa: BLE001 - the weights-only unpickler refuses anything but plain data
+                raise TensorCFRError(f"checkpoint {path} holds something other than a solver's state ({e})") from None
     except FileNotFoundError:
         raise TensorCFRError(f"no checkpoint at {path}") from None
     except OSError as e:
         raise TensorCFRError(f"cannot read the checkpoint {path} ({e.strerror})") from None
-    if not raw.startswith(MAGIC):
-        raise TensorCFRError(f"{path} is not a tensorcfr checkpoint (or its header is damaged)")
-    try:
-        digest, length, data = raw[len(MAGIC):].split(b"\n", 2)
-        length = int(length)
-    except ValueError:
-        raise TensorCFRError(f"checkpoint {path} is truncated inside its header") from None
-    if len(data) != length:
-        raise TensorCFRError(f"checkpoint {path} is truncated or padded: {len(data):,} payload bytes where "
-                             f"{length:,} were written; it cannot be used")
-    if hashlib.sha256(data).hexdigest().encode() != digest:
-        raise TensorCFRError(f"checkpoint {path} is corrupt: its checksum does not match")
-    try:
-        return torch.load(io.BytesIO(data), weights_only=True)
-    except Exception as e:  # noqa: BLE001 - the weights-only unpickler refuses anything but plain data
-        raise TensorCFRError(f"checkpoint {path} holds something other than a solver's state ({e})") from None
 
 
 def check_checkpoint(ckpt, where: str) -> dict:

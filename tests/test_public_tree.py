@@ -117,8 +117,8 @@ def test_blocks_of_levels_change_nothing(algo, monkeypatch):
 def test_ranked_showdowns_equal_the_dense_payoff_matrices(game):
     # OCP and Kuhn pay a + b sign(t0 - t1): O(T) prefix sums over the ranks instead of a T x T product
     from tensorcfr.payoff import PayoffOperator
-    ranked, dense = compile_public(game), compile_public(game, ranked=False)
-    assert ranked.ranked and not dense.ranked
+    ranked, dense = compile_public(game, ranked=True), compile_public(game)
+    assert ranked.ranked and not dense.ranked  # small: dense unless asked
     assert ranked.sizes() == dense.sizes()
     ops = [PayoffOperator.of(cg, torch.float64) for cg in (ranked, dense)]
     gen = torch.Generator().manual_seed(0)
@@ -127,10 +127,24 @@ def test_ranked_showdowns_equal_the_dense_payoff_matrices(game):
         assert_close(ops[0].cfv(p, x), ops[1].cfv(p, x), f"player {p}'s values", tol=1e-14)
 
 
+@pytest.mark.parametrize("algo", ["cfr+", "dcfr"])
+def test_ranked_iterates_equal_the_dense_ones(algo):
+    # with the tolerance that makes CFR+ read rounding-sized regrets as the ties they are
+    a = tensorcfr.Solver(compile_public("ocp(12)", ranked=True), algo, regret_tolerance=1e-12)
+    b = tensorcfr.Solver(compile_public("ocp(12)", ranked=False), algo, regret_tolerance=1e-12)
+    for t in range(25):
+        a.step()
+        b.step()
+        for p in (0, 1):
+            assert_close(a.sigma[p], b.sigma[p], f"iteration {t + 1}, player {p}'s strategy", tol=STRATEGY_TOL)
+            assert_close(a.average[p], b.average[p], f"iteration {t + 1}, player {p}'s average")
+            assert_close(a.regrets[p], b.regrets[p], f"iteration {t + 1}, player {p}'s regrets")
+
+
 def test_ranked_ocp_50_reaches_its_exact_value():
     # the LP value of OCP(50) is -121/2100 (README's thesis table); a profile within NashConv
     # eps of equilibrium has a value within eps of the game's
-    s = tensorcfr.Solver(compile_public("ocp(50)"), "dcfr")
+    s = tensorcfr.Solver(compile_public("ocp(50)", ranked=True), "dcfr")
     s.step(400)
     ev = s.evaluate()["average"]
     assert float(ev.nash_conv[0]) < 1e-4
