@@ -38,6 +38,7 @@ from .compiled import CompiledGame
 from .errors import TensorCFRError
 from .paths import compiled_dir
 from .public import compile_public, has_public_form
+from .memory import returning_freed_memory
 from .sizes import MAX_LEVELS, NODES_KEPT, public_limit, too_deep, too_many, walk_limit
 from .treeplex import Treeplex
 
@@ -659,6 +660,12 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
         >>> cg.payoff.shape[0]
         2
     """
+    with returning_freed_memory():  # the walk's arrays are unmapped when freed, not left in the heap
+        return _compile(game, method, nodes, cache, max_histories, max_memory, form, chance)
+
+
+def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance):
+    """`compile`'s body."""
     if method not in METHODS:
         raise TensorCFRError(f"compile: method must be one of {', '.join(METHODS)}, got {method!r}")
     if form not in FORMS:

@@ -20,11 +20,13 @@ Example (on Linux with glibc):
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import sys
 
 _M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # mallopt parameters, from glibc's malloc.h
+_DEFAULT_MMAP_MAX, _DEFAULT_TRIM = 65536, 128 * 1024  # glibc's defaults
 _done: bool | None = None
 
 
@@ -40,3 +42,29 @@ def keep_freed_memory() -> bool:
             except (OSError, AttributeError):  # not glibc (musl, ...): nothing to tune
                 _done = False
     return _done
+
+
+@contextlib.contextmanager
+def returning_freed_memory():
+    """Inside, glibc's defaults (large arrays mapped, and unmapped when freed); afterwards
+    `keep_freed_memory`'s settings again, where they were on. The compiler's walk frees arrays
+    of many sizes: kept in the heap they fragment it, and the solver's larger arrays, allocated
+    next, cannot reuse the holes (Dudo(6,2,2) at float32 peaked at 23.1 GB so). `compile` runs
+    inside it.
+
+    Example:
+        >>> with returning_freed_memory():
+        ...     pass
+    """
+    if not _done:
+        yield
+        return
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallopt(_M_MMAP_MAX, _DEFAULT_MMAP_MAX)
+    libc.mallopt(_M_TRIM_THRESHOLD, _DEFAULT_TRIM)
+    try:
+        yield
+    finally:
+        libc.malloc_trim(0)  # the heap's free top goes back too
+        libc.mallopt(_M_MMAP_MAX, 0)
+        libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
