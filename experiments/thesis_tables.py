@@ -47,6 +47,7 @@ ROWS = ["ocp(3)", "ocp(12)", "ocp(50)", "ocp(200)", "ocp(1000)",
 LARGE_ROWS = ["ocp(5000)", "dudo(6,1,2)", "dudo(6,2,1)", "dudo(5,2,2)"]
 # The thesis' largest game (1.5e10 histories): the public-tree form only, hours on the CPU; --largest.
 LARGEST_ROWS = ["dudo(6,2,2)"]
+STEP_ITERATIONS = 10  # a chunk between evaluations runs in steps of this many (see solve_row)
 LP_MAX_SEQUENCES = 100_000  # both players' sequences: the "exact (LP)" column's games (seconds to a minute each)
 LP_MAX_HISTORIES = 5_000_000  # past this (by the closed form), a game is not even compiled for the LP
 PROBE_ROWS = ["ocp(50)", "dudo(5,1,1)", "dudo(4,2,1)", "domino(2,2)"]
@@ -144,9 +145,12 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
         print(f"  {spec}: {ckpt_path} holds a {ckpt.get('form', 'generic')} {ckpt.get('dtype', 'float64')} run, "
               f"not {cg.form} {args.dtype}: starting afresh", flush=True)
         ckpt = None
+    next_eval = None  # a checkpoint saved inside a chunk: the iteration of that chunk's evaluation
     if ckpt is not None:
         solver.load_state_dict(ckpt["solver"])
         before = {k: ckpt[k] for k in before}
+        if ckpt.get("next_eval") is not None:
+            next_eval, before["next_chunk"] = int(ckpt["next_eval"]), int(ckpt["chunk"])
         t_compile = ckpt.get("compile_seconds", t_compile)
         print(f"  {spec}: continuing from iteration {solver.iteration} ({ckpt_path})", flush=True)
         del ckpt  # unmaps the file
@@ -155,17 +159,28 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
     solving, chunk, row = before["solving"], before["next_chunk"], None  # evaluated where an unbroken run would be
     last_save = time.perf_counter()
 
-    def save():
+    def save(goal=None):
+        """After an evaluation (goal None), or inside a chunk whose evaluation is at `goal`."""
         os.makedirs(os.path.dirname(ckpt_path), exist_ok=True)
         torch.save({"solver": solver.state_dict(copy=False), "form": cg.form, "dtype": args.dtype,
                     "seconds": before["seconds"] + time.perf_counter() - t0,
-                    "solving": solving, "compile_seconds": t_compile, "next_chunk": min(2 * chunk, 200)},
+                    "solving": solving, "compile_seconds": t_compile, "next_chunk": min(2 * chunk, 200),
+                    "chunk": chunk, "next_eval": goal},
                    ckpt_path + ".tmp")
         os.replace(ckpt_path + ".tmp", ckpt_path)
 
     while True:
+        goal = next_eval if next_eval is not None else solver.iteration + chunk  # where this chunk evaluates
+        next_eval = None
         t1 = time.perf_counter()
-        solver.step(chunk)
+        while solver.iteration < goal:
+            # in steps, so that a checkpoint falls every --checkpoint-minutes even inside a chunk of
+            # hours (Dudo(6,2,2): 200 iterations at 20 s) and a stopped session loses no more
+            solver.step(min(STEP_ITERATIONS, goal - solver.iteration))
+            if solver.iteration < goal and time.perf_counter() - last_save > 60 * args.checkpoint_minutes:
+                solving += time.perf_counter() - t1
+                save(goal)
+                last_save = t1 = time.perf_counter()
         if solver.device.type == "cuda":
             torch.cuda.synchronize()
         solving += time.perf_counter() - t1

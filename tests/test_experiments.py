@@ -6,6 +6,9 @@ import os
 import sys
 
 import pytest
+import torch
+
+import tensorcfr
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "experiments"))
 
@@ -70,6 +73,35 @@ def test_thesis_tables_resume_a_row_cut_short_from_its_checkpoint(tmp_path):
     assert resumed["reached_target"] and not ckpt.exists()
     thesis_tables.main(base + ["--out", str(tmp_path / "straight")])
     straight = json.load(open(tmp_path / "straight" / "thesis_table.json"))["rows"][0]
+    assert (resumed["iterations"], resumed["nash_conv"]) == (straight["iterations"], straight["nash_conv"])
+
+
+def test_thesis_tables_resume_from_a_checkpoint_inside_a_chunk(tmp_path, monkeypatch):
+    """A checkpoint falls inside a chunk (--checkpoint-minutes 0: after every step); a run
+    killed after it resumes there, evaluates where an unbroken run does and ends as it does."""
+    import thesis_tables
+
+    base = ["--rows", "ocp(12)", "--no-readme", "--no-probe", "--no-lp", "--out", str(tmp_path), "--logdir", "",
+            "--device", "cpu", "--checkpoint-minutes", "0"]
+    ckpt = tmp_path / "checkpoints" / "ocp(12).pt"
+    thesis_tables.main(base + ["--minutes", "0", "--target", "1e-12"])  # 10 iterations, evaluated, saved
+    step = tensorcfr.Solver.step
+
+    def killed_at_20(self, n=1):
+        if self.iteration == 20:
+            raise RuntimeError("killed")
+        step(self, n)
+    monkeypatch.setattr(tensorcfr.Solver, "step", killed_at_20)
+    with pytest.raises(RuntimeError, match="killed"):
+        thesis_tables.main(base + ["--resume"])  # the chunk 10 -> 30, saved at 20, killed
+    saved = torch.load(ckpt, weights_only=True)
+    assert (saved["solver"]["iteration"], saved["next_eval"]) == (20, 30)
+    monkeypatch.setattr(tensorcfr.Solver, "step", step)
+    thesis_tables.main(base + ["--resume"])
+    resumed = json.load(open(tmp_path / "thesis_table.json"))["rows"][0]
+    thesis_tables.main(base + ["--out", str(tmp_path / "straight")])
+    straight = json.load(open(tmp_path / "straight" / "thesis_table.json"))["rows"][0]
+    assert resumed["reached_target"] and not ckpt.exists()
     assert (resumed["iterations"], resumed["nash_conv"]) == (straight["iterations"], straight["nash_conv"])
 
 
