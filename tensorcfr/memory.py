@@ -31,6 +31,7 @@ import sys
 _M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # mallopt parameters, from glibc's malloc.h
 _DEFAULT_MMAP_MAX, _DEFAULT_TRIM = 65536, 128 * 1024  # glibc's defaults
 _done: bool | None = None
+_depth = 0  # returning_freed_memory blocks entered
 
 
 def keep_freed_memory() -> bool:
@@ -59,15 +60,18 @@ def returning_freed_memory():
         >>> with returning_freed_memory():
         ...     pass
     """
-    if not _done:
+    global _depth
+    if not _done or _depth:  # off, or inside another (a compile that solves continuation values)
         yield
         return
     libc = ctypes.CDLL("libc.so.6")
     libc.mallopt(_M_MMAP_MAX, _DEFAULT_MMAP_MAX)
     libc.mallopt(_M_TRIM_THRESHOLD, _DEFAULT_TRIM)
+    _depth += 1
     try:
         yield
     finally:
+        _depth -= 1
         libc.malloc_trim(0)  # the heap's free top goes back too
         libc.mallopt(_M_MMAP_MAX, 0)
         libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
