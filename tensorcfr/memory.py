@@ -53,7 +53,7 @@ def returning_freed_memory():
     """Inside, glibc's defaults (large arrays mapped, and unmapped when freed); afterwards
     `keep_freed_memory`'s settings again, where they were on. The compiler's walk frees arrays
     of many sizes: kept in the heap they fragment it, and the solver's larger arrays, allocated
-    next, cannot reuse the holes (Dudo(6,2,2) at float32 peaked at 23.1 GB so). `compile` runs
+    next, cannot reuse the holes (Dudo(6,2,2) at float32 peaked at 23.6 GB so). `compile` runs
     inside it.
 
     Example:

@@ -96,7 +96,7 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     regrets) and, during one player's update or an evaluation, about six arrays of that
     player's size (values, plans, the rule's temporaries). A player's arrays hold (public
     sequences ~ public nodes / 2) x types entries, and the payoff matrices `matrix_entries`
-    (default T0 T1; 0 for a ranked deal, which has none). Dudo(5,2,2) at float32: 1.28 GB
+    (default T0 T1; 0 for a ranked deal, which has none). Dudo(5,2,2) at float32: 1.31 GB
     measured (Python and torch included), 1.09 GB estimated."""
     entries = [(public_nodes // 2 + 1) * t for t in types]
     solve = 100 * public_nodes + dtype_bytes * (3 * sum(entries) + 6 * max(entries))

@@ -270,9 +270,8 @@ class Solver:
     def evaluate(self) -> dict[str, Evaluation]:
         """Exact evaluation of the average and the current strategy: {"average": ..., "current": ...}."""
         with deterministic_mode(self._deterministic):
-            average = [tp.normalize(a) for tp, a in zip(self.game.treeplexes, self.average)]
-            plans = [tp.sequence_form(s, out=s) for tp, s in zip(self.game.treeplexes, average)]  # in place
-            del average
+            # the average policy's strategies are this call's own: their plans are made in place
+            plans = [tp.sequence_form(s, out=s) for tp, s in zip(self.game.treeplexes, self.average_policy().sigma)]
             out = {"average": evaluate_plans(self.game, *plans, self.op)}
             del plans  # before the current strategy's plans are made
             out["current"] = evaluate(self.game, self.current_policy(), self.op)
