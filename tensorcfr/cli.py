@@ -348,10 +348,8 @@ def _make_solver(args, algo: str):
     sampler = ("capture", "sampling", "samples", "epsilon", "update_scope")
     make_config(algo, **{k: v for k, v in mine.items() if v is not None and k not in sampler})  # bad settings first
     limits = _limits(args)
-    if sampling not in (None, "none"):  # Monte-Carlo iterations run on the generic form and its chance tree
-        if getattr(args, "form", None) == "public":
-            raise TensorCFRError(f"--sampling {sampling} runs on the generic form: --form generic or auto")
-        limits.update(form="generic", chance=True)
+    if sampling not in (None, "none") and getattr(args, "form", None) != "public":
+        limits.update(form="generic", chance=True)  # Monte-Carlo iterations' chance tree (--form public: the deal)
     game = compile_game(game, **limits)
     return Solver(game, algo, device=args.device, dtype=args.dtype, deterministic=getattr(args, "deterministic", False),
                   distributed=getattr(args, "distributed", False), seed=getattr(args, "seed", 0),

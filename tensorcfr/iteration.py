@@ -121,16 +121,17 @@ def _exact(spaces, op: PayoffOperator, rule: Config, state: IterationState, sc: 
 def _update_part(p: int, rule: Config, state: IterationState, part, sc: Scalars) -> None:
     """`_update` on the part of player p's treeplex in `part` (a `sampling.Touched`): its
     sequences' state gathered, updated by the rule as a treeplex of its own, written back."""
-    ids = part.ids  # [S']
+    sigma = part.take(state.sigma[p])  # [B, S']
     w = sc.average_weight
     if isinstance(w, torch.Tensor) or w:
-        state.average[p][:, ids] += part.plan * w
+        plan = part.space.sequence_form(sigma) if part.plan is None else part.plan
+        part.put(state.average[p], plan * w, add=True)  # one pass over the scattered columns, not two
     st = state.rule[p]
-    sub = replace(st, **{f.name: getattr(st, f.name)[:, ids] for f in fields(st)})
-    nxt = rule.next_strategy(part.space, sub, part.values, state.sigma[p][:, ids], sc)
+    sub = replace(st, **{f.name: part.take(getattr(st, f.name)) for f in fields(st)})
+    nxt = rule.next_strategy(part.space, sub, part.values, sigma, sc)
     for f in fields(st):
-        getattr(st, f.name)[:, ids] = getattr(sub, f.name)
-    state.sigma[p][:, ids] = nxt
+        part.put(getattr(st, f.name), getattr(sub, f.name))
+    part.put(state.sigma[p], nxt)
 
 
 def _update(p: int, spaces, rule: Config, state: IterationState, g: torch.Tensor, x: torch.Tensor, sc: Scalars,

@@ -79,13 +79,68 @@ def _np_ranges(start: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.nda
     return start[owner] + np.arange(len(owner)) - first[owner], owner
 
 
+def check_settings(scheme: str, samples, epsilon) -> None:
+    """Refuse a scheme, sample count or exploration that is not one, naming it.
+
+    Example:
+        >>> check_settings("chance", 0, 0.6)
+        Traceback (most recent call last):
+        ...
+        tensorcfr.errors.TensorCFRError: samples must be a whole number >= 1, got 0
+    """
+    if scheme not in SCHEMES[1:]:
+        raise TensorCFRError(f"sampling must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise TensorCFRError(f"samples must be a whole number >= 1, got {samples!r}")
+    if not (isinstance(epsilon, (int, float)) and 0 < epsilon <= 1):
+        raise TensorCFRError(f"epsilon (outcome sampling's exploration) must be in (0, 1], got {epsilon!r}")
+
+
 class Touched(NamedTuple):
     """A sampled estimate on part of a player's treeplex (`Estimator.touched_values`)."""
 
     space: Treeplex  # the part, a treeplex of its own
     ids: torch.Tensor  # [S'] its sequences' ids in the whole treeplex (0 first)
     values: torch.Tensor  # [B, S'] the sampled counterfactual values there
-    plan: torch.Tensor  # [B, S'] the plan to add to the average there
+    plan: torch.Tensor | None  # [B, S'] the plan to add to the average there (None: the part's own strategy's)
+    # public-tree form: the types [K'] whose columns the part is (`ids` then lists them: 0, then
+    # (m, t) for every public sequence m and t in `columns`), read as strided columns, not gathered
+    columns: torch.Tensor | None = None
+
+    def _cols(self, x: torch.Tensor) -> torch.Tensor:
+        """[B, M, T]: the non-empty sequences of x [B, S] by public sequence and type."""
+        return x[:, 1:].view(x.shape[0], self.space.num_public_sequences, -1)
+
+    def _one(self, x: torch.Tensor) -> torch.Tensor | None:
+        """The one column [B, M, 1] of x [B, S] the part is, as a view (None: several columns)."""
+        if len(self.columns) != 1:
+            return None
+        c = int(self.columns[0])
+        return self._cols(x)[:, :, c:c + 1]
+
+    def take(self, x: torch.Tensor) -> torch.Tensor:
+        """x[:, ids] [B, S'] of a per-sequence tensor x [B, S] of the whole treeplex."""
+        if self.columns is None:
+            return x.index_select(1, self.ids)
+        b, m = x.shape[0], self.space.num_public_sequences
+        out = x.new_empty(b, 1 + m * len(self.columns))
+        out[:, 0] = x[:, 0]
+        one = self._one(x)
+        out[:, 1:].view(b, m, -1).copy_(self._cols(x).index_select(2, self.columns) if one is None else one)
+        return out
+
+    def put(self, x: torch.Tensor, v: torch.Tensor, add: bool = False) -> None:
+        """x[:, ids] = v [B, S'] (`add`: +=), in place."""
+        if self.columns is None:
+            (x.index_add_ if add else x.index_copy_)(1, self.ids, v)
+            return
+        x[:, 0] = x[:, 0] + v[:, 0] if add else v[:, 0]
+        cols, one = self._cols(x), self._one(x)
+        rows = v[:, 1:].view(x.shape[0], cols.shape[1], -1)  # [B, M, K']
+        if one is not None:  # a strided write, no index
+            one.add_(rows) if add else one.copy_(rows)
+        else:
+            (cols.index_add_ if add else cols.index_copy_)(2, self.columns, rows)
 
 
 def _padded(tp: Treeplex):
@@ -177,12 +232,7 @@ class Estimator:
 
     def __init__(self, cg, scheme: str, samples: int = 1, dtype: torch.dtype = torch.float64,
                  epsilon: float = EPSILON_DEFAULT):
-        if scheme not in SCHEMES[1:]:
-            raise TensorCFRError(f"sampling must be one of {', '.join(SCHEMES)}, got {scheme!r}")
-        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-            raise TensorCFRError(f"samples must be a whole number >= 1, got {samples!r}")
-        if not (isinstance(epsilon, (int, float)) and 0 < epsilon <= 1):
-            raise TensorCFRError(f"epsilon (outcome sampling's exploration) must be in (0, 1], got {epsilon!r}")
+        check_settings(scheme, samples, epsilon)
         if getattr(cg, "chance", None) is None:
             raise TensorCFRError(f"{cg.name}: sampling needs the game's chance tree: "
                                  "tensorcfr.compile(game, chance=True) (the generic form)")
@@ -195,6 +245,11 @@ class Estimator:
         self.entries = 0
         self._host = {f: getattr(ct, f).cpu().numpy() for f in ("class_nodes", "node_first", "node_count", "cum_prob")}
         self._pad = [_padded(tp) for tp in self.spaces]  # per player, for drawing actions
+
+    @property
+    def num_entries(self) -> int:
+        """The game's payoff entries (the denominator of the sampled fraction)."""
+        return self.tree.num_entries
 
     # -- the draws --------------------------------------------------------------------------
     def classes(self, draws: Draws) -> tuple[torch.Tensor, torch.Tensor]:

@@ -33,6 +33,7 @@ from .evaluation import Evaluation, Policy, evaluate, evaluate_plans, infoset_ga
 from .iteration import IterationState, iterate
 from .payoff import PayoffOperator
 from .public import PublicCompiledGame
+from .public_sampling import PublicEstimator
 from .sampling import EPSILON_DEFAULT, SCHEMES, UPDATE_SCOPES, Estimator, RandomDraws
 from .sizes import check_device_memory
 from .rules import (AVERAGING, ETA_DEFAULT, PRESETS, UPDATES, CFRConfig, Config, FTRLConfig, _batch,
@@ -66,8 +67,9 @@ class Solver:
     sampling: "none" (exact iterations), "chance", "external" or "outcome": Monte-Carlo
           counterfactual values (`sampling.py`), `samples` per estimate, outcome sampling's
           exploration `epsilon`, drawn from a generator seeded by `seed` (a checkpoint keeps
-          its state). Sampled iterations run eagerly, in the generic form, on one process;
-          evaluation stays exact.
+          its state). Sampled iterations run eagerly, on one process, in the generic form
+          (form "auto" included) or, with form="public", in the public-tree form, where a
+          sample is a deal of private types (`public_sampling.py`); evaluation stays exact.
     update_scope: with sampling, "all" (default: every sequence is updated and the exact plan
           averaged each iteration, O(S)) or "touched": only the part of each treeplex above
           the payoff entries drawn is updated and averaged (`treeplex.touched`), so an
@@ -113,9 +115,9 @@ class Solver:
                                      "iterations sample (capture='none')")
             if distributed:
                 raise TensorCFRError("sampling with distributed=True is not supported: sample on one process")
-            if form == "public" or getattr(game, "form", "generic") == "public":
-                raise TensorCFRError(f"sampling={sampling!r} runs on the generic form (form='generic')")
-            capture, form = "none", "generic"
+            # the generic form unless asked for the public one: "auto" samples as it always has
+            form = "public" if form == "public" or getattr(game, "form", "generic") == "public" else "generic"
+            capture = "none"
             if isinstance(seed, bool) or not isinstance(seed, int):
                 raise TensorCFRError(f"seed must be a whole number, got {seed!r}")
         self.device = resolve_device(device)
@@ -123,7 +125,7 @@ class Solver:
         self.deterministic = bool(deterministic)
         check_capture(capture, self.device)
         cg = game if isinstance(game, (CompiledGame, PublicCompiledGame)) else \
-            compile_game(game, form=form, chance=sampling != "none")
+            compile_game(game, form=form, chance=sampling != "none" and form == "generic")
         b = cg.batch_size
         if self.config.batch_size > 1:
             if b not in (1, self.config.batch_size):
@@ -147,7 +149,8 @@ class Solver:
             self.op = ShardedOperator(self.op)
         self.estimator = self.draws = None
         if sampling != "none":
-            self.estimator = Estimator(self.game, sampling, samples, self.dtype, epsilon)
+            kind = PublicEstimator if self.game.form == "public" else Estimator
+            self.estimator = kind(self.game, sampling, samples, self.dtype, epsilon)
             self.draws = RandomDraws(seed)
         self.seed = seed
         self.iteration = 0
@@ -201,7 +204,7 @@ class Solver:
         game dealt once is 1 / its deals); None without sampling."""
         if self.estimator is None:
             return None
-        return self.estimator.entries / (2 * max(self.iteration, 1) * max(self.estimator.tree.num_entries, 1))
+        return self.estimator.entries / (2 * max(self.iteration, 1) * max(self.estimator.num_entries, 1))
 
     def step(self, n: int = 1) -> None:
         """Run `n` iterations."""
