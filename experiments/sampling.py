@@ -8,7 +8,9 @@
 Each game runs the best exact presets (CFR+ and DCFR) once (they are deterministic) and chance,
 external (both with CFR+) and outcome sampling (with CFR: regret matching+ stalls there), with
 K = 1 sample per estimate and a large K, over several seeds, each for the same solving-time
-budget; "chance/touched" is chance sampling updating only what each sample touches. Time counts iterations only; the exact
+budget; "chance/touched" is chance sampling updating only what each sample touches, and a scheme
+ending in ":public" samples in the public-tree form (`tensorcfr.public_sampling`: a sample is a
+deal of types, touching one type column of each player). Time counts iterations only; the exact
 evaluations between them are not timed. The table gives, per configuration, the time and
 iterations to exploitability 1e-2 (median over the seeds, and the slowest seed) and the
 exploitability at the end of the budget (median and range); the plot draws every run.
@@ -19,8 +21,10 @@ Dudo(4,1,2) and OCP(12): the
 iterations per second against the thesis' (its 10-hour runs' iterations / 36,000 s), and the
 ε (100 × NashConv) reached.
 
-Also measured: the cost of one iteration of each scheme against an exact one on Dudo(4,2,2)
-(`--cost-game`), and the share of payoff entries each touches.
+Also measured: the cost of one iteration of each scheme against an exact one of the same form
+on Dudo(4,2,2) (`--cost-game`), in both forms, and the share of payoff entries each touches.
+`--keep` reuses the runs already in OUT/sampling.json (same game, algorithm, scheme, K and seed)
+and runs only the others.
 
 Writes sampling.json, sampling.md and sampling.png (where matplotlib is installed) into --out
 and the table into the README's sampling section.
@@ -52,10 +56,20 @@ TARGET = 1e-2
 SAMPLED_ALGO = {"chance": "cfr+", "external": "cfr+", "outcome": "cfr"}
 
 
+def settings(sampling: str) -> tuple[str, dict]:
+    """("generic" or "public", the Solver's sampling keywords) of a scheme such as "chance",
+    "chance/touched" (update_scope="touched") or "chance/touched:public" (the public-tree form)."""
+    sampling, _, form = sampling.partition(":")
+    scheme, _, scope = sampling.partition("/")
+    kw = {} if scheme == "none" else dict(sampling=scheme, update_scope=scope or "all")
+    return form or "generic", kw
+
+
 def curve(game: str, algo: str, sampling: str, samples: int, seed: int, seconds: float, cg=None) -> dict:
     """One run: [(solving seconds, iteration, exploitability)] at geometrically spaced points."""
-    scheme, _, scope = sampling.partition("/")  # "chance/touched": update_scope="touched"
-    kw = {} if sampling == "none" else dict(sampling=scheme, samples=samples, seed=seed, update_scope=scope or "all")
+    _, kw = settings(sampling)
+    if kw:
+        kw.update(samples=samples, seed=seed)
     s = tensorcfr.Solver(cg if cg is not None else game, algo, device="cpu", **kw)
     points, solving, chunk = [], 0.0, 1
     while solving < seconds:
@@ -74,22 +88,30 @@ def curve(game: str, algo: str, sampling: str, samples: int, seed: int, seconds:
             "ms_per_iteration": 1000 * solving / s.iteration, "sampled_fraction": s.sampled_fraction}
 
 
-def iteration_cost(game: str, iterations: int = 10) -> list[dict]:
-    """ms an iteration of exact CFR+ and of each scheme (K = 1) on `game`, one compile."""
-    cg = tensorcfr.compile(game, chance=True)
+COST_SCHEMES = ("none", "chance", "external", "outcome", "chance/touched", "external/touched", "outcome/touched")
+
+
+def iteration_cost(game: str, iterations: int = 10, repeats: int = 3) -> list[dict]:
+    """ms an iteration of exact CFR+ and of each scheme (K = 1) on `game` in each form (the
+    fastest of `repeats` runs of `iterations`), one compile per form; `of_exact` against the
+    exact iteration of the same form."""
     out = []
-    for sampling in ("none", "chance", "external", "outcome", "chance/touched", "external/touched", "outcome/touched"):
-        scheme, _, scope = sampling.partition("/")
-        kw = {} if sampling == "none" else dict(sampling=scheme, update_scope=scope or "all")
-        s = tensorcfr.Solver(cg, "cfr+", device="cpu", **kw)
-        s.step(2)
-        t0 = time.perf_counter()
-        s.step(iterations)
-        out.append({"game": game, "sampling": sampling, "ms_per_iteration": 1000 * (time.perf_counter() - t0) / iterations,
-                    "sampled_fraction": s.sampled_fraction})
-    exact = out[0]["ms_per_iteration"]
-    for r in out:
-        r["of_exact"] = r["ms_per_iteration"] / exact
+    for form in ("generic", "public"):
+        cg = tensorcfr.compile(game, chance=True) if form == "generic" else tensorcfr.compile(game, form="public")
+        for sampling in COST_SCHEMES:
+            s = tensorcfr.Solver(cg, "cfr+", device="cpu", **settings(sampling)[1])
+            s.step(2)
+            best = float("inf")
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                s.step(iterations)
+                best = min(best, (time.perf_counter() - t0) / iterations)
+            out.append({"game": game, "form": form, "sampling": sampling, "ms_per_iteration": 1000 * best,
+                        "sampled_fraction": s.sampled_fraction})
+        exact = next(r for r in out if r["form"] == form and r["sampling"] == "none")["ms_per_iteration"]
+        for r in out:
+            if r["form"] == form:
+                r["of_exact"] = r["ms_per_iteration"] / exact
     return out
 
 
@@ -179,11 +201,12 @@ def table(rows: list[dict], seconds: dict, cost: list[dict], thesis: list[dict])
                    f"{r['seeds']} | {to} | {fmt(r['iterations_to_target'], ',.0f')} | {spread} | "
                    f"{r['ms_per_iteration']:.3f} | {fmt(r['sampled_fraction'], '.4f')} |")
     if cost:
-        out += ["", f"One iteration of CFR+ on {cost[0]['game']} (K = 1), against an exact one:", "",
-                "| iteration | ms | × exact | entries touched |", "|---|---:|---:|---:|"]
+        out += ["", f"One iteration of CFR+ on {cost[0]['game']} (K = 1), against an exact one of the same form "
+                "(the fastest of 3 runs of 10 iterations):", "",
+                "| form | iteration | ms | × exact | entries touched |", "|---|---|---:|---:|---:|"]
         for c in cost:
-            out.append(f"| {'exact' if c['sampling'] == 'none' else c['sampling']} | {c['ms_per_iteration']:.1f} | "
-                       f"{c['of_exact']:.2f} | {fmt(c['sampled_fraction'], '.4f')} |")
+            out.append(f"| {c.get('form', 'generic')} | {'exact' if c['sampling'] == 'none' else c['sampling']} | "
+                       f"{c['ms_per_iteration']:.1f} | {c['of_exact']:.2f} | {fmt(c['sampled_fraction'], '.4f')} |")
     if thesis:
         out += ["", "The thesis' setting, chance-sampled vanilla CFR (simultaneous, uniform averaging, K = 1, "
                 "updating the infosets each deal touches):", "",
@@ -232,8 +255,11 @@ def main(argv=None) -> int:
                     help="solving-time budget per run, one per game (the last repeats)")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--large-k", type=int, default=16, help="the large number of samples per estimate")
-    ap.add_argument("--schemes", nargs="+", default=["chance", "chance/touched", "external", "outcome"],
-                    help="sampling schemes; SCHEME/touched updates only what a sample touches")
+    ap.add_argument("--schemes", nargs="+",
+                    default=["chance", "chance/touched", "chance/touched:public", "external", "outcome"],
+                    help="sampling schemes; SCHEME/touched updates only what a sample touches; SCHEME:public "
+                         "samples in the public-tree form")
+    ap.add_argument("--keep", action="store_true", help="reuse the runs already in OUT/sampling.json")
     ap.add_argument("--thesis-seconds", type=float, default=60, help="budget of each thesis row (0: none)")
     ap.add_argument("--cost-game", default="dudo(4,2,2)", help="game of the per-iteration cost rows ('' for none)")
     ap.add_argument("--openspiel-iterations", type=int, default=8000,
@@ -251,14 +277,24 @@ def main(argv=None) -> int:
         return write(a, "sampling_openspiel", rows, body, "sampling-openspiel")
     seconds = {g: a.seconds[min(i, len(a.seconds) - 1)] for i, g in enumerate(a.games)}
     GAMES_ORDER.update({g: i for i, g in enumerate(a.games)})
-    runs = []
+    runs, kept = [], {}
+    if a.keep and os.path.exists(os.path.join(a.out, "sampling.json")):
+        with open(os.path.join(a.out, "sampling.json")) as f:
+            kept = {(r["game"], r["algorithm"], r["sampling"], r["samples"], r["seed"]): r for r in json.load(f)["runs"]}
     for game in a.games:
-        cg = tensorcfr.compile(game, chance=True)  # one compile per game serves every run
+        cgs = {}  # one compile per game and form serves every run
         configs = [("cfr+", "none", 1, 0), ("dcfr", "none", 1, 0)]
-        configs += [(SAMPLED_ALGO[sch.split("/")[0]], sch, k, seed)
+        configs += [(SAMPLED_ALGO[sch.split("/")[0].split(":")[0]], sch, k, seed)
                     for sch in a.schemes for k in (1, a.large_k) for seed in range(a.seeds)]
         for algo, sampling, k, seed in configs:
-            r = curve(game, algo, sampling, k, seed, seconds[game], cg)
+            if (game, algo, sampling, k, seed) in kept:
+                runs.append(kept[game, algo, sampling, k, seed])
+                continue
+            form = settings(sampling)[0]
+            if form not in cgs:
+                cgs[form] = tensorcfr.compile(game, chance=True) if form == "generic" else \
+                    tensorcfr.compile(game, form="public")
+            r = curve(game, algo, sampling, k, seed, seconds[game], cgs[form])
             runs.append(r)
             print(f"{game} {algo} {sampling} K={k} seed={seed}: {r['iterations']} iterations, exploitability "
                   f"{r['final']:.3e}, 1e-2 at {r['reached']}", flush=True)

@@ -114,16 +114,23 @@ def test_sampling_experiment_runs_every_scheme_and_the_thesis_setting(tmp_path):
     rows = {(r["algorithm"], r["sampling"], r["samples"]): r for r in out["rows"]}
     assert set(rows) == {("cfr+", "none", 1), ("dcfr", "none", 1), ("cfr+", "chance", 1), ("cfr+", "chance", 4),
                          ("cfr+", "chance/touched", 1), ("cfr+", "chance/touched", 4),
+                         ("cfr+", "chance/touched:public", 1), ("cfr+", "chance/touched:public", 4),
                          ("cfr+", "external", 1), ("cfr+", "external", 4), ("cfr", "outcome", 1), ("cfr", "outcome", 4)}
     assert rows[("cfr+", "none", 1)]["iterations_to_target"] is not None  # exact CFR+ passes 1e-2 in a few ms
     assert rows[("cfr+", "chance", 1)]["sampled_fraction"] == pytest.approx(1 / 6)  # one of Kuhn's 6 deals
     assert all(r["seeds"] == (1 if s == "none" else 2) for (_, s, _), r in rows.items())
-    assert [c["sampling"] for c in out["cost"]] == ["none", "chance", "external", "outcome", "chance/touched",
-                                                    "external/touched", "outcome/touched"]
+    assert [c["sampling"] for c in out["cost"]] == 2 * ["none", "chance", "external", "outcome", "chance/touched",
+                                                        "external/touched", "outcome/touched"]
+    assert [c["form"] for c in out["cost"]] == 7 * ["generic"] + 7 * ["public"]
+    assert rows[("cfr+", "chance/touched:public", 1)]["sampled_fraction"] == pytest.approx(1 / 9)  # of 3 x 3 pairs
     assert [t["game"] for t in out["thesis"]] == ["dudo(4,1,2)", "ocp(12)"]
     md = open(tmp_path / "sampling.md").read()
     assert "| kuhn (0.3 s) | cfr | outcome | 4 | 2 |" in md and "thesis iterations/s" in md
     assert (tmp_path / "sampling.png").exists() == _has("matplotlib")
+    # --keep reruns nothing it has: the same runs come back
+    sampling.main(["--games", "kuhn", "--seconds", "0.3", "--seeds", "2", "--large-k", "4", "--thesis-seconds", "0",
+                   "--cost-game", "", "--no-readme", "--keep", "--out", str(tmp_path)])
+    assert json.load(open(tmp_path / "sampling.json"))["runs"] == out["runs"]
 
 
 def _has(module: str) -> bool:
