@@ -15,9 +15,10 @@ evaluations between them are not timed. The table gives, per configuration, the 
 iterations to exploitability 1e-2 (median over the seeds, and the slowest seed) and the
 exploitability at the end of the budget (median and range); the plot draws every run.
 
-`--thesis` rows repeat the thesis' own setting, chance-sampled vanilla CFR (simultaneous
-updates, uniform averaging, one deal per iteration, only the infosets it touches updated), on
-Dudo(4,1,2) and OCP(12): the
+The thesis rows (`--thesis-games`, `--thesis-seconds`) repeat the thesis' own setting,
+chance-sampled vanilla CFR (simultaneous updates, uniform averaging, one deal per iteration,
+only the infosets it touches updated), on Dudo(4,1,2), OCP(12) and, in the public-tree form,
+Dudo(5,2,2): the
 iterations per second against the thesis' (its 10-hour runs' iterations / 36,000 s), and the
 ε (100 × NashConv) reached.
 
@@ -49,7 +50,9 @@ from readme_section import command, replace_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(HERE, "..", "..", "shared", "reference", "thesis-reference.json")
-THESIS = {"dudo(4,1,2)": (1_215_600, 0.0971), "ocp(12)": (1_147_919_240, 0.0032)}  # 10 h: iterations, eps %
+# 10 h: iterations, eps %; Dudo(5,2,2) samples in the public-tree form (the generic one needs 19 GB)
+THESIS = {"dudo(4,1,2)": (1_215_600, 0.0971), "ocp(12)": (1_147_919_240, 0.0032), "dudo(5,2,2)": (3_826, 15.1963)}
+THESIS_FORM = {"dudo(5,2,2)": "public"}
 TARGET = 1e-2
 # outcome sampling with regret matching+ stalls (Leduc, CFR+, K = 1: exploitability 0.8-1.05 after
 # 15 s against 0.1 for chance sampling): it is run with vanilla regret matching, its usual pairing
@@ -67,9 +70,11 @@ def settings(sampling: str) -> tuple[str, dict]:
 
 def curve(game: str, algo: str, sampling: str, samples: int, seed: int, seconds: float, cg=None) -> dict:
     """One run: [(solving seconds, iteration, exploitability)] at geometrically spaced points."""
-    _, kw = settings(sampling)
+    form, kw = settings(sampling)
     if kw:
         kw.update(samples=samples, seed=seed)
+    if cg is None:
+        kw["form"] = form
     s = tensorcfr.Solver(cg if cg is not None else game, algo, device="cpu", **kw)
     points, solving, chunk = [], 0.0, 1
     while solving < seconds:
@@ -210,12 +215,13 @@ def table(rows: list[dict], seconds: dict, cost: list[dict], thesis: list[dict])
     if thesis:
         out += ["", "The thesis' setting, chance-sampled vanilla CFR (simultaneous, uniform averaging, K = 1, "
                 "updating the infosets each deal touches):", "",
-                "| game | iterations | seconds | ε (%) | iterations/s | thesis: iterations in 10 h | thesis ε (%) | "
-                "thesis iterations/s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+                "| game | form | iterations | seconds | ε (%) | iterations/s | thesis: iterations in 10 h | thesis ε (%) | "
+                "thesis iterations/s |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
         for t in thesis:
-            out.append(f"| {t['game']} | {t['iterations']:,} | {t['seconds']:.0f} | {t['eps_percent']:.4f} | "
-                       f"{t['iterations_per_second']:,.0f} | {t['thesis_iterations']:,} | {t['thesis_eps_percent']} | "
-                       f"{t['thesis_iterations'] / 36000:,.0f} |")
+            out.append(f"| {t['game']} | {t.get('form', 'generic')} | {t['iterations']:,} | {t['seconds']:.0f} | "
+                       f"{t['eps_percent']:.4f} | "
+                       f"{t['iterations_per_second']:,.1f} | {t['thesis_iterations']:,} | {t['thesis_eps_percent']} | "
+                       f"{t['thesis_iterations'] / 36000:,.1f} |")
     return "\n".join(out) + "\n"
 
 
@@ -261,6 +267,8 @@ def main(argv=None) -> int:
                          "samples in the public-tree form")
     ap.add_argument("--keep", action="store_true", help="reuse the runs already in OUT/sampling.json")
     ap.add_argument("--thesis-seconds", type=float, default=60, help="budget of each thesis row (0: none)")
+    ap.add_argument("--thesis-games", nargs="+", default=list(THESIS), choices=list(THESIS),
+                    help="the games of the thesis rows")
     ap.add_argument("--cost-game", default="dudo(4,2,2)", help="game of the per-iteration cost rows ('' for none)")
     ap.add_argument("--openspiel-iterations", type=int, default=8000,
                     help="iterations of the OpenSpiel MCCFR comparison (--peers-only) on --openspiel-game")
@@ -301,12 +309,20 @@ def main(argv=None) -> int:
     cost = iteration_cost(a.cost_game) if a.cost_game else []
     for c in cost:
         print(f"cost on {c['game']}: {c['sampling']} {c['ms_per_iteration']:.1f} ms ({c['of_exact']:.2f} x exact)")
-    thesis = []
+    thesis, kept_thesis = [], {}
+    if a.keep and os.path.exists(os.path.join(a.out, "sampling.json")):
+        with open(os.path.join(a.out, "sampling.json")) as f:
+            kept_thesis = {t["game"]: t for t in json.load(f).get("thesis", [])}
     if a.thesis_seconds > 0:
-        for game, (its, eps) in THESIS.items():
-            r = curve(game, "cfr", "chance/touched", 1, 0, a.thesis_seconds)
+        for game in a.thesis_games:
+            its, eps = THESIS[game]
+            if game in kept_thesis:
+                thesis.append(kept_thesis[game])
+                continue
+            form = THESIS_FORM.get(game, "generic")
+            r = curve(game, "cfr", "chance/touched" + (":public" if form == "public" else ""), 1, 0, a.thesis_seconds)
             t, n, _, nash, _ = r["points"][-1]
-            thesis.append({"game": game, "iterations": n, "seconds": t, "eps_percent": 100 * nash,
+            thesis.append({"game": game, "form": form, "iterations": n, "seconds": t, "eps_percent": 100 * nash,
                            "iterations_per_second": n / t, "thesis_iterations": its, "thesis_eps_percent": eps,
                            "points": r["points"]})
             print(f"thesis setting {game}: {n} iterations in {t:.0f} s, eps {100 * nash:.4f}%", flush=True)

@@ -350,6 +350,10 @@ def _make_solver(args, algo: str):
     limits = _limits(args)
     if sampling not in (None, "none") and getattr(args, "form", None) != "public":
         limits.update(form="generic", chance=True)  # Monte-Carlo iterations' chance tree (--form public: the deal)
+    if getattr(args, "distributed", False):  # this rank builds only its block of a generic payoff
+        from .distributed import process_group
+
+        limits["shard"] = process_group()
     game = compile_game(game, **limits)
     return Solver(game, algo, device=args.device, dtype=args.dtype, deterministic=getattr(args, "deterministic", False),
                   distributed=getattr(args, "distributed", False), seed=getattr(args, "seed", 0),

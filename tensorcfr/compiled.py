@@ -66,6 +66,9 @@ class CompiledGame:
     node_chance_prob: torch.Tensor | None = None  # [N] float64: probability of the chance edge into the node, else 1
     # the chance tree of Monte-Carlo sampling (`compile(..., chance=True)`; not saved):
     chance: "ChanceTree | None" = None
+    # (rank, world): the payoff holds only rank's block of the ranks' (`compile(..., shard=)`;
+    # `distributed.py`); None: the whole payoff
+    shard: tuple[int, int] | None = None
 
     @property
     def batch_size(self) -> int:
@@ -133,6 +136,9 @@ class CompiledGame:
         """Write to a `.pt` file (atomically: a crash never leaves half a file), with a checksum
         of its contents and `identity` (what the file is: the compile cache stores the game and
         the digest of the code that compiled it), both verified by `load(path, expect=...)`."""
+        if self.shard is not None:
+            raise TensorCFRError(f"{self.name}: this is rank {self.shard[0]}'s block of the payoff of {self.shard[1]} "
+                                 "ranks, not a whole game; save the game compiled without shard=")
         data = {"format": "tensorcfr.CompiledGame", "version": FORMAT_VERSION,
                 "name": self.name, "batch_names": list(self.batch_names),
                 "tensors": {k: v.cpu() for k, v in self._tensors().items()},

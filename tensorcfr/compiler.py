@@ -508,13 +508,15 @@ def _treeplex(raw: RawTree, p: int):
     return tp, seq_map, inv
 
 
-def _payoff_entries(raw: RawTree, seq_maps, s1_count: int, idx):
+def _payoff_entries(raw: RawTree, seq_maps, s1_count: int, idx, shard: tuple[int, int] | None = None):
     """The payoff matrix's nonzeros from the terminals: (seq 0 [Z], seq 1 [Z], payoff [Z]) sorted
     by (seq 0, seq 1), terminals of one pair summed in walk order. A stable sort (not np.unique
     with its inverse) keeps the peak near four arrays of the terminals' length; `raw.terminals`
-    is released on the way."""
+    is released on the way. With `shard` (rank, world), only rank's block (`_block`)."""
     t0, t1, w = raw.terminals
     raw.terminals = None
+    if shard is not None:
+        t0, t1, w = _block(t0, t1, w, seq_maps[0], shard)
     pair = np.empty(len(w), np.int64)  # [T] final seq 0 * S_1 + final seq 1
     for k in range(0, len(w), CHUNK):
         sl = slice(k, k + CHUNK)
@@ -535,14 +537,36 @@ def _payoff_entries(raw: RawTree, seq_maps, s1_count: int, idx):
     return seqs, w
 
 
-def _structure(raw: RawTree):
+def _block(t0: np.ndarray, t1: np.ndarray, w: np.ndarray, seq_map0: np.ndarray, shard: tuple[int, int]):
+    """The terminals (t0, t1, w) whose final sequence of player 0 lies in rank's rows
+    [lo, hi) of the payoff matrix: rows split into `world` contiguous blocks of about equal
+    terminal counts, so the ranks' blocks, in rank order, are the whole sorted payoff. Two
+    chunked passes (a count per row, then the filter): no array of the terminals' length."""
+    rank, world = shard
+    rows = int(seq_map0.max()) + 1 if len(seq_map0) else 1
+    counts = np.zeros(rows, np.int64)  # [S_0] terminals ending in each sequence of player 0
+    for k in range(0, len(w), CHUNK):
+        counts += np.bincount(seq_map0[t0[k:k + CHUNK]], minlength=rows)
+    cum = np.cumsum(counts)
+    lo, hi = (int(np.searchsorted(cum, r * int(cum[-1]) // world, side="right")) if r < world else rows
+              for r in (rank, rank + 1))
+    keep = []
+    for k in range(0, len(w), CHUNK):
+        s0 = seq_map0[t0[k:k + CHUNK]]
+        keep.append(k + np.flatnonzero((s0 >= lo) & (s0 < hi)))
+    keep = np.concatenate(keep) if keep else np.zeros(0, np.int64)
+    return t0[keep], t1[keep], w[keep]
+
+
+def _structure(raw: RawTree, shard: tuple[int, int] | None = None):
     tps, seq_maps, infoset_maps = zip(*(_treeplex(raw, p) for p in (0, 1)))
     s1_count = tps[1].num_sequences
     tree = None
     if raw.chance is not None:  # before `_payoff_entries` releases the terminals
         classes, chance_nodes, terminal_class = raw.chance
         tree = chance_tree(classes, chance_nodes, (*raw.terminals, terminal_class), seq_maps, s1_count)
-    seqs, payoff = _payoff_entries(raw, seq_maps, s1_count, _index_dtype(max(tps[0].num_sequences, s1_count)))
+    seqs, payoff = _payoff_entries(raw, seq_maps, s1_count, _index_dtype(max(tps[0].num_sequences, s1_count)),
+                                   shard)
     nodes = {"node_counts": torch.tensor(raw.counts, dtype=torch.int64),
              "node_level_offsets": torch.from_numpy(raw.level_offsets)}
     if raw.nodes is not None:
@@ -627,7 +651,8 @@ def cache_file(g: Game) -> str:
 
 def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes: bool | None = None,  # noqa: A001
             cache: bool | None = None, *, max_histories: int | None = None,
-            max_memory: int | str | None = "auto", form: str = "generic", chance: bool = False) -> CompiledGame:
+            max_memory: int | str | None = "auto", form: str = "generic", chance: bool = False,
+            shard: tuple[int, int] | None = None) -> CompiledGame:
     """Compile a game, or a list of games over one tree (a batch of payoff vectors).
 
     Accepts a spec string, a `games.Game`, or a list of them that differ only in payoffs
@@ -653,6 +678,11 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             closed-form size (`Game.public_size_hint`, `sizes.public_estimate_bytes`).
     chance: also build the chance tree (`cg.chance`, `tensorcfr.chance.ChanceTree`) that
             Monte-Carlo sampling needs (generic form only; never cached).
+    shard:  (rank, world): the generic form keeps only rank's block of the payoff (contiguous
+            rows of player 0's sequences, balanced by terminals; `distributed.py`), so a rank
+            never holds the whole sorted payoff; the walk and the treeplexes are whole, as
+            every rank needs them. Never cached. The public-tree form compiles whole (its walk
+            is its treeplexes) and `distributed.shard` splits it afterwards.
 
     Example:
         >>> import tensorcfr
@@ -661,10 +691,10 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
         2
     """
     with returning_freed_memory():  # the walk's arrays are unmapped when freed, not left in the heap
-        return _compile(game, method, nodes, cache, max_histories, max_memory, form, chance)
+        return _compile(game, method, nodes, cache, max_histories, max_memory, form, chance, shard)
 
 
-def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance):
+def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance, shard=None):
     """`compile`'s body."""
     if method not in METHODS:
         raise TensorCFRError(f"compile: method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -696,15 +726,21 @@ def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance
     for g in members:  # a game too large is refused here, before its payoffs or its tree are made
         walk_limit(g.name, g.size_hint(), "vectorized", max_histories, max_memory)
     # the cache holds what the default (nodes=None) keeps; an explicit choice compiles afresh
-    path = cache_file(members[0]) if cache is not False and len(members) == 1 and nodes is None and not chance \
-        else None
+    if shard is not None:
+        rank, world = shard
+        if not (isinstance(world, int) and isinstance(rank, int) and 0 <= rank < world):
+            raise TensorCFRError(f"compile: shard must be (rank, world) with 0 <= rank < world, got {shard!r}")
+        if chance:
+            raise TensorCFRError("compile: chance=True (Monte-Carlo sampling) runs on one process, not with shard=")
+    path = cache_file(members[0]) if (cache is not False and len(members) == 1 and nodes is None and not chance
+                                      and shard is None) else None
     identity = {"game": members[0].name, "digest": _source_digest(members[0])} if path else None
     if path and os.path.exists(path):
         try:
             return CompiledGame.load(path, expect=identity)
         except TensorCFRError as e:  # another game's file, damaged, edited: compile afresh and overwrite
             print(f"tensorcfr: cached compiled game not used ({e}); compiling afresh", file=sys.stderr)
-    compiled = [_structure(_walk(g, method, nodes, max_histories, max_memory, chance)) for g in members]
+    compiled = [_structure(_walk(g, method, nodes, max_histories, max_memory, chance), shard) for g in members]
     trees = [c[3].pop("chance", None) for c in compiled]
     tps, seqs, _, nodes_a = compiled[0]
     for g, (tps_b, seqs_b, _, nodes_b) in zip(members[1:], compiled[1:]):
@@ -723,6 +759,7 @@ def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance
         treeplexes=tps,
         payoff_seq=seqs,
         payoff=torch.stack([c[2] for c in compiled]),
+        shard=None if shard is None else tuple(shard),
         **nodes_a,
     )
     if path and (cache or cg.num_histories >= CACHE_MIN_HISTORIES):

@@ -15,8 +15,13 @@ The partial sums add in another order than one process does, so a distributed ru
 with a single-process run to rounding (1e-12 at float64 in the tests), not to the bit; with
 the CFR family, a regret tolerance (`regret_tolerance=1e-12`) keeps ties at 0 from flipping.
 
-Not done: each rank still compiles the whole game before keeping its block (the compile is
-not split), and the state is never sharded.
+The compile. In the generic form a rank builds only its block of the payoff
+(`compile(..., shard=(rank, world))`: contiguous rows of player 0's sequences, balanced by
+terminals): the walk and the treeplexes are whole on every rank, since every rank holds the
+whole state, but the sorted payoff — the compile's peak, four arrays of the terminals' length —
+is 1/N of it. The public-tree form compiles whole on every rank (its walk is its treeplexes;
+its payoff is a few small matrices per class) and keeps its block of terminal public nodes.
+The state is never sharded: strategies, regrets and averages are replicated.
 
 Run under `torchrun` (`tensorcfr solve GAME --distributed`), or from Python inside an
 initialised process group:
@@ -53,6 +58,12 @@ def shard(cg, rank: int, world: int):
     terminals. The rest (treeplexes, sizes' counts) is shared with `cg`."""
     if not 0 <= rank < world:
         raise TensorCFRError(f"rank {rank} is not in 0..{world - 1}")
+    made = getattr(cg, "shard", None)  # compiled as a block already (`compile(..., shard=)`)
+    if made is not None:
+        if tuple(made) != (rank, world):
+            raise TensorCFRError(f"{cg.name} was compiled as rank {made[0]}'s block of {made[1]}, "
+                                 f"not rank {rank}'s of {world}")
+        return cg
     if getattr(cg, "form", "generic") == "public":
         lo, hi = bounds(int(cg.terminal_seq.shape[1]), rank, world)
         offsets = cg.class_offsets.clamp(lo, hi) - lo  # [K+1]: each class's terminals within the block

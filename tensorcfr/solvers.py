@@ -63,7 +63,9 @@ class Solver:
     anything is moved there (`sizes.check_device_memory`).
     distributed: inside an initialised `torch.distributed` process group, keep only this
           rank's block of the payoff operator and sum the counterfactual values over the ranks
-          (`distributed.py`: the state is replicated; `game` then holds this rank's block).
+          (`distributed.py`: the state is replicated; `game` then holds this rank's block). A
+          game given by name in the generic form is compiled as that block only
+          (`compile(..., shard=)`); a compiled game is split after the fact.
     sampling: "none" (exact iterations), "chance", "external" or "outcome": Monte-Carlo
           counterfactual values (`sampling.py`), `samples` per estimate, outcome sampling's
           exploration `epsilon`, drawn from a generator seeded by `seed` (a checkpoint keeps
@@ -124,8 +126,10 @@ class Solver:
         self.dtype = resolve_dtype(dtype)
         self.deterministic = bool(deterministic)
         check_capture(capture, self.device)
+        # distributed: a generic compile builds only this rank's block of the payoff
+        block = process_group() if distributed else None
         cg = game if isinstance(game, (CompiledGame, PublicCompiledGame)) else \
-            compile_game(game, form=form, chance=sampling != "none" and form == "generic")
+            compile_game(game, form=form, chance=sampling != "none" and form == "generic", shard=block)
         b = cg.batch_size
         if self.config.batch_size > 1:
             if b not in (1, self.config.batch_size):
@@ -134,7 +138,7 @@ class Solver:
         self.batch_size = b
         self.distributed = bool(distributed)
         if self.distributed:
-            rank, world = process_group()
+            rank, world = block
             if capture not in ("auto", "none"):
                 raise TensorCFRError(f"capture={capture!r} with distributed=True: only eager iterations are "
                                      "distributed (capture='none')")

@@ -46,8 +46,9 @@ def _worker(rank, world, init, out, task):  # (launch_local passes rank, world, 
         if task == "iterates":
             results = {}
             for game, form, algo in CASES:
-                s = tensorcfr.Solver(tensorcfr.compile(game, form=form), algo, device="cpu", distributed=True,
-                                     **options(algo))
+                # by name: a generic game is compiled as this rank's block only (compile(..., shard=))
+                s = tensorcfr.Solver(game, algo, device="cpu", form=form, distributed=True, **options(algo))
+                assert (getattr(s.game, "shard", None) == (rank, world)) == (form == "generic")
                 s.step(ITERATIONS)
                 results[f"{game}|{form}|{algo}"] = snapshot(s)
             s = tensorcfr.Solver("leduc", "dcfr", device="cpu", distributed=True, **options("dcfr"))
@@ -104,6 +105,35 @@ def test_shards_cover_the_payoff_once():
             assert all(int(p.class_offsets[-1]) == n for p, n in zip(parts, terminals))
     with pytest.raises(tensorcfr.TensorCFRError, match="rank 3 is not in 0..2"):
         shard(cg, 3, 3)
+
+
+@pytest.mark.parametrize("game", ["leduc", "dudo(4,1,2)", "random(seed=3)", ("kuhn(ante=1)", "kuhn(ante=2)")])
+def test_a_split_compile_builds_the_whole_payoff_in_blocks(game):
+    """compile(..., shard=(rank, world)): the ranks' blocks, in rank order, are the whole
+    compile's sorted payoff, bit for bit, balanced by terminals (rows of player 0's sequences)."""
+    game = list(game) if isinstance(game, tuple) else game
+    whole = tensorcfr.compile(game, cache=False)
+    for world in (1, 2, 3, 5):
+        parts = [tensorcfr.compile(game, shard=(r, world)) for r in range(world)]
+        assert all(p.shard == (r, world) for r, p in enumerate(parts))
+        assert torch.equal(torch.cat([p.payoff_seq for p in parts], 1), whole.payoff_seq)
+        assert torch.equal(torch.cat([p.payoff for p in parts], 1), whole.payoff)
+        assert all(p.sizes()["histories"] == whole.sizes()["histories"] for p in parts)
+        if game == "dudo(4,1,2)":  # rows of equal terminal counts: blocks within one row's width
+            sizes = [p.payoff.shape[1] for p in parts]
+            assert max(sizes) - min(sizes) <= 2 * 12
+
+
+def test_a_block_is_not_a_game_to_save_or_to_split_again(tmp_path):
+    block = tensorcfr.compile("kuhn", shard=(1, 2))
+    assert shard(block, 1, 2) is block
+    with pytest.raises(tensorcfr.TensorCFRError, match="compiled as rank 1's block of 2, not rank 0's of 3"):
+        shard(block, 0, 3)
+    with pytest.raises(tensorcfr.TensorCFRError, match="not a whole game"):
+        block.save(tmp_path / "block.pt")
+    for bad in ((2, 2), (-1, 2), (0, 0)):
+        with pytest.raises(tensorcfr.TensorCFRError, match="shard must be"):
+            tensorcfr.compile("kuhn", shard=bad)
 
 
 def test_distributed_needs_a_process_group():

@@ -109,7 +109,7 @@ def test_sampling_experiment_runs_every_scheme_and_the_thesis_setting(tmp_path):
     import sampling
 
     sampling.main(["--games", "kuhn", "--seconds", "0.3", "--seeds", "2", "--large-k", "4", "--thesis-seconds", "0.3",
-                   "--cost-game", "kuhn", "--no-readme", "--out", str(tmp_path)])
+                   "--thesis-games", "dudo(4,1,2)", "ocp(12)", "--cost-game", "kuhn", "--no-readme", "--out", str(tmp_path)])
     out = json.load(open(tmp_path / "sampling.json"))
     rows = {(r["algorithm"], r["sampling"], r["samples"]): r for r in out["rows"]}
     assert set(rows) == {("cfr+", "none", 1), ("dcfr", "none", 1), ("cfr+", "chance", 1), ("cfr+", "chance", 4),
