@@ -17,9 +17,11 @@ the CFR family, a regret tolerance (`regret_tolerance=1e-12`) keeps ties at 0 fr
 
 The compile. In the generic form a rank builds only its block of the payoff
 (`compile(..., shard=(rank, world))`: contiguous rows of player 0's sequences, balanced by
-terminals): the walk and the treeplexes are whole on every rank, since every rank holds the
-whole state, but the sorted payoff — the compile's peak, four arrays of the terminals' length —
-is 1/N of it. The public-tree form compiles whole on every rank (its walk is its treeplexes;
+terminals), with no per-node arrays: the walk and the treeplexes are whole on every rank,
+since every rank holds the whole state, while the sorted payoff (four arrays of the terminals'
+length while it is built) is 1/N of it. Where the walk's frontier is the compile's peak
+(Dudo(4,2,2): 0.88 GB a rank, against 1.47 GB for a whole compile with its per-node arrays)
+the peak does not fall further with N. The public-tree form compiles whole on every rank (its walk is its treeplexes;
 its payoff is a few small matrices per class) and keeps its block of terminal public nodes.
 The state is never sharded: strategies, regrets and averages are replicated.
 

@@ -74,7 +74,8 @@ class Solver:
           sample is a deal of private types (`public_sampling.py`); evaluation stays exact.
     update_scope: with sampling, "all" (default: every sequence is updated and the exact plan
           averaged each iteration, O(S)) or "touched": only the part of each treeplex above
-          the payoff entries drawn is updated and averaged (`treeplex.touched`), so an
+          the payoff entries drawn is updated and averaged (`treeplex.touched`; in the
+          public-tree form, the type columns drawn), so an
           iteration costs what the sample touches. Exact for the rules a zero value leaves
           alone (CFR and CFR+: no discounting, prediction or regret tolerance); the average
           then adds each infoset's plan when a sample touches it, as chance-sampled CFR
