@@ -188,7 +188,7 @@ class PublicEstimator:
             avg = avg.new_zeros(avg.shape[0], avg.shape[1], len(own)).index_add_(2, pos, avg) / K
         return own, summed, avg
 
-    def _terms(self, p, sigma, draws, xs, t0, t1, per_sample=False):
+    def _terms(self, p, sigma, draws, xs, t0, t1):
         """Each sample's estimate on its own column, [B, 1 + M_p, K] (row 0: the empty
         sequence), and outcome sampling's weighted plan [B, M_p, K] (else None). With the plans
         `xs`, chance sampling reads the other player's reach from them; without, it makes it on
