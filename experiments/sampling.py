@@ -285,10 +285,13 @@ def main(argv=None) -> int:
         return write(a, "sampling_openspiel", rows, body, "sampling-openspiel")
     seconds = {g: a.seconds[min(i, len(a.seconds) - 1)] for i, g in enumerate(a.games)}
     GAMES_ORDER.update({g: i for i, g in enumerate(a.games)})
-    runs, kept = [], {}
+    earlier = {}  # --keep: the runs and thesis rows of OUT/sampling.json
     if a.keep and os.path.exists(os.path.join(a.out, "sampling.json")):
         with open(os.path.join(a.out, "sampling.json")) as f:
-            kept = {(r["game"], r["algorithm"], r["sampling"], r["samples"], r["seed"]): r for r in json.load(f)["runs"]}
+            earlier = json.load(f)
+    kept = {(r["game"], r["algorithm"], r["sampling"], r["samples"], r["seed"]): r for r in earlier.get("runs", [])}
+    kept_thesis = {t["game"]: t for t in earlier.get("thesis", [])}
+    runs = []
     for game in a.games:
         cgs = {}  # one compile per game and form serves every run
         configs = [("cfr+", "none", 1, 0), ("dcfr", "none", 1, 0)]
@@ -309,10 +312,7 @@ def main(argv=None) -> int:
     cost = iteration_cost(a.cost_game) if a.cost_game else []
     for c in cost:
         print(f"cost on {c['game']}: {c['sampling']} {c['ms_per_iteration']:.1f} ms ({c['of_exact']:.2f} x exact)")
-    thesis, kept_thesis = [], {}
-    if a.keep and os.path.exists(os.path.join(a.out, "sampling.json")):
-        with open(os.path.join(a.out, "sampling.json")) as f:
-            kept_thesis = {t["game"]: t for t in json.load(f).get("thesis", [])}
+    thesis = []
     if a.thesis_seconds > 0:
         for game in a.thesis_games:
             its, eps = THESIS[game]

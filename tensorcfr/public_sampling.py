@@ -147,12 +147,10 @@ class PublicEstimator:
         own, g, avg = self._estimate(p, sigma, draws)
         sp = self.spaces[p]
         part = self._part(sp, own)
-        ids = torch.cat([own.new_zeros(1), 1 + (torch.arange(sp.num_public_sequences, device=own.device)[:, None]
-                                                * sp.types + own).reshape(-1)])  # [1 + M K']
         b = g.shape[0]
         values = torch.cat([g[:, 0].sum(-1, keepdim=True), g[:, 1:].reshape(b, -1)], 1)  # [B, 1 + M K']
         plan = None if avg is None else torch.cat([avg.new_ones(avg.shape[0], 1), avg.reshape(avg.shape[0], -1)], 1)
-        return Touched(part, ids, values, plan, columns=own)
+        return Touched(part, None, values, plan, columns=own)
 
     def per_sample(self, p: int, sigma: list[torch.Tensor], xs: list[torch.Tensor], draws: Draws):
         """As `values`, but every sample's estimate [B, K, S_p] and plan [B, K, S_p] (for tests of the spread)."""

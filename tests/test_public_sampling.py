@@ -1,6 +1,7 @@
 """Monte-Carlo sampling in the public-tree form (`tensorcfr.public_sampling`): unbiased, exactly,
 by enumerating every deal of types and every pure strategy drawn; statistically for the spread;
-the touched columns' update equals the full update; convergence; resume; the CLI."""
+convergence; resume; the CLI (the touched columns' update equals the full update: in
+tests/test_sampling.py, with the generic form's)."""
 
 from __future__ import annotations
 
@@ -175,24 +176,6 @@ def test_mean_of_20000_estimates_is_within_5_standard_errors(scheme):
             assert torch.allclose(avg_total / n, xs[p][0], atol=0.05)
 
 
-@pytest.mark.parametrize("algo", ["cfr", "cfr+"])
-@pytest.mark.parametrize("scheme", ["chance", "external", "outcome"])
-@pytest.mark.parametrize("game", ["leduc", "liars_dice(numdice=2,faces=2)"])
-def test_touched_columns_update_equals_the_full_update(game, scheme, algo, device):
-    """update_scope='touched' updates the columns drawn only; for cfr and cfr+ a zero value
-    leaves the other columns' regrets alone, so regrets and strategies equal the full update's."""
-    kw = dict(device=device, sampling=scheme, samples=3, seed=5, form="public")
-    full = tensorcfr.Solver(game, algo, **kw)
-    part = tensorcfr.Solver(game, algo, update_scope="touched", **kw)
-    for _ in range(20):
-        full.step()
-        part.step()
-        for p in (0, 1):
-            assert torch.allclose(part.regrets[p], full.regrets[p], rtol=0, atol=1e-12)
-            assert torch.allclose(part.sigma[p], full.sigma[p], rtol=0, atol=1e-12)
-    assert bool((full.regrets[0] != 0).any())
-
-
 def test_one_column_and_several_are_taken_and_put_alike():
     """`Touched.take`/`put` read one column as a strided view and several by index: the same."""
     from tensorcfr.sampling import Touched
@@ -203,7 +186,7 @@ def test_one_column_and_several_are_taken_and_put_alike():
         c = torch.tensor(cols)
         ids = torch.cat([torch.zeros(1, dtype=torch.long),
                          1 + (torch.arange(tp.num_public_sequences)[:, None] * tp.types + c).reshape(-1)])
-        part = Touched(tp.with_types(len(cols)), ids, None, None, columns=c)
+        part = Touched(tp.with_types(len(cols)), None, None, None, columns=c)
         assert torch.equal(part.take(x), x[:, ids])
         v = torch.rand(2, len(ids), dtype=torch.float64)
         y, want = x.clone(), x.clone()

@@ -286,20 +286,23 @@ def test_sampled_fraction_of_one_deal():
 
 @pytest.mark.parametrize("algo", ["cfr", "cfr+"])
 @pytest.mark.parametrize("scheme", ["chance", "external", "outcome"])
-@pytest.mark.parametrize("game", ["leduc", "random(seed=11)"])
-def test_touched_update_equals_the_full_update(game, scheme, algo, device):
-    """update_scope='touched' updates only the part of each treeplex above the entries drawn;
-    for cfr and cfr+ a zero value leaves regrets alone, so regrets and strategies equal the
-    full update's, iteration by iteration (the same draws: the same seed)."""
-    full = tensorcfr.Solver(game, algo, device=device, sampling=scheme, samples=2, seed=5)
-    part = tensorcfr.Solver(game, algo, device=device, sampling=scheme, samples=2, seed=5, update_scope="touched")
+@pytest.mark.parametrize("game,form", [("leduc", "generic"), ("random(seed=11)", "generic"), ("leduc", "public"),
+                                       ("liars_dice(numdice=2,faces=2)", "public")])
+def test_touched_update_equals_the_full_update(game, form, scheme, algo, device):
+    """update_scope='touched' updates only the part of each treeplex above the entries drawn
+    (the public-tree form: the type columns drawn); for cfr and cfr+ a zero value leaves
+    regrets alone, so regrets and strategies equal the full update's, iteration by iteration
+    (the same draws: the same seed)."""
+    kw = dict(device=device, sampling=scheme, samples=3, seed=5, form=form)
+    full = tensorcfr.Solver(game, algo, **kw)
+    part = tensorcfr.Solver(game, algo, update_scope="touched", **kw)
     for _ in range(20):
         full.step()
         part.step()
         for p in (0, 1):
             assert torch.allclose(part.regrets[p], full.regrets[p], rtol=0, atol=1e-12)
             assert torch.allclose(part.sigma[p], full.sigma[p], rtol=0, atol=1e-12)
-    assert part.describe()["update_scope"] == "touched"
+    assert part.describe()["update_scope"] == "touched" and bool((full.regrets[0] != 0).any())
 
 
 @pytest.mark.parametrize("game", ["leduc", "dudo(4,1,2)", "random(seed=3)"])
