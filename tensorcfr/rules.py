@@ -252,8 +252,10 @@ class CFRConfig(Schedule):
         regret[:, 1:].add_(inst)  # (not +=, which copies the slice onto itself afterwards)
         if self.plus:
             regret.clamp_(min=0)
-        if sc.positive is not None:
-            regret.mul_(torch.where(regret >= 0, _like(sc.positive, regret), _like(sc.negative, regret)))
+        if sc.positive is not None:  # r+ times one factor, r- the other: no boolean mask (5x a product here)
+            negative = regret.clamp(max=0)
+            regret.clamp_(min=0).mul_(_like(sc.positive, regret)).addcmul_(negative, _like(sc.negative, regret))
+            del negative
         if self.predictive:
             predicted = regret.clone()
             predicted[:, 1:].add_(inst)
