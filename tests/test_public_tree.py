@@ -113,6 +113,46 @@ def test_blocks_of_levels_change_nothing(algo, monkeypatch):
     assert torch.equal(a.nash_conv, b.nash_conv) and torch.equal(a.game_value, b.game_value)
 
 
+@pytest.mark.parametrize("batch", [1, 2])
+def test_row_sums_and_copies_equal_a_loop(batch):
+    # add_rows by a sparse product (one member, enough entries), by a scatter otherwise, and
+    # put_rows, against a plain loop; indices unsorted, repeated, near together and far apart
+    import tensorcfr.public as public
+    g = torch.Generator().manual_seed(3)
+    for index in (torch.randint(0, 5000, (40000,), generator=g),  # repeats, rows spread over all of out
+                  torch.randint(1000, 1100, (9000,), generator=g),  # a narrow band of rows
+                  torch.randperm(20000, generator=g)[:9000]):  # distinct rows
+        values = torch.randn(batch, len(index), 5, dtype=torch.float64, generator=g)
+        n = int(index.max()) + 7
+        start = torch.randn(batch, n, 5, dtype=torch.float64, generator=g)
+        expect = start.clone()
+        for i, r in enumerate(index.tolist()):
+            expect[:, r] += values[:, i]
+        got = public.add_rows(start.clone(), index, values)
+        assert torch.allclose(got, expect, rtol=0, atol=1e-12)
+        if len(torch.unique(index)) == len(index):
+            put = public.put_rows(torch.zeros_like(start), index, values)
+            assert torch.equal(put, public.add_rows(torch.zeros_like(start), index, values))
+
+
+def test_cpu_row_paths_change_no_iterate(monkeypatch):
+    # the CPU's sparse sums and row copies (Dudo: every terminal's row distinct) give the
+    # iterates of the broadcast scatter-adds they replace
+    import tensorcfr.public as public
+    fast = tensorcfr.Solver(compile_public("dudo(4,1,2)"), "dcfr")
+    assert fast.op.distinct == (True, True)
+    assert tensorcfr.Solver(compile_public("leduc"), "cfr").op.distinct == (False, False)  # calls and folds share a bet
+    monkeypatch.setattr(public, "MATRIX_ENTRIES", 1 << 62)
+    monkeypatch.setattr(public, "put_rows", public.add_rows)
+    slow = tensorcfr.Solver(compile_public("dudo(4,1,2)"), "dcfr")
+    for _ in range(10):
+        fast.step()
+        slow.step()
+    for p in (0, 1):
+        for a, b in ((fast.sigma, slow.sigma), (fast.average, slow.average), (fast.regrets, slow.regrets)):
+            assert torch.allclose(a[p], b[p], rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("game", ["kuhn", "ocp(12)", ["kuhn(ante=1)", "kuhn(ante=2)"]])
 def test_ranked_showdowns_equal_the_dense_payoff_matrices(game):
     # OCP and Kuhn pay a + b sign(t0 - t1): O(T) prefix sums over the ranks instead of a T x T product
