@@ -200,3 +200,27 @@ def test_cli_under_torchrun_equals_one_process(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "tensorcfr", *args, "--distributed", "--no-log"], capture_output=True,
                          text=True, timeout=300, env=env)
     assert bad.returncode == 2 and "--distributed runs under torchrun" in bad.stderr
+
+
+@pytest.mark.skipif(not (torch.cuda.is_available() and dist.is_nccl_available()), reason="NCCL needs CUDA")
+def test_cli_over_nccl_equals_one_process_on_cuda(tmp_path):
+    """The GPU path: `torchrun ... --distributed --device cuda` takes NCCL, one GPU a rank (as
+    many ranks as GPUs, at most 2; one on a one-GPU box still runs NCCL's all-reduce), and its
+    curve equals one CUDA process's."""
+    import json
+    import subprocess
+    import sys
+
+    ranks = min(torch.cuda.device_count(), 2)
+    args = ["solve", "dudo(4,1,2)", "--form", "public", "--algo", "dcfr", "--iterations", "30", "--eval-every", "10",
+            "--regret-tolerance", "1e-12", "--device", "cuda", "--json", "--no-log"]
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(ranks),
+                        "-m", "tensorcfr", *args, "--distributed"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    many = json.loads(r.stdout)
+    assert many["config"]["distributed"] is True
+    one = json.loads(subprocess.run([sys.executable, "-m", "tensorcfr", *args], capture_output=True, text=True,
+                                    timeout=600, check=True).stdout)
+    assert [c["iteration"] for c in many["curve"]] == [c["iteration"] for c in one["curve"]]
+    for a, b in zip(many["curve"], one["curve"]):
+        assert abs(a["exploitability"] - b["exploitability"]) <= 1e-10 and abs(a["game_value"] - b["game_value"]) <= 1e-10
