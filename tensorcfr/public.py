@@ -158,8 +158,11 @@ def _summing(index: torch.Tensor, dtype: torch.dtype) -> tuple[int, int, torch.T
     if hi - lo > 4 * len(index):  # rows spread far apart (a payoff class's terminals): the product would walk them all
         _SUMMING[key] = (weakref.ref(index, lambda _, k=key: _SUMMING.pop(k, None)), lo, hi, None)
         return lo, hi, None
-    order = torch.argsort(index, stable=True)
-    crow = torch.zeros(hi - lo + 1, dtype=torch.int64)
+    # 32-bit indices where they fit: half the memory, and MKL's product is faster with them
+    # (1M x 15 rows: about 2x, measured beside another job; 187 against 155 us on 65K x 10)
+    kind = torch.int32 if len(index) < 2**31 - 1 else torch.int64
+    order = torch.argsort(index, stable=True).to(kind)
+    crow = torch.zeros(hi - lo + 1, dtype=kind)
     torch.cumsum(torch.bincount(index - lo, minlength=hi - lo), 0, out=crow[1:])
     with warnings.catch_warnings():  # "sparse CSR support is in beta": the product used here is long-standing
         warnings.simplefilter("ignore")
