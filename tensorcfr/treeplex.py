@@ -227,6 +227,7 @@ def touched(tp: Treeplex, seqs: torch.Tensor):
                    level_offsets=torch.searchsorted(level, torch.arange(len(tp.levels) + 1, device=dev)))
     return sub, ids, found, where
 
+
 def is_zero(total: torch.Tensor) -> torch.Tensor:
     """1 where total (>= 0) is 0, else 0, in total's dtype: arithmetic, not a comparison (a
     boolean mask and `torch.where` cost 5x a division on the CPU: 675 against 134 us on 655K
@@ -246,13 +247,14 @@ def normalize(tp: Treeplex, weights: torch.Tensor, out: torch.Tensor | None = No
     `normalize(tp, cumulative sequence-form weights)`. Column 0 of the result is 1. `out`
     (weights itself allowed) receives the result.
     """
-    total = segment_sum(tp, weights)  # [B, I]
-    zero = is_zero(total)  # [B, I]: there the quotient is 0 / 1, and 1 / actions is added
-    total.add_(zero)
+    # (the public form's arithmetic in place of the mask, `is_zero`, gathers twice here, where
+    # a gather costs more than the mask: Dudo(4,2,2) CFR+ 44.8 against 42.2 ms, measured)
+    total = segment_sum(tp, weights)[:, tp.slot_infoset]  # [B, S-1]
+    positive = total > 0
     out = torch.empty_like(weights) if out is None else out
-    torch.div(weights[:, 1:], total[:, tp.slot_infoset], out=out[:, 1:])
-    out[:, 1:].addcmul_(zero[:, tp.slot_infoset], tp.uniform(weights.dtype))
     out[:, 0] = 1.0
+    # where the total is 0 the quotient is 0/0, which the outer where discards
+    torch.where(positive, weights[:, 1:] / total, tp.uniform(weights.dtype), out=out[:, 1:])
     return out
 
 
