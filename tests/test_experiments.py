@@ -54,6 +54,19 @@ def test_thesis_tables_solve_small_rows_to_the_target(tmp_path):
     assert "| Domino(2,2) |" in open(tmp_path / "thesis_table.md").read()
 
 
+def test_thesis_tables_places_evaluations_by_the_nashconv_trend():
+    """Chunks double up to 200, but stop at most 5% past where the power law through the last
+    two evaluations meets the target: Dudo(5,2,2) read 4.725e-4 at 310 and 1.073e-4 at 510,
+    slope log(4.403)/log(1.645) = 2.98, target met at 522.2, next evaluation at ceil(548.3) = 549."""
+    from thesis_tables import following_chunk
+
+    assert following_chunk(200, [(310, 4.725e-4), (510, 1.073e-4)], 1e-4) == 39
+    assert following_chunk(10, [(10, 0.1)], 1e-4) == 20  # one point: no trend yet
+    assert following_chunk(160, [(150, 1e-3), (310, 5e-4)], 1e-4) == 200  # far from the target: the cap
+    assert following_chunk(160, [(150, 1e-3), (310, 2e-3)], 1e-4) == 200  # rising: no trend to follow
+    assert following_chunk(20, [(90, 2e-4), (100, 1.0001e-4)], 1e-4) == 10  # at least 10 (5% of 100 is 5)
+
+
 def test_thesis_tables_resume_a_row_cut_short_from_its_checkpoint(tmp_path):
     """A row stopped by its time limit saves the solver; --resume continues it where it
     stopped (iteration for iteration as an unbroken run) and drops the checkpoint once the row
