@@ -39,7 +39,7 @@ from games import CHANCE, TERMINAL, Game, GameError
 
 from .errors import TensorCFRError
 from .sizes import MAX_LEVELS, too_deep
-from .treeplex import WEIGHTS, is_zero
+from .treeplex import WEIGHTS
 
 
 # The passes that need no level order (normalising, subtracting infoset values) run over blocks
@@ -120,6 +120,18 @@ def pick_rows(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     if x.shape[0] == 1 and len(index) * x.shape[2] >= GATHER_ENTRIES:
         return x[0].index_select(0, index).unsqueeze(0)
     return x.index_select(1, index)
+
+
+def _is_zero(total: torch.Tensor) -> torch.Tensor:
+    """1 where total (>= 0) is 0, else 0, in total's dtype: arithmetic, not a comparison (a
+    boolean mask and `torch.where` cost 5x a division on the CPU: 675 against 134 us on 655K
+    floats, measured).
+
+    Example:
+        >>> _is_zero(torch.tensor([0.0, 2.0, 0.5])).tolist()
+        [1.0, 0.0, 0.0]
+    """
+    return torch.sign(total).neg_().add_(1)
 
 
 def _single(x: torch.Tensor) -> bool:
@@ -377,7 +389,7 @@ class PublicTreeplex:
         o, uniform = self.rows(out), self.uniform(weights.dtype)
         for u0, u1, m0, m1, segment in self.blocks:
             total = add_rows(weights.new_zeros(b, u1 - u0, self.types), segment, w[:, m0:m1])  # [B, u, T]
-            zero = is_zero(total)  # [B, u, T] 1 where the weights sum to 0
+            zero = _is_zero(total)  # [B, u, T] 1 where the weights sum to 0
             o_ = o[:, m0:m1]
             torch.div(w[:, m0:m1], pick_rows(total.add_(zero), segment), out=o_)  # 0 / 1 where they do
             o_.addcmul_(pick_rows(zero, segment), uniform[m0:m1])  # and then 1 / actions
