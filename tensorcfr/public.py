@@ -37,6 +37,7 @@ import torch
 import games as games_pkg
 from games import CHANCE, TERMINAL, Game, GameError
 
+from . import fused
 from .errors import TensorCFRError
 from .sizes import MAX_LEVELS, too_deep
 from .treeplex import WEIGHTS
@@ -389,6 +390,11 @@ class PublicTreeplex:
         o, uniform = self.rows(out), self.uniform(weights.dtype)
         for u0, u1, m0, m1, segment in self.blocks:
             total = add_rows(weights.new_zeros(b, u1 - u0, self.types), segment, w[:, m0:m1])  # [B, u, T]
+            if fused.wanted(total, (m1 - m0) * self.types) and (out is weights or fused.disjoint(weights, out)):
+                # one pass, the totals gathered as it goes
+                fused.normalize_rows(w[0, m0:m1], total[0], segment, uniform[m0:m1],
+                                     None if out is weights else o[0, m0:m1])
+                continue
             zero = _is_zero(total)  # [B, u, T] 1 where the weights sum to 0
             o_ = o[:, m0:m1]
             torch.div(w[:, m0:m1], pick_rows(total.add_(zero), segment), out=o_)  # 0 / 1 where they do
@@ -443,7 +449,10 @@ class PublicTreeplex:
             return (self.rows(q) - pick_rows(v, self.slot_pub)).view(b, -1)
         qr = self.rows(q)
         for u0, u1, m0, m1, segment in self.blocks:
-            qr[:, m0:m1].sub_(pick_rows(v[:, u0:u1], segment))
+            if fused.wanted(q, (m1 - m0) * self.types) and fused.disjoint(q, v):
+                fused.subtract_gathered(qr[0, m0:m1], v[0, u0:u1], segment)
+            else:
+                qr[:, m0:m1].sub_(pick_rows(v[:, u0:u1], segment))
         return q[:, 1:]
 
     def softmax_bottom_up(self, u: torch.Tensor, temperature: torch.Tensor):

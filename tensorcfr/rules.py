@@ -31,6 +31,7 @@ from typing import Union
 
 import torch
 
+from . import fused
 from .errors import TensorCFRError
 from .specs import parse_algorithm
 from .treeplex import WEIGHTS, Treeplex
@@ -249,6 +250,17 @@ class CFRConfig(Schedule):
         inst = space.instantaneous_regret(g, sigma, inplace=True)  # [B, S-1]
         del g
         regret = st.regrets  # [B, S]
+        if (fused.wanted(regret) and not self.predictive and not self.regret_tolerance
+                and fused.disjoint(regret, inst)):
+            # one pass over the regrets (eager: up to six); regret matching+ without discounting
+            # keeps its regrets non-negative, so they are matched as they are
+            positive = None if self.plus and sc.positive is None else torch.empty_like(regret)
+            if positive is not None:
+                positive[:, 0] = 0.0
+            fused.regret_step(regret[0, 1:], inst[0], None if positive is None else positive[0, 1:],
+                              sc.positive, sc.negative, self.plus)
+            del inst
+            return space.normalize(regret) if positive is None else space.normalize(positive, out=positive)
         regret[:, 1:].add_(inst)  # (not +=, which copies the slice onto itself afterwards)
         if self.plus:
             regret.clamp_(min=0)
