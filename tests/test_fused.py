@@ -93,9 +93,9 @@ def test_disjoint():
     assert not fused.disjoint(x[:5], x[5:])
 
 
-def _run(game, algo, form, monkeypatch, fuse, dtype="float64", iterations=8):
+def _run(game, algo, form, monkeypatch, fuse, dtype="float64", iterations=8, capture="none"):
     monkeypatch.setenv("TENSORCFR_FUSE", "1" if fuse else "0")
-    s = tensorcfr.Solver(game, algo, device="cpu", dtype=dtype, form=form, capture="none")
+    s = tensorcfr.Solver(game, algo, device="cpu", dtype=dtype, form=form, capture=capture)
     s.step(iterations)
     return [t.clone() for t in s.state.sigma + s.state.average
             + [getattr(st, "regrets", getattr(st, "utility", None)) for st in s.state.rule]]
@@ -110,6 +110,14 @@ def test_runs_with_kernels_equal_runs_without(game, form, algo, monkeypatch):
         on = _run(game, algo, form, monkeypatch, True, dtype)
         off = _run(game, algo, form, monkeypatch, False, dtype)
         assert all(torch.equal(a, b) for a, b in zip(on, off))
+
+
+def test_static_capture_with_kernels(monkeypatch):
+    """A captured iteration reads DCFR's discounts from [1, 1] tensors: the kernels take them."""
+    monkeypatch.setattr(fused, "FUSE_ENTRIES", 1)
+    on = _run("dudo(4,1,2)", "dcfr", "public", monkeypatch, True, capture="static")
+    off = _run("dudo(4,1,2)", "dcfr", "public", monkeypatch, False, capture="none")
+    assert all(torch.equal(a, b) for a, b in zip(on, off))
 
 
 def test_kernels_serve_the_runs(monkeypatch):
