@@ -96,7 +96,13 @@ def normalize_rows(w: torch.Tensor, total: torch.Tensor, segment: torch.Tensor, 
     """out = w / total[segment], or `uniform` where that total is 0: w, out [m, T], total [u, T]
     (>= 0), segment [m] (the row of total of each row of w), uniform [m, 1]; `out` None: into
     w itself. Eager regret matching computes w / (total + z) + z * uniform with z = 1 where
-    the total is 0: the same numbers."""
+    the total is 0: the same numbers.
+
+    Example:
+        >>> w = torch.tensor([[1.0], [3.0], [0.0]])
+        >>> normalize_rows(w, torch.tensor([[4.0], [0.0]]), torch.tensor([0, 0, 1]), torch.full((3, 1), 0.5)).tolist()
+        [[0.25], [0.75], [0.5]]
+    """
     if out is None:
         _call("normalize_in_place", _normalize_in_place, w, total, segment, uniform)
         return w
@@ -110,7 +116,12 @@ def _subtract_gathered(a, b, index):
 
 def subtract_gathered(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """a -= b[index] in place: a [m, T], b [n, T], index [m]. Instantaneous regrets: each
-    sequence's value less its infoset's."""
+    sequence's value less its infoset's.
+
+    Example:
+        >>> subtract_gathered(torch.tensor([[3.0], [1.0]]), torch.tensor([[2.0]]), torch.tensor([0, 0])).tolist()
+        [[1.0], [-1.0]]
+    """
     _call("subtract_gathered", _subtract_gathered, a, b, index)
     return a
 
@@ -135,7 +146,14 @@ def regret_step(regret: torch.Tensor, inst: torch.Tensor, positive: torch.Tensor
     instantaneous regrets `inst` [n]: added; clipped at 0 (`plus`); the positive ones times
     `pos` and the negative ones times `neg` (DCFR's discounting, where `pos` is not None); and
     their positive part written to `positive` [n] (None: not wanted). `pos`, `neg`: numbers or
-    one-element tensors. Eager discounting computes max(r, 0) pos + min(r, 0) neg: the same."""
+    one-element tensors. Eager discounting computes max(r, 0) pos + min(r, 0) neg: the same.
+
+    Example:
+        >>> regret, positive = torch.tensor([1.0, -1.0]), torch.empty(2)
+        >>> regret_step(regret, torch.tensor([1.0, -1.0]), positive, 0.5, 0.25, plus=False)
+        >>> regret.tolist(), positive.tolist()
+        ([1.0, -0.5], [1.0, 0.0])
+    """
     discount = pos is not None
     if discount:
         pos, neg = (torch.as_tensor(v, dtype=regret.dtype).reshape(()) for v in (pos, neg))
