@@ -101,7 +101,8 @@ def _run(game, algo, form, monkeypatch, fuse, dtype="float64", iterations=8, cap
             + [getattr(st, "regrets", getattr(st, "utility", None)) for st in s.state.rule]]
 
 
-@pytest.mark.parametrize("game,form", [("dudo(4,1,2)", "public"), ("leduc", "public"), ("leduc", "generic")])
+@pytest.mark.parametrize("game,form", [("dudo(4,1,2)", "public"), ("leduc", "public"), ("leduc", "generic"),
+                                       ("dudo(4,1,1)", "generic")])
 @pytest.mark.parametrize("algo", ["cfr", "cfr+", "dcfr", "lcfr", "cfr(plus=True,alpha=1.5,beta=0)"])
 def test_runs_with_kernels_equal_runs_without(game, form, algo, monkeypatch):
     """Every array fused (threshold 1 entry) against none, bit for bit, at both dtypes."""
@@ -128,6 +129,9 @@ def test_kernels_serve_the_runs(monkeypatch):
     monkeypatch.setattr(fused, "_call", lambda name, *a: calls.append(name) or real(name, *a))
     _run("dudo(4,1,2)", "dcfr", "public", monkeypatch, True, iterations=2)
     assert {"normalize_in_place", "subtract_gathered", "regret_step_011"} <= set(calls)
+    calls.clear()
+    _run("leduc", "cfr+", "generic", monkeypatch, True, iterations=2)  # the generic treeplex's passes too
+    assert {"normalize_into", "subtract_gathered", "regret_step_100"} <= set(calls)
     assert not fused._failed
 
 
