@@ -121,7 +121,7 @@ def _exact(spaces, op: PayoffOperator, rule: Config, state: IterationState, sc: 
 def _update_part(p: int, rule: Config, state: IterationState, part, sc: Scalars) -> None:
     """`_update` on the part of player p's treeplex in `part` (a `sampling.Touched`): its
     sequences' state gathered, updated by the rule as a treeplex of its own, written back."""
-    sigma = part.take(state.sigma[p])  # [B, S']
+    sigma = part.take(state.sigma[p]) if part.sigma is None else part.sigma  # [B, S']
     w = sc.average_weight
     if isinstance(w, torch.Tensor) or w:
         plan = part.space.sequence_form(sigma) if part.plan is None else part.plan

@@ -106,6 +106,7 @@ class Touched(NamedTuple):
     # public-tree form: the types [K'] whose columns the part is (its sequences: 0, then (m, t) for
     # every public sequence m and t in `columns`), read as strided columns, not gathered by id
     columns: torch.Tensor | None = None
+    sigma: torch.Tensor | None = None  # [B, S'] the strategy there, where already taken
 
     def _cols(self, x: torch.Tensor) -> torch.Tensor:
         """[B, M, T]: the non-empty sequences of x [B, S] by public sequence and type."""
@@ -317,7 +318,7 @@ class Estimator:
         """Player p's sampled counterfactual values g~ [B, S_p] against the other player's
         strategy sigma[1-p] (plan xs[1-p]), the mean of `samples` estimates, and the plan
         [B, S_p] it adds to its average."""
-        _, _, rows, _, contrib, avg = self._terms(p, sigma, draws, xs)
+        _, _, rows, _, contrib, avg, _ = self._terms(p, sigma, draws, xs)
         return self._sum(rows, contrib, avg.shape[0], self.spaces[p].num_sequences), _mean(avg)
 
     def touched_values(self, p: int, sigma: list[torch.Tensor], draws: Draws) -> "Touched":
@@ -327,13 +328,14 @@ class Estimator:
         columns only. Draws the same uniforms, in the same order, as `values`; the values on the
         part are those `values` gives there (0 elsewhere). The plan to average is player p's on
         the part (outcome sampling: its stochastically weighted one)."""
-        own, ids, rows, _, contrib, avg = self._terms(p, sigma, draws)
-        return Touched(own, ids, self._sum(rows, contrib, avg.shape[0], own.num_sequences), _mean(avg))
+        own, ids, rows, _, contrib, avg, sigma_p = self._terms(p, sigma, draws)
+        return Touched(own, ids, self._sum(rows, contrib, avg.shape[0], own.num_sequences), _mean(avg),
+                       sigma=sigma_p)
 
     def per_sample(self, p: int, sigma: list[torch.Tensor], xs: list[torch.Tensor], draws: Draws):
         """As `values`, but every sample's estimate [B, K, S_p] and averaged plan [B, K, S_p]
         (for tests of the spread)."""
-        _, _, rows, kz, contrib, avg = self._terms(p, sigma, draws, xs)
+        _, _, rows, kz, contrib, avg, _ = self._terms(p, sigma, draws, xs)
         b, sp = avg.shape[0], self.spaces[p].num_sequences
         g = contrib.new_zeros(b, self.samples * sp).index_add_(1, kz * sp + rows, contrib)
         return g.reshape(b, self.samples, sp), (avg if avg.dim() == 3 else avg[:, None].expand(b, self.samples, sp))
@@ -347,7 +349,7 @@ class Estimator:
         """Every payoff entry of the drawn classes as a term of player p's estimate: (player p's
         space, its sequences' ids in the whole treeplex or None, each entry's own sequence in it
         [Zs], its sample [Zs], its term [B, Zs], the plan player p averages: [B, S'] or per
-        sample [B, K, S'] for outcome sampling). With the plans `xs` [B, S] the spaces are the
+        sample [B, K, S'] for outcome sampling, its strategy there [B, S']). With the plans `xs` [B, S] the spaces are the
         whole treeplexes; without, the parts above the entries (`treeplex.touched`)."""
         q, K = 1 - p, self.samples
         B = sigma[p].shape[0]
@@ -379,7 +381,7 @@ class Estimator:
             weight = _pure_plans(own, mixed, u, pad_p) / own.sequence_form(mixed)[:, None]  # [B, K, S'_p]: 1/x' on the path
             contrib = contrib * weight.reshape(B, -1)[:, kz * own.num_sequences + rows]
             avg = weight * x_p[:, None]
-        return own, ids, rows, kz, contrib.expand(B, -1), avg
+        return own, ids, rows, kz, contrib.expand(B, -1), avg, sigma_p
 
 
 class Part(NamedTuple):
