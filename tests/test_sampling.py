@@ -311,7 +311,8 @@ def test_touched_update_equals_the_full_update(game, form, scheme, algo, device)
 def test_kept_parts_give_the_same_run_as_parts_made_anew(game, scheme, samples):
     """`sampling.PartCache`: a run that keeps the touched parts equals, bit for bit, one whose
     cache keeps nothing it can drop (budget 0: every part made anew); Dudo(4,1,1)'s deals (one
-    class, a slice of the entries, when K = 1) make at most one part per hand: 4 a player."""
+    class, a slice of the entries, when K = 1) make at most one part per hand: 4 a player;
+    with K = 3 on Leduc the cache gives up keeping."""
     kw = dict(device="cpu", sampling=scheme, samples=samples, seed=2, update_scope="touched")
     kept, anew = tensorcfr.Solver(game, "cfr+", **kw), tensorcfr.Solver(game, "cfr+", **kw)
     anew.estimator._parts.budget = 0
@@ -322,11 +323,13 @@ def test_kept_parts_give_the_same_run_as_parts_made_anew(game, scheme, samples):
             assert torch.equal(kept.regrets[p], anew.regrets[p]) and torch.equal(kept.sigma[p], anew.sigma[p])
             assert torch.equal(kept.average[p], anew.average[p])
     cache = kept.estimator._parts
-    if samples == 1:  # (3 of Leduc's 120 deals and boards seldom come again within 25 iterations)
+    assert len(anew.estimator._parts._kept) <= 1  # budget 0: only the newest part stays, if any
+    if samples == 1:
         assert cache.hits > 0 and anew.estimator._parts.misses > cache.misses
-    assert len(anew.estimator._parts._kept) == 1  # budget 0: only the newest part stays
-    if game == "dudo(4,1,1)" and samples == 1:
-        assert cache.misses <= 8 and cache.hits == 4 * 25 - cache.misses
+        if game == "dudo(4,1,1)":
+            assert cache.misses <= 8 and cache.hits == 4 * 25 - cache.misses
+    elif game == "leduc":  # 3 of 120 deals and boards seldom come again: past 64 misses it keeps nothing
+        assert cache.misses >= 64 and cache.hits * 8 < cache.misses and not cache._kept and cache.bytes == 0
 
 
 @pytest.mark.parametrize("game", ["leduc", "dudo(4,1,2)", "random(seed=3)"])
