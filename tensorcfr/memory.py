@@ -75,3 +75,56 @@ def returning_freed_memory():
         libc.malloc_trim(0)  # the heap's free top goes back too
         libc.mallopt(_M_MMAP_MAX, 0)
         libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
+
+
+_MADV_PAGEOUT = 21  # Linux 5.4+: reclaim these pages (a clean file page is dropped, its contents stay in the file)
+RELEASE_CHUNK = 1 << 26  # bytes copied between two releases
+
+
+def _in_mapped_file(addr: int) -> bool:
+    """Whether `addr` lies in a mapping of a file (a line of /proc/self/maps with an inode)."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                span, _, _, _, inode, *_ = line.split()
+                lo, hi = (int(x, 16) for x in span.split("-"))
+                if lo <= addr < hi:
+                    return inode != "0"
+    except (OSError, ValueError):
+        pass
+    return False
+
+
+def copy_releasing(dst, src) -> None:
+    """`dst.copy_(src)`, and where `src` is a CPU tensor mapped from a file (a checkpoint loaded
+    with `torch.load(..., mmap=True)`), its pages handed back to the kernel a chunk at a time
+    as they are copied: read through in one go, the file's pages stay resident until the
+    mapping goes, and count in the process's peak (Dudo(6,2,2)'s resume: 21.2 GB against the
+    iterations' 17.7). Nothing is lost: a page handed back is read from the file again if
+    touched. Elsewhere (another device, memory that is not a file's, another OS) a plain copy.
+
+    Example:
+        >>> import torch
+        >>> dst = torch.zeros(3)
+        >>> copy_releasing(dst, torch.arange(3.0)); dst.tolist()
+        [0.0, 1.0, 2.0]
+    """
+    flat = src.device.type == "cpu" and src.is_contiguous() and dst.is_contiguous() and dst.shape == src.shape
+    if not (flat and sys.platform.startswith("linux") and src.numel() * src.element_size() > RELEASE_CHUNK
+            and _in_mapped_file(src.data_ptr())):
+        dst.copy_(src)
+        return
+    import mmap
+
+    d, s = dst.view(-1), src.view(-1)
+    step, page = max(1, RELEASE_CHUNK // src.element_size()), mmap.PAGESIZE
+    libc = ctypes.CDLL(None, use_errno=True)
+    release = True
+    for i in range(0, s.numel(), step):
+        part = s[i:i + step]
+        d[i:i + step].copy_(part)
+        if release:  # the whole pages the chunk covers (a page it shares with the next is left)
+            lo = -(-part.data_ptr() // page) * page
+            hi = (part.data_ptr() + part.numel() * part.element_size()) // page * page
+            if hi > lo:
+                release = libc.madvise(ctypes.c_void_p(lo), ctypes.c_size_t(hi - lo), _MADV_PAGEOUT) == 0

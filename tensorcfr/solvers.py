@@ -31,6 +31,7 @@ from .distributed import ShardedOperator, process_group, shard
 from .errors import TensorCFRError
 from .evaluation import Evaluation, Policy, evaluate, evaluate_plans, infoset_gaps
 from .iteration import IterationState, iterate
+from .memory import copy_releasing
 from .payoff import PayoffOperator
 from .public import PublicCompiledGame
 from .public_sampling import PublicEstimator
@@ -249,7 +250,8 @@ class Solver:
             if tuple(new.shape) != tuple(old.shape):
                 raise TensorCFRError(f"checkpoint does not fit this solver: a tensor of shape {tuple(new.shape)} "
                                      f"where {tuple(old.shape)} is expected")
-            return old.copy_(new)  # in place: a captured iteration keeps reading these tensors
+            copy_releasing(old, new)  # in place: a captured iteration keeps reading these tensors
+            return old
         own = self.state.tensors()["state"]
         if [sorted(st) for st in own] != [sorted(st) for st in d["state"]]:
             raise TensorCFRError("checkpoint does not fit this solver: it was written by another algorithm")

@@ -320,3 +320,45 @@ def test_checkpoints_from_before_the_iteration_refactor_still_load(algo):
     for x, y in zip([*a["sigma"], *a["average"], *(t for st in a["state"] for t in st.values())],
                     [*b["sigma"], *b["average"], *(t for st in b["state"] for t in st.values())]):
         assert torch.equal(x, y)
+
+
+def _kernel_at_least(major: int, minor: int) -> bool:
+    try:
+        return tuple(int(x) for x in os.uname().release.split(".")[:2]) >= (major, minor)
+    except (AttributeError, ValueError):
+        return False
+
+
+@pytest.mark.skipif(not (sys.platform.startswith("linux") and _kernel_at_least(5, 4)), reason="MADV_PAGEOUT: Linux 5.4+")
+def test_a_mapped_checkpoint_is_copied_in_without_staying_resident(tmp_path):
+    """`memory.copy_releasing` (what `Solver.load_state_dict` copies with): a 256 MiB tensor
+    mapped from a file arrives whole, and at most two 64 MiB chunks of the file stay resident
+    (a plain copy leaves all of it: the resume peak of a large game); memory that is not a
+    file's is copied plainly."""
+    from tensorcfr.memory import RELEASE_CHUNK, copy_releasing
+
+    def resident_file_mib():
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("RssFile")) / 1024
+
+    with open("/proc/mounts") as f:  # a file in memory (tmpfs) has no clean pages to hand back
+        mounts = [line.split()[1:3] for line in f]
+    fstype = max((m for m in mounts if str(tmp_path).startswith(m[0])), key=lambda m: len(m[0]))[1]
+    if fstype in ("tmpfs", "ramfs"):
+        pytest.skip(f"{tmp_path} is on {fstype}")
+    n = 1 << 26  # float32: 256 MiB
+    torch.save({"x": torch.arange(n, dtype=torch.float32)}, tmp_path / "state.pt")
+    results = {}
+    for how in ("plain", "releasing"):
+        src = torch.load(tmp_path / "state.pt", mmap=True, weights_only=True)["x"]
+        dst = torch.empty(n)
+        before = resident_file_mib()
+        dst.copy_(src) if how == "plain" else copy_releasing(dst, src)
+        results[how] = resident_file_mib() - before
+        assert torch.equal(dst, torch.arange(n, dtype=torch.float32))
+        del src
+    assert results["plain"] > 200 and results["releasing"] <= 2 * RELEASE_CHUNK / 2**20, results
+    anon = torch.rand(n)
+    dst = torch.empty(n)
+    copy_releasing(dst, anon)
+    assert torch.equal(dst, anon)
