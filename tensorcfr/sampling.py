@@ -404,13 +404,13 @@ class Part(NamedTuple):
 
 class PartCache:
     """The parts `treeplex.touched` makes, kept by the sequences they lie above, least recently
-    used first out beyond `budget` bytes, and none once 64 misses come with fewer than 1 hit in
-    8 (K deals a sample, which seldom come again: a kept part's fresh memory then costs more than
-    it saves, Dudo(4,1,2) with K = 16 12.2 -> 17.6 ms an iteration). Making a part walks the whole treeplex's infosets
+    used first out beyond `budget` bytes. Making a part walks the whole treeplex's infosets
     (Dudo(4,2,2): 6.1 ms, 4 a sampled iteration), but a deal's rows depend only on the player's
     own hand: Dudo(4,2,2)'s 100 deals touch 10 parts a player. A key is the sequences' count
-    and two sums, O(n); a hit is confirmed by comparing them in full. `padded` also keeps each
-    part's `_padded` (for schemes that draw actions).
+    and two sums, O(n); a hit is confirmed by comparing them in full. Once 64 misses come with
+    fewer than 1 hit in 8 (K deals a sample, which seldom come again) it keeps none: kept parts'
+    fresh memory then costs more than it saves (Dudo(4,1,2), K = 16: 17.3 ms an iteration kept,
+    11.9 not). `padded` also keeps each part's `_padded` (for schemes that draw actions).
 
     Example:
         >>> import torch, tensorcfr
