@@ -424,8 +424,11 @@ class PartCache:
         from collections import OrderedDict
 
         self.padded, self.budget, self.bytes = padded, budget, 0
-        self._kept = OrderedDict()  # key -> (part, its bytes)
-        self._spans = {}  # (id(tp), start, stop) of a slice of entries -> its sequences' key
+        self._kept = OrderedDict()  # key -> (part, its bytes, its serial number)
+        # (id(tp), start, stop) of a slice of entries -> (key, serial) of the part made for the
+        # same sequences: a serial is never reused, so a part that has gone is never mistaken
+        self._spans = {}
+        self._serial = 0
         self.hits = self.misses = 0
 
     def get(self, tp: Treeplex, seqs: torch.Tensor, span: tuple[int, int] | None = None) -> Part:
@@ -434,39 +437,41 @@ class PartCache:
         if self.misses >= 64 and self.hits * 8 < self.misses:  # draws that seldom come again: keep none
             self._kept.clear()
             self.bytes = 0
-            sub, ids, infosets, where = touched(tp, seqs)
-            return Part(seqs, sub, ids, infosets, where(seqs), _padded(sub) if self.padded else None)
+            return self._make(tp, seqs)
         if span is not None:
-            key = self._spans.get((id(tp), *span))
-            kept = self._kept.get(key)
-            if kept is not None:
-                self._kept.move_to_end(key)
+            named = self._spans.get((id(tp), *span))
+            kept = self._kept.get(named[0]) if named is not None else None
+            if kept is not None and kept[2] == named[1]:
+                self._kept.move_to_end(named[0])
                 self.hits += 1
                 return kept[0]
         n = len(seqs)
         # position-weighted as well as plain: the same sequences in another order are another key
         sums = torch.stack([seqs.sum(), (seqs * torch.arange(1, n + 1, device=seqs.device)).sum()]).tolist()
         key = (id(tp), n, *sums)
-        if span is not None:
-            if len(self._spans) >= 1 << 16:  # names of slices only, but not without end
-                self._spans.clear()
-            self._spans[(id(tp), *span)] = key
         kept = self._kept.get(key)
         if kept is not None and torch.equal(kept[0].seqs, seqs):
             self._kept.move_to_end(key)
             self.hits += 1
-            return kept[0]
-        self.misses += 1
+        else:
+            self.misses += 1
+            if kept is not None:  # the same sums, other sequences: the newer replaces it
+                self.bytes -= self._kept.pop(key)[1]
+            part = self._make(tp, seqs)
+            self._serial += 1
+            kept = self._kept[key] = (part, part.nbytes(), self._serial)
+            self.bytes += kept[1]
+            while self.bytes > self.budget and len(self._kept) > 1:
+                self.bytes -= self._kept.popitem(last=False)[1][1]
+        if span is not None:
+            if len(self._spans) >= 1 << 16:  # names of slices only, but not without end
+                self._spans.clear()
+            self._spans[(id(tp), *span)] = (key, kept[2])
+        return kept[0]
+
+    def _make(self, tp: Treeplex, seqs: torch.Tensor) -> Part:
         sub, ids, infosets, where = touched(tp, seqs)
-        part = Part(seqs, sub, ids, infosets, where(seqs), _padded(sub) if self.padded else None)
-        if key in self._kept:  # the same sums, other sequences: the newer replaces it
-            self.bytes -= self._kept.pop(key)[1]
-        size = part.nbytes()
-        self._kept[key] = (part, size)
-        self.bytes += size
-        while self.bytes > self.budget and len(self._kept) > 1:
-            self.bytes -= self._kept.popitem(last=False)[1][1]
-        return part
+        return Part(seqs, sub, ids, infosets, where(seqs), _padded(sub) if self.padded else None)
 
 
 def _take(x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:

@@ -332,6 +332,26 @@ def test_kept_parts_give_the_same_run_as_parts_made_anew(game, scheme, samples):
         assert cache.misses >= 64 and cache.hits * 8 < cache.misses and not cache._kept and cache.bytes == 0
 
 
+def test_a_kept_part_is_never_served_for_other_sequences():
+    """Two arrays of sequences with the same key (count, sum and position-weighted sum): the
+    second replaces the first, and the first's slice name then leads to a part made anew for
+    its own sequences, not to the second's."""
+    from tensorcfr.sampling import PartCache
+    from tensorcfr.treeplex import touched
+
+    tp = tensorcfr.compile("leduc").treeplexes[0]
+    a, b = torch.tensor([2, 1, 1, 2]) * 5, torch.tensor([1, 2, 2, 1]) * 5  # sums 30, 30; weighted 75, 75
+    cache = PartCache()
+    first = cache.get(tp, a, span=(0, 4))
+    assert cache.get(tp, a, span=(0, 4)) is first and cache.hits == 1
+    second = cache.get(tp, b)
+    assert second is not first and torch.equal(second.seqs, b) and cache.misses == 2
+    again = cache.get(tp, a, span=(0, 4))
+    assert torch.equal(again.seqs, a) and cache.misses == 3
+    # the same sequences in another order: the positions of the entries differ
+    assert torch.equal(again.where, touched(tp, a)[3](a)) and not torch.equal(again.where, second.where)
+
+
 @pytest.mark.parametrize("game", ["leduc", "dudo(4,1,2)", "random(seed=3)"])
 def test_a_touched_part_is_a_treeplex_of_its_own(game):
     """`treeplex.touched`: plans and values on the part equal the whole treeplex's there, for
