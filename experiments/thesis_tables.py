@@ -332,16 +332,35 @@ def main(argv=None) -> None:
         reference = {g["game"]: g for g in json.load(f)["games"]}
     os.makedirs(args.out, exist_ok=True)
     json_path = os.path.join(args.out, "thesis_table.json")
-    done = {}
-    if args.resume and os.path.exists(json_path):
+    done, existing = {}, []  # rows not to solve again (--resume); every row the file holds
+    if os.path.exists(json_path):
         kept = json.load(open(json_path))
-        done, done_date = {r["game"]: r for r in kept["rows"]}, kept["meta"]["date"]
+        existing = kept["rows"]
+        if args.resume:
+            done, done_date = {r["game"]: r for r in kept["rows"]}, kept["meta"]["date"]
     probe_rows = probe(args) if args.probe else (json.load(open(json_path)).get("probe", []) if done else [])
     device = str(resolve_device(args.device))
     meta = {"algorithm": args.algo, "device": device, "target": args.target,
             "machine": f"{platform.machine()}, {os.cpu_count()} CPUs" if device == "cpu" else torch.cuda.get_device_name(),
             "date": datetime.date.today().isoformat(), "torch": torch.__version__}
+    names = [games.make(spec).name for spec in args.rows]
+
+    def merged(rows: list[dict]) -> list[dict]:
+        """The file's rows with this run's in their places: a row the file lacks goes before the
+        first file row named after it in --rows, else at the end (`--rows "dudo(6,2,2)"` alone
+        must not drop the table's other rows)."""
+        out = list(existing)
+        for r in rows:
+            at = next((i for i, o in enumerate(out) if o["game"] == r["game"]), None)
+            if at is not None:
+                out[at] = r
+                continue
+            later = names[names.index(r["game"]) + 1:] if r["game"] in names else []
+            out.insert(next((i for i, o in enumerate(out) if o["game"] in later), len(out)), r)
+        return out
+
     def save(rows: list[dict]) -> str:
+        rows = merged(rows)
         md = markdown(rows, reference, probe_rows, meta)
         with open(json_path + ".tmp", "w") as f:
             json.dump({"meta": meta, "rows": rows, "probe": probe_rows}, f, indent=1)

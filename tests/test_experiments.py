@@ -52,6 +52,13 @@ def test_thesis_tables_solve_small_rows_to_the_target(tmp_path):
     again = {r["game"]: r for r in json.load(open(tmp_path / "thesis_table.json"))["rows"]}
     assert list(again) == ["ocp(3)", "dudo(3,1,1)", "domino(2,2)"] and again["domino(2,2)"] == rows["domino(2,2)"]
     assert "| Domino(2,2) |" in open(tmp_path / "thesis_table.md").read()
+    # one row named alone (how a long row runs) joins the table; the other rows stay as they were
+    thesis_tables.main(["--rows", "ocp(12)", "--no-readme", "--no-probe", "--no-lp", "--out", str(tmp_path),
+                        "--logdir", "", "--device", "cpu"])
+    last = {r["game"]: r for r in json.load(open(tmp_path / "thesis_table.json"))["rows"]}
+    assert list(last) == ["ocp(3)", "dudo(3,1,1)", "domino(2,2)", "ocp(12)"]
+    assert all(last[g] == again[g] for g in again) and last["ocp(12)"]["solved"]
+    assert "| OCP(12) |" in open(tmp_path / "thesis_table.md").read()
 
 
 def test_thesis_tables_places_evaluations_by_the_nashconv_trend():
