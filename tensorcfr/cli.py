@@ -379,6 +379,7 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
     loop_state = None
     if checkpoint is not None:
         solver.load_state_dict(checkpoint["solver"])
+        checkpoint["solver"] = None  # its tensors map the file: unmapped now, not when the run ends
         loop_state = checkpoint["loop"]
         if loop_state.get("eval_every"):
             args.eval_every = loop_state["eval_every"]

@@ -95,6 +95,32 @@ def _in_mapped_file(addr: int) -> bool:
     return False
 
 
+def _mapped(t) -> bool:
+    """Whether `t` is a contiguous CPU tensor, larger than a chunk, in a mapping of a file."""
+    return (t.device.type == "cpu" and t.is_contiguous() and sys.platform.startswith("linux")
+            and t.numel() * t.element_size() > RELEASE_CHUNK and _in_mapped_file(t.data_ptr()))
+
+
+def _chunks(t):
+    """Flat views of `t` (contiguous) of RELEASE_CHUNK bytes or fewer, in order."""
+    flat, step = t.view(-1), max(1, RELEASE_CHUNK // t.element_size())
+    return [flat[i:i + step] for i in range(0, flat.numel(), step)]
+
+
+def _release(part) -> bool:
+    """Hand the whole pages of the contiguous tensor `part` back to the kernel (a page it shares
+    with its neighbours is left); False where the kernel refuses (before Linux 5.4)."""
+    import mmap
+
+    page = mmap.PAGESIZE
+    lo = -(-part.data_ptr() // page) * page
+    hi = (part.data_ptr() + part.numel() * part.element_size()) // page * page
+    if hi <= lo:
+        return True
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.madvise(ctypes.c_void_p(lo), ctypes.c_size_t(hi - lo), _MADV_PAGEOUT) == 0
+
+
 def copy_releasing(dst, src) -> None:
     """`dst.copy_(src)`, and where `src` is a CPU tensor mapped from a file (a checkpoint loaded
     with `torch.load(..., mmap=True)`), its pages handed back to the kernel a chunk at a time
@@ -109,22 +135,31 @@ def copy_releasing(dst, src) -> None:
         >>> copy_releasing(dst, torch.arange(3.0)); dst.tolist()
         [0.0, 1.0, 2.0]
     """
-    flat = src.device.type == "cpu" and src.is_contiguous() and dst.is_contiguous() and dst.shape == src.shape
-    if not (flat and sys.platform.startswith("linux") and src.numel() * src.element_size() > RELEASE_CHUNK
-            and _in_mapped_file(src.data_ptr())):
+    if not (dst.is_contiguous() and dst.shape == src.shape and _mapped(src)):
         dst.copy_(src)
         return
-    import mmap
-
-    d, s = dst.view(-1), src.view(-1)
-    step, page = max(1, RELEASE_CHUNK // src.element_size()), mmap.PAGESIZE
-    libc = ctypes.CDLL(None, use_errno=True)
     release = True
-    for i in range(0, s.numel(), step):
-        part = s[i:i + step]
-        d[i:i + step].copy_(part)
-        if release:  # the whole pages the chunk covers (a page it shares with the next is left)
-            lo = -(-part.data_ptr() // page) * page
-            hi = (part.data_ptr() + part.numel() * part.element_size()) // page * page
-            if hi > lo:
-                release = libc.madvise(ctypes.c_void_p(lo), ctypes.c_size_t(hi - lo), _MADV_PAGEOUT) == 0
+    for d, s in zip(_chunks(dst), _chunks(src)):
+        d.copy_(s)
+        release = release and _release(s)
+
+
+def all_finite_releasing(t) -> bool:
+    """`bool(torch.isfinite(t).all())` for a floating tensor, a chunk at a time and handing a
+    file-mapped tensor's pages back as it goes (as `copy_releasing`).
+
+    Example:
+        >>> import torch
+        >>> all_finite_releasing(torch.tensor([1.0, float("nan")]))
+        False
+    """
+    import torch
+
+    if not _mapped(t):
+        return bool(torch.isfinite(t).all())
+    release = True
+    for part in _chunks(t):
+        if not bool(torch.isfinite(part).all()):
+            return False
+        release = release and _release(part)
+    return True

@@ -154,9 +154,14 @@ def test_truncated_or_altered_checkpoint_is_refused(tmp_path, capsys):
     assert main(["resume", run_dir]) == 2
     assert "is truncated" in capsys.readouterr().err
     altered = bytearray(data)
-    altered[-10] ^= 0xFF
+    altered[len(data) // 2] ^= 0xFF  # inside the payload
     open(path, "wb").write(bytes(altered))
     with pytest.raises(tensorcfr.TensorCFRError, match="checksum"):
+        load_checkpoint(path)
+    altered = bytearray(data)
+    altered[-10] ^= 0x40  # a digit of the trailer's length
+    open(path, "wb").write(bytes(altered))
+    with pytest.raises(tensorcfr.TensorCFRError, match="damaged trailer|truncated or padded"):
         load_checkpoint(path)
     assert main(["resume", str(tmp_path / "nowhere")]) == 2
     assert "not a tensorcfr run directory" in capsys.readouterr().err
@@ -362,3 +367,34 @@ def test_a_mapped_checkpoint_is_copied_in_without_staying_resident(tmp_path):
     dst = torch.empty(n)
     copy_releasing(dst, anon)
     assert torch.equal(dst, anon)
+
+
+def test_a_checkpoint_is_a_zip_that_loads_mapped_and_the_first_format_still_loads(tmp_path):
+    """The trailer rides in the zip's comment: `torch.load` reads the file as it is, and
+    `load_checkpoint` maps its tensors from the file (they share no memory with what was
+    saved, and equal it); a file of the first format (header, then payload) is still read."""
+    import hashlib
+    import io
+    import zipfile
+
+    from tensorcfr.memory import _in_mapped_file
+    from tensorcfr.runs import MAGIC, TRAILER_MAGIC
+
+    state = {"solver": {"x": torch.rand(3, 1000, dtype=torch.float64)}, "iteration": 4}
+    path = str(tmp_path / "checkpoint.pt")
+    save_checkpoint(path, state)
+    assert zipfile.ZipFile(path).comment.startswith(TRAILER_MAGIC)
+    assert torch.equal(torch.load(path, weights_only=True)["solver"]["x"], state["solver"]["x"])
+    loaded = load_checkpoint(path)
+    assert loaded["iteration"] == 4 and torch.equal(loaded["solver"]["x"], state["solver"]["x"])
+    if sys.platform.startswith("linux"):
+        assert _in_mapped_file(loaded["solver"]["x"].data_ptr())
+    payload = io.BytesIO()
+    torch.save(state, payload)
+    body = payload.getvalue()
+    old = str(tmp_path / "old.pt")
+    with open(old, "wb") as f:
+        f.write(MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + str(len(body)).zfill(20).encode() + b"\n")
+        f.write(body)
+    again = load_checkpoint(old)
+    assert again["iteration"] == 4 and torch.equal(again["solver"]["x"], state["solver"]["x"])
