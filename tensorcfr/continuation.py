@@ -79,7 +79,11 @@ def _store(name: str, entry: dict) -> None:
 
 
 def dudo_entry(faces: int, a: int, b: int, device: str = "auto") -> dict:
-    """{game, value, nash_conv, iterations, seconds} of Dudo(faces, a, b), solved or cached."""
+    """{game, value, nash_conv, iterations, seconds, profile} of Dudo(faces, a, b), solved or
+    cached. The value is that of whichever profile, DCFR's average or its current strategy,
+    first has NashConv at most the target (either lies within its NashConv of the game value):
+    on these games the current strategy gets there first (Dudo(5,1,2): 100 iterations against
+    the average's 1,900; Dudo(5,1,1): 100 against 1,000), and `evaluate` measures both anyway."""
     name = f"dudo({faces},{a},{b})"
     if name in _memory:
         return _memory[name]
@@ -87,12 +91,17 @@ def dudo_entry(faces: int, a: int, b: int, device: str = "auto") -> dict:
     if entry is None or entry["nash_conv"] > TARGET_NASH_CONV:
         t0 = time.perf_counter()
         solver = Solver(name, "dcfr", device=device, dtype="float64", form="auto")
-        ev = solver.evaluate()["average"]
+
+        def best() -> tuple[str, object]:
+            evs = solver.evaluate()
+            return min(evs.items(), key=lambda kv: kv[1].nash_conv.item())
+
+        profile, ev = best()
         while ev.nash_conv.item() > TARGET_NASH_CONV and solver.iteration < MAX_ITERATIONS:
             solver.step(100)
-            ev = solver.evaluate()["average"]
+            profile, ev = best()
         entry = {"game": name, "value": ev.game_value.item(), "nash_conv": ev.nash_conv.item(),
-                 "iterations": solver.iteration, "seconds": round(time.perf_counter() - t0, 3)}
+                 "iterations": solver.iteration, "seconds": round(time.perf_counter() - t0, 3), "profile": profile}
         entry["checksum"] = _checksum(entry)
         _store(name, entry)
     _memory[name] = entry

@@ -540,3 +540,15 @@ def test_a_memory_budget_below_the_fixed_cost_refuses_every_game():
         tensorcfr.compile("random(seed=3)", max_memory=1000, cache=False)
     with pytest.raises(tensorcfr.TensorCFRError, match="55 histories need 0.1 GB to compile and solve, 0.0 GB allowed"):
         tensorcfr.compile("ocp(3)", max_memory="1K", cache=False)
+
+
+def test_a_continuation_value_stops_on_whichever_profile_gets_there_first(own_cache):
+    """`continuation.dudo_entry` solves to NashConv <= 1e-7 on DCFR's average or current
+    strategy, whichever first: Dudo(4,1,2)'s current strategy is there within 200 iterations
+    (its average takes thousands), and its value is the LP's, -65/128, within that NashConv."""
+    from tensorcfr import continuation
+
+    entry = continuation.dudo_entry(4, 1, 2, device="cpu")
+    assert entry["profile"] == "current" and entry["iterations"] <= 200
+    assert entry["nash_conv"] <= continuation.TARGET_NASH_CONV
+    assert abs(entry["value"] - (-65 / 128)) <= entry["nash_conv"] + 1e-12
