@@ -77,6 +77,7 @@ def save_checkpoint(path: str, payload: dict) -> None:
 
 
 def _header(digest: bytes, length: int) -> bytes:
+    """The first format's header (the tests write files of that format with it)."""
     return MAGIC + digest + b"\n" + str(length).zfill(20).encode() + b"\n"
 
 
@@ -162,10 +163,7 @@ def load_checkpoint(path: str) -> dict:
             if size != length:
                 raise TensorCFRError(f"checkpoint {path} is truncated or padded: {size:,} payload bytes where "
                                      f"{length:,} were written; it cannot be used")
-            h = hashlib.sha256()
-            for chunk in iter(lambda: f.read(HASH_CHUNK), b""):
-                h.update(chunk)
-            if h.hexdigest().encode() != digest:
+            if _sha256(f, start, length) != digest:
                 raise TensorCFRError(f"checkpoint {path} is corrupt: its checksum does not match")
             try:
                 return torch.load(_Window(f, start, length), weights_only=True)
@@ -175,6 +173,19 @@ def load_checkpoint(path: str) -> dict:
         raise TensorCFRError(f"no checkpoint at {path}") from None
     except OSError as e:
         raise TensorCFRError(f"cannot read the checkpoint {path} ({e.strerror})") from None
+
+
+def _sha256(f, start: int, length: int) -> bytes:
+    """The hex SHA-256 of bytes [start, start + length) of the open file `f`, a chunk at a time."""
+    h, left = hashlib.sha256(), length
+    f.seek(start)
+    while left > 0:
+        chunk = f.read(min(HASH_CHUNK, left))
+        if not chunk:
+            break
+        h.update(chunk)
+        left -= len(chunk)
+    return h.hexdigest().encode()
 
 
 def _load_mapped(path: str, f, start: bytes) -> dict:
@@ -195,15 +206,7 @@ def _load_mapped(path: str, f, start: bytes) -> dict:
     if length + TRAILER_SIZE != size:
         raise TensorCFRError(f"checkpoint {path} is truncated or padded: {size - TRAILER_SIZE:,} payload bytes where "
                              f"{length:,} were written; it cannot be used")
-    h, left = hashlib.sha256(), length - 2  # all but the comment's length
-    f.seek(0)
-    while left > 0:
-        chunk = f.read(min(HASH_CHUNK, left))
-        if not chunk:
-            break
-        h.update(chunk)
-        left -= len(chunk)
-    if h.hexdigest().encode() != digest:
+    if _sha256(f, 0, length - 2) != digest:  # all but the comment's length
         raise TensorCFRError(f"checkpoint {path} is corrupt: its checksum does not match")
     try:
         return torch.load(path, weights_only=True, mmap=True)

@@ -264,16 +264,11 @@ class Estimator:
         return self.tree.num_entries
 
     # -- the draws --------------------------------------------------------------------------
-    def classes(self, draws: Draws) -> tuple[torch.Tensor, torch.Tensor]:
+    def classes(self, draws: Draws) -> tuple[np.ndarray, np.ndarray]:
         """The (sample [M], chance class [M]) pairs drawn, every depth of the chance tree: one
         class per chance node of a drawn class, starting from class 0 in every sample. (In
         numpy on the host: a few hundred classes at most per sample, where torch's per-call
         overhead would dominate.)"""
-        dev = self.tree.class_entries.device
-        return tuple(torch.from_numpy(a).to(dev) for a in self._classes(draws))
-
-    def _classes(self, draws: Draws) -> tuple[np.ndarray, np.ndarray]:
-        """`classes` on the host."""
         t = self._host
         k = np.arange(self.samples)
         c = np.zeros(self.samples, np.int64)
@@ -300,7 +295,7 @@ class Estimator:
         """The payoff entries of the drawn classes: (their indices [Zs] or, where they are one
         class's (one sample, dealt once), the slice of them, each one's sample [Zs] or that
         sample, their count)."""
-        k, c = self._classes(draws)
+        k, c = self.classes(draws)
         bounds = self._host["class_entries"]
         start, stop = bounds[c], bounds[c + 1]
         full = np.flatnonzero(stop > start)

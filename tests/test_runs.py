@@ -378,7 +378,7 @@ def test_a_checkpoint_is_a_zip_that_loads_mapped_and_the_first_format_still_load
     import zipfile
 
     from tensorcfr.memory import _in_mapped_file
-    from tensorcfr.runs import MAGIC, TRAILER_MAGIC
+    from tensorcfr.runs import TRAILER_MAGIC, _header
 
     state = {"solver": {"x": torch.rand(3, 1000, dtype=torch.float64)}, "iteration": 4}
     path = str(tmp_path / "checkpoint.pt")
@@ -394,7 +394,7 @@ def test_a_checkpoint_is_a_zip_that_loads_mapped_and_the_first_format_still_load
     body = payload.getvalue()
     old = str(tmp_path / "old.pt")
     with open(old, "wb") as f:
-        f.write(MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + str(len(body)).zfill(20).encode() + b"\n")
+        f.write(_header(hashlib.sha256(body).hexdigest().encode(), len(body)))
         f.write(body)
     again = load_checkpoint(old)
     assert again["iteration"] == 4 and torch.equal(again["solver"]["x"], state["solver"]["x"])
