@@ -5,7 +5,9 @@ V(a, b), the first bidder's value of Dudo(K, a, b), for the smaller games. `dudo
 solves each one (which in turn asks for its own smaller games) with DCFR until NashConv is at
 most `TARGET_NASH_CONV`: the value of a profile with NashConv e lies within e of the game
 value. Results are kept in memory and in a JSON file (`paths.values_file`), so each game
-is solved once per machine.
+is solved once per machine. A long solve (Dudo(6,1,2): about half an hour on a 2-core CPU)
+says how far it is on stderr and saves its state beside that file every few minutes: an
+interrupted one continues from there the next time it is asked for.
 
 Example:
     >>> from tensorcfr.continuation import dudo_value
@@ -25,11 +27,16 @@ from functools import partial
 
 from games.dudo import Dudo
 
+from .errors import TensorCFRError
 from .paths import values_file
+from .runs import check_checkpoint, load_checkpoint, save_checkpoint
 from .solvers import Solver
 
 TARGET_NASH_CONV = 1e-7  # moves the larger game's payoffs, so its value, by at most this
 MAX_ITERATIONS = 20_000
+EVAL_EVERY = 100  # iterations between evaluations
+PROGRESS_AFTER = 10.0  # seconds: a solve that has run this long reports at each evaluation
+SAVE_EVERY = 300.0  # seconds between saves of an unfinished solve's state
 _memory: dict[str, dict] = {}
 
 
@@ -78,34 +85,106 @@ def _store(name: str, entry: dict) -> None:
         pass  # a read-only home only costs a re-solve next time
 
 
+def partial_file(name: str) -> str:
+    """Where an unfinished solve of the continuation game `name` keeps its state."""
+    return os.path.join(os.path.dirname(values_file()), f"{name}.partial.pt")
+
+
 def dudo_entry(faces: int, a: int, b: int, device: str = "auto") -> dict:
     """{game, value, nash_conv, iterations, seconds, profile} of Dudo(faces, a, b), solved or
     cached. The value is that of whichever profile, DCFR's average or its current strategy,
     first has NashConv at most the target (either lies within its NashConv of the game value):
     on these games the current strategy gets there first (Dudo(5,1,2): 100-200 iterations in two
-    runs against the average's 1,900; Dudo(5,1,1): 100 against 1,000), and `evaluate` measures both anyway."""
+    runs against the average's 1,900; Dudo(5,1,1): 100 against 1,000), and `evaluate` measures both anyway.
+    Dudo(6,1,2) is the exception: its average gets there (18,400 iterations on an H100).
+
+    Example:
+        >>> dudo_entry(4, 1, 1)["game"]
+        'dudo(4,1,1)'
+    """
     name = f"dudo({faces},{a},{b})"
     if name in _memory:
         return _memory[name]
     entry = _verified(name, _load().get(name))
     if entry is None or entry["nash_conv"] > TARGET_NASH_CONV:
-        t0 = time.perf_counter()
-        solver = Solver(name, "dcfr", device=device, dtype="float64", form="auto")
-
-        def best() -> tuple[str, object]:
-            evs = solver.evaluate()
-            return min(evs.items(), key=lambda kv: kv[1].nash_conv.item())
-
-        profile, ev = best()
-        while ev.nash_conv.item() > TARGET_NASH_CONV and solver.iteration < MAX_ITERATIONS:
-            solver.step(100)
-            profile, ev = best()
-        entry = {"game": name, "value": ev.game_value.item(), "nash_conv": ev.nash_conv.item(),
-                 "iterations": solver.iteration, "seconds": round(time.perf_counter() - t0, 3), "profile": profile}
-        entry["checksum"] = _checksum(entry)
+        entry = _solve(name, [e["value"] for e in dudo_chain(faces, a, b)], device)
         _store(name, entry)
     _memory[name] = entry
     return entry
+
+
+def _solve(name: str, inputs: list[float], device: str) -> dict:
+    """Solve the continuation game `name`, whose payoffs use the smaller games' values `inputs`,
+    to `TARGET_NASH_CONV`; its entry, checksummed. Continues a saved unfinished solve of the
+    same game, inputs and settings (`partial_file`), and saves its own every `SAVE_EVERY` s."""
+    t0 = time.perf_counter()
+    solver = Solver(name, "dcfr", device=device, dtype="float64", form="auto")
+    path = partial_file(name)
+    identity = {"game": name, "inputs": inputs, "algorithm": "dcfr", "dtype": "float64", "form": solver.game.form}
+    before = _resume(solver, path, identity)  # seconds spent by the earlier, interrupted runs
+    if before is None:  # a state that failed half-way through loading: a fresh solver
+        solver, before = Solver(name, "dcfr", device=device, dtype="float64", form="auto"), 0.0
+
+    def best() -> tuple[str, object]:
+        evs = solver.evaluate()
+        return min(evs.items(), key=lambda kv: kv[1].nash_conv.item())
+
+    profile, ev = best()
+    last_save = time.perf_counter()
+    while ev.nash_conv.item() > TARGET_NASH_CONV and solver.iteration < MAX_ITERATIONS:
+        solver.step(EVAL_EVERY)
+        profile, ev = best()
+        now = time.perf_counter()
+        if now - t0 >= PROGRESS_AFTER:
+            print(f"tensorcfr: solving {name} for its value (Dudo's continuation values): "
+                  f"{solver.iteration:,} iterations, NashConv {ev.nash_conv.item():.2e} (target {TARGET_NASH_CONV:g}), "
+                  f"{before + now - t0:,.0f} s", file=sys.stderr, flush=True)
+        if now - last_save >= SAVE_EVERY and ev.nash_conv.item() > TARGET_NASH_CONV:
+            _save_partial(solver, path, identity, before + now - t0)
+            last_save = time.perf_counter()
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+    entry = {"game": name, "value": ev.game_value.item(), "nash_conv": ev.nash_conv.item(),
+             "iterations": solver.iteration, "seconds": round(before + time.perf_counter() - t0, 3),
+             "profile": profile}
+    entry["checksum"] = _checksum(entry)
+    return entry
+
+
+def _save_partial(solver: Solver, path: str, identity: dict, seconds: float) -> None:
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        save_checkpoint(path, {**identity, "seconds": seconds, "solver": solver.state_dict(copy=False), "loop": {}})
+    except (OSError, TensorCFRError) as e:  # a read-only cache only costs the progress on interruption
+        print(f"tensorcfr: cannot save the unfinished solve of {identity['game']} ({e})", file=sys.stderr)
+
+
+def _resume(solver: Solver, path: str, identity: dict) -> float | None:
+    """Load the unfinished solve at `path` into `solver` if it is of the same game, inputs and
+    settings (else it is ignored and later replaced): the seconds it had taken, 0 where there
+    was none to load, None where loading failed after the solver's state was touched."""
+    if not os.path.exists(path):
+        return 0.0
+    try:
+        ckpt = check_checkpoint(load_checkpoint(path), path)
+    except TensorCFRError as e:
+        print(f"tensorcfr: {e}; solving {identity['game']} afresh", file=sys.stderr)
+        return 0.0
+    if {k: ckpt.get(k) for k in identity} != identity:
+        print(f"tensorcfr: {path} is the unfinished solve of another game or of other continuation values; "
+              "starting afresh", file=sys.stderr)
+        return 0.0
+    try:
+        solver.load_state_dict(ckpt["solver"])
+    except TensorCFRError as e:
+        print(f"tensorcfr: {e}; solving {identity['game']} afresh", file=sys.stderr)
+        return None
+    print(f"tensorcfr: continuing the solve of {identity['game']} from iteration {solver.iteration:,} ({path})",
+          file=sys.stderr)
+    seconds = ckpt.get("seconds", 0.0)
+    return float(seconds) if isinstance(seconds, (int, float)) else 0.0
 
 
 def dudo_game(faces: int = 4, dice1: int = 1, dice2: int = 1, continuation=None) -> Dudo:
