@@ -1,6 +1,7 @@
-"""One game across 2 and 3 processes (torch.distributed, gloo, on the CPU): iterates equal to
-one process's to 1e-12, every rank's state equal to the bit, a checkpoint from 2 ranks
-resumed on 1 and on 3, and a rank that dies stopping the others with a clear error."""
+"""One game across 2 and 3 processes (torch.distributed, gloo, on the CPU): NashConv and value
+equal to one process's to 1e-12 and iterates to 1e-10 (see ITERATE_TOL), every rank's state
+equal to the bit, a checkpoint from 2 ranks resumed on 1 and on 3, and a rank that dies
+stopping the others with a clear error."""
 
 import os
 import time
@@ -17,14 +18,19 @@ CASES = [(game, form, algo) for game, form in [("leduc", "generic"), ("leduc", "
                                                ("dudo(4,1,2)", "public"), ("random(seed=3)", "generic")]
          for algo in ("cfr+", "dcfr", "oftrl")]
 ITERATIONS = 25
-TOL = 1e-12  # of each tensor's scale
-STRATEGY_TOL = 1e-11  # current strategies are ratios of regret sums (DCFR on Leduc: 1.7e-12 apart)
+TOL = 1e-12  # of each number's scale: NashConv and the game value
+# of each tensor's scale: the iterates (strategies, averages, the rule's state). A sharded sum
+# rounds otherwise than one process's, and regret matching (a ratio of regret sums) amplifies
+# that over the iterations: DCFR on Leduc at 3 ranks, 25 iterations, measured on two 2-core
+# CPUs: strategies 1.7e-12 and 6.6e-12 apart, regrets 1.55e-12 on the second
+ITERATE_TOL = 1e-10
 
 
 def close(a, b, i):
-    """Entry i of a snapshot (0, 1: the current strategies) of one process against the ranks'."""
+    """Entry i of a snapshot (iterates [B, S], then NashConv and the value [B]) of one process
+    against the ranks'."""
     scale = max(1.0, float(a.abs().max()))
-    return float((a - b).abs().max()) <= (STRATEGY_TOL if i < 2 else TOL) * scale
+    return float((a - b).abs().max()) <= (TOL if a.dim() == 1 else ITERATE_TOL) * scale
 
 
 def options(algo):
@@ -176,7 +182,7 @@ def test_a_rank_that_dies_stops_the_others_with_a_clear_error(tmp_path):
     one = tensorcfr.Solver("leduc", "cfr+", device="cpu")
     one.step(6)
     for a, b in zip(one.state_dict()["average"], saved["average"]):
-        assert float((a - b).abs().max()) <= TOL * max(1.0, float(a.abs().max()))
+        assert float((a - b).abs().max()) <= ITERATE_TOL * max(1.0, float(a.abs().max()))
 
 
 def test_cli_under_torchrun_equals_one_process(tmp_path):
