@@ -106,7 +106,8 @@ def dudo_entry(faces: int, a: int, b: int, device: str = "auto") -> dict:
     if name in _memory:
         return _memory[name]
     entry = _verified(name, _load().get(name))
-    if entry is None or entry["nash_conv"] > TARGET_NASH_CONV:
+    # an entry short of the target is solved again, unless it ran out of iterations (it would again)
+    if entry is None or (entry["nash_conv"] > TARGET_NASH_CONV and entry.get("iterations", 0) < MAX_ITERATIONS):
         entry = _solve(name, [e["value"] for e in dudo_chain(faces, a, b)], device)
         _store(name, entry)
     _memory[name] = entry

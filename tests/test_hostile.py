@@ -611,3 +611,24 @@ def test_a_continuation_value_stops_on_whichever_profile_gets_there_first(own_ca
     assert (entry["iterations"], entry["profile"]) == (s.iteration, profile)
     assert entry["value"] == pytest.approx(ev.game_value.item(), abs=1e-12)
     assert abs(entry["value"] - (-1 / 8)) <= entry["nash_conv"] + 1e-12
+
+
+def test_a_continuation_value_that_ran_out_of_iterations_is_kept(own_cache, monkeypatch):
+    """A solve that stops at `MAX_ITERATIONS` short of the target stores what it reached, and
+    that entry is used from then on, not solved again (it would stop at the same place)."""
+    from tensorcfr import continuation
+
+    monkeypatch.setattr(continuation, "TARGET_NASH_CONV", -1.0)  # out of reach
+    monkeypatch.setattr(continuation, "MAX_ITERATIONS", 100)
+    entry = continuation.dudo_entry(4, 1, 1, device="cpu")
+    assert entry["iterations"] == 100 and entry["nash_conv"] > -1.0
+    continuation._memory.clear()
+
+    def no_solve(*a, **k):
+        raise AssertionError("solved again")
+    monkeypatch.setattr(continuation, "Solver", no_solve)
+    assert continuation.dudo_entry(4, 1, 1, device="cpu") == entry
+    monkeypatch.setattr(continuation, "MAX_ITERATIONS", 200)  # a larger budget: solved again, further
+    continuation._memory.clear()
+    with pytest.raises(AssertionError, match="solved again"):
+        continuation.dudo_entry(4, 1, 1, device="cpu")
