@@ -5,7 +5,7 @@ V(a, b), the first bidder's value of Dudo(K, a, b), for the smaller games. `dudo
 solves each one (which in turn asks for its own smaller games) with DCFR until NashConv is at
 most `TARGET_NASH_CONV`: the value of a profile with NashConv e lies within e of the game
 value. Results are kept in memory and in a JSON file (`paths.values_file`), so each game
-is solved once per machine. A long solve (Dudo(6,1,2): about half an hour on a 2-core CPU)
+is solved once per machine. A long solve (Dudo(6,1,2): 43 minutes on a 2-core CPU)
 says how far it is on stderr and saves its state beside that file every few minutes: an
 interrupted one continues from there the next time it is asked for.
 
@@ -96,7 +96,8 @@ def dudo_entry(faces: int, a: int, b: int, device: str = "auto") -> dict:
     first has NashConv at most the target (either lies within its NashConv of the game value):
     on these games the current strategy gets there first (Dudo(5,1,2): 100-200 iterations in two
     runs against the average's 1,900; Dudo(5,1,1): 100 against 1,000), and `evaluate` measures both anyway.
-    Dudo(6,1,2) is the exception: its average gets there (18,400 iterations on an H100).
+    Dudo(6,1,2) is the exception: its average gets there after 18,400 iterations on an H100,
+    and on a 2-core CPU hovers at 1.4-4.9e-7 from 10,000 iterations to the budget of 20,000 (43 minutes).
 
     Example:
         >>> dudo_entry(4, 1, 1)["game"]
