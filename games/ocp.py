@@ -116,7 +116,9 @@ class CardPokerVector(VectorGame):
 
     def __init__(self, name: str, n: int, deal: str, ante: float = 1.0, card_names=None):
         self.name, self.n, self.deal, self.ante = name, n, deal, float(ante)
-        self.card_names = tuple(card_names or map(str, range(n)))
+        # None: a card is named by its number, made when asked for (OCP(10^8) would otherwise
+        # build 10^8 strings, 20 s and gigabytes, before `info` could answer)
+        self.card_names = tuple(card_names) if card_names else None
         self.num_outcomes = n * n if deal == "pair" else n
 
     def initial(self):
@@ -174,4 +176,6 @@ class CardPokerVector(VectorGame):
         return card * len(HISTORIES) + s[:, 2]
 
     def infoset_names(self, keys):
-        return [f"{self.card_names[k // len(HISTORIES)]}:{HISTORIES[k % len(HISTORIES)]}" for k in keys.tolist()]
+        names = self.card_names
+        return [f"{names[k // len(HISTORIES)] if names else k // len(HISTORIES)}:{HISTORIES[k % len(HISTORIES)]}"
+                for k in keys.tolist()]

@@ -64,6 +64,15 @@ def test_sizes_of_the_large_games_by_formula():
     assert cg.sizes()["infosets_with_choice"] == (ms1 + ms2) * 2 ** (bids - 2)
 
 
+def test_card_names_are_made_when_asked_for():
+    """OCP(n) names a card by its number, made per key asked for, not as n strings up front
+    (OCP(10^8): 20 s and gigabytes before `info` could answer); Kuhn keeps its letters."""
+    v = games.make("ocp(100000000)").vectorized()
+    assert v.card_names is None
+    assert v.infoset_names(np.array([99_999_999 * 9 + 4])) == ["99999999:pb"]
+    assert games.make("kuhn").vectorized().infoset_names(np.array([2 * 9 + 4])) == ["K:pb"]
+
+
 def test_subclass_overriding_per_node_methods_is_walked_per_node():
     class Louder(games.Kuhn):
         def utilities(self, state):
