@@ -5,7 +5,7 @@ V(a, b), the first bidder's value of Dudo(K, a, b), for the smaller games. `dudo
 solves each one (which in turn asks for its own smaller games) with DCFR until NashConv is at
 most `TARGET_NASH_CONV`: the value of a profile with NashConv e lies within e of the game
 value. Results are kept in memory and in a JSON file (`paths.values_file`), so each game
-is solved once per machine. A long solve (Dudo(6,1,2): 43 minutes on a 2-core CPU)
+is solved once per machine. A long solve (Dudo(6,1,2): 42.5 minutes on a 2-core CPU)
 says how far it is on stderr and saves its state beside that file every few minutes: an
 interrupted one continues from there the next time it is asked for.
 
@@ -97,7 +97,7 @@ def dudo_entry(faces: int, a: int, b: int, device: str = "auto") -> dict:
     on these games the current strategy gets there first (Dudo(5,1,2): 100-200 iterations in two
     runs against the average's 1,900; Dudo(5,1,1): 100 against 1,000), and `evaluate` measures both anyway.
     Dudo(6,1,2) is the exception: its average gets there after 18,400 iterations on an H100,
-    and on a 2-core CPU hovers at 1.4-4.9e-7 from 10,000 iterations to the budget of 20,000 (43 minutes).
+    and on a 2-core CPU hovers at 1.4-4.9e-7 from 10,000 iterations to the budget of 20,000 (42.5 minutes).
 
     Example:
         >>> dudo_entry(4, 1, 1)["game"]
@@ -122,7 +122,7 @@ def _solve(name: str, inputs: list[float], device: str) -> dict:
     t0 = time.perf_counter()
     solver = Solver(name, "dcfr", device=device, dtype="float64", form="auto")
     path = partial_file(name)
-    identity = {"game": name, "inputs": inputs, "algorithm": "dcfr", "dtype": "float64", "form": solver.game.form}
+    identity = solve_identity(name, inputs, solver.game.form)
     before = _resume(solver, path, identity)  # seconds spent by the earlier, interrupted runs
     if before is None:  # a state that failed half-way through loading: a fresh solver
         solver, before = Solver(name, "dcfr", device=device, dtype="float64", form="auto"), 0.0
@@ -155,6 +155,12 @@ def _solve(name: str, inputs: list[float], device: str) -> dict:
     return entry
 
 
+def solve_identity(name: str, inputs: list[float], form: str) -> dict:
+    """What a saved unfinished solve must match to be continued: the game, the smaller games'
+    values its payoffs use, and the solver's settings."""
+    return {"game": name, "inputs": inputs, "algorithm": "dcfr", "dtype": "float64", "form": form}
+
+
 def _save_partial(solver: Solver, path: str, identity: dict, seconds: float) -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -174,9 +180,10 @@ def _resume(solver: Solver, path: str, identity: dict) -> float | None:
     except TensorCFRError as e:
         print(f"tensorcfr: {e}; solving {identity['game']} afresh", file=sys.stderr)
         return 0.0
-    if {k: ckpt.get(k) for k in identity} != identity:
-        print(f"tensorcfr: {path} is the unfinished solve of another game or of other continuation values; "
-              "starting afresh", file=sys.stderr)
+    differ = [k for k in identity if ckpt.get(k) != identity[k]]
+    if differ:  # (inputs: the smaller games' values its payoffs used)
+        print(f"tensorcfr: {path} is an unfinished solve with other {', '.join(differ)}; starting afresh",
+              file=sys.stderr)
         return 0.0
     try:
         solver.load_state_dict(ckpt["solver"])

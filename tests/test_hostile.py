@@ -549,11 +549,14 @@ def test_an_interrupted_continuation_solve_goes_on_from_its_saved_state(own_cach
     assert f"solving dudo(4,1,2) for its value (Dudo's continuation values): {half} iterations" in capsys.readouterr().err
 
     monkeypatch.setattr(tensorcfr.Solver, "step", real)
-    fresh = tensorcfr.Solver("dudo(4,1,2)", "dcfr", device="cpu", dtype="float64")
-    identity = {"game": "dudo(4,1,2)", "inputs": [continuation.dudo_value(4, 1, 1)], "algorithm": "dcfr",
-                "dtype": "float64", "form": fresh.game.form}
+    fresh = tensorcfr.Solver("dudo(4,1,2)", "dcfr", device="cpu", dtype="float64", form="auto")  # as the chain's
+    identity = continuation.solve_identity("dudo(4,1,2)", [continuation.dudo_value(4, 1, 1)], fresh.game.form)
     assert continuation._resume(fresh, path, {**identity, "inputs": [-0.5]}) == 0.0 and fresh.iteration == 0
-    assert "other continuation values; starting afresh" in capsys.readouterr().err
+    assert "is an unfinished solve with other inputs; starting afresh" in capsys.readouterr().err
+    probe = tensorcfr.Solver("dudo(4,1,2)", "dcfr", device="cpu", dtype="float64", form="auto")
+    loaded = continuation._resume(probe, path, identity)
+    assert loaded > 0 and probe.iteration == half  # the same inputs: loaded
+    capsys.readouterr()
 
     continuation._memory.clear()
     resumed = continuation.dudo_entry(4, 1, 2, device="cpu")
@@ -596,8 +599,8 @@ def test_a_continuation_value_stops_on_whichever_profile_gets_there_first(own_ca
     strategy, whichever first, evaluating both every 100 iterations: replayed by hand here, the
     first evaluation where either is there gives the entry's iterations, profile and value, and
     that value is the LP's, -1/8 for Dudo(4,1,1), within its NashConv. (Which profile it is, and
-    when, moves with the last bits of the sums: Dudo(4,1,2)'s current strategy got there after
-    200 iterations on one CPU and 1,200 on another.)"""
+    when, moves with the last bits of the sums: Dudo(4,1,2)'s current strategy got there within
+    200 iterations on one CPU and after 1,200 on another.)"""
     from tensorcfr import continuation
 
     entry = continuation.dudo_entry(4, 1, 1, device="cpu")
