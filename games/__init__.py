@@ -29,6 +29,7 @@ from .matrix import (MatrixGame, battle_of_sexes, biased_rps, bimatrix, blotto, 
                      matrix, prisoners_dilemma, rps)
 from .ocp import OCP
 from .random_game import RandomGame
+from .random_dealt import RandomDealt
 
 __all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "MatrixGame", "available", "bimatrix", "check_game",
            "make", "matrix", "parse_spec", "register"]
@@ -120,6 +121,7 @@ def make(spec: str | Game) -> Game:
 register("kuhn", Kuhn)
 register("leduc", Leduc)
 register("random", RandomGame)
+register("random_dealt", RandomDealt)
 register("ocp", OCP)
 register("dudo", "tensorcfr.continuation:dudo_game")  # Dudo with the smaller games' values
 register("domino", Domino)

@@ -106,6 +106,28 @@ class VectorGame:
         raise NotImplementedError
 
 
+PROTOCOL = ("initial_state", "player", "chance_outcomes", "legal_actions", "next_state", "utilities", "infoset_key")
+
+
+def vector_form(g) -> "VectorGame | None":
+    """`g.vectorized()`, or None where a subclass overrides a per-node method below the class
+    that defines `vectorized` (its vectorised form would describe the parent's tree). Both of
+    tensorcfr's level-by-level walks (the generic and the public-tree one) take a game's
+    vectorised form from here, so they agree on which games have one.
+
+    Example:
+        >>> import games
+        >>> vector_form(games.make("ocp(5)")).name
+        'ocp(5)'
+    """
+    mro = type(g).__mro__
+    owner = lambda name: next(c for c in mro if name in c.__dict__)  # noqa: E731
+    vec = owner("vectorized")
+    if any(issubclass(owner(m), vec) and owner(m) is not vec for m in PROTOCOL):
+        return None
+    return g.vectorized()
+
+
 class KeyTable:
     """Ids for int64 keys, given in the order keys are first added, kept as a sorted copy of
     the keys for lookups (sorted insertion: O(table) per call, not a re-sort). Used by the

@@ -88,7 +88,9 @@ def _size_flags(s: argparse.ArgumentParser, form: bool = True) -> None:
         s.add_argument("--form", choices=("auto", "generic", "public"), default="auto",
                        help="compiled form: public (the [public node x type] form of games dealt once: kuhn, "
                             "ocp, leduc, dudo, liars_dice), generic (one sparse payoff matrix), auto "
-                            "(default: public where the game has it)")
+                            "(default: the library's rule, tensorcfr.forms.choose: public from 10^6 "
+                            "histories, for a ranked deal (OCP from 256 cards) or where only it fits, "
+                            "else generic)")
     s.add_argument("--max-histories", type=_positive_int, default=None, metavar="N",
                    help="refuse a game of more than N histories (default: no count limit)")
     s.add_argument("--max-memory", type=_max_memory, default="auto", metavar="BYTES",
@@ -348,8 +350,8 @@ def _make_solver(args, algo: str):
     sampler = ("capture", "sampling", "samples", "epsilon", "update_scope")
     make_config(algo, **{k: v for k, v in mine.items() if v is not None and k not in sampler})  # bad settings first
     limits = _limits(args)
-    if sampling not in (None, "none") and getattr(args, "form", None) != "public":
-        limits.update(form="generic", chance=True)  # Monte-Carlo iterations' chance tree (--form public: the deal)
+    if sampling not in (None, "none") and limits["form"] != "public":
+        limits["chance"] = True  # Monte-Carlo iterations' chance tree (--form public: the deal); auto: generic
     if getattr(args, "distributed", False):  # this rank builds only its block of a generic payoff
         from .distributed import process_group
 

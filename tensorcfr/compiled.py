@@ -48,7 +48,7 @@ class CompiledGame:
     (chance, decision, terminal) in breadth-first order, one level after another.
     """
 
-    form = "generic"  # (`public.PublicCompiledGame` is the other)
+    form = "generic"  # `forms.CompiledForm`; `public.PublicCompiledGame` is the other
 
     name: str  # spec of the game (of the first batch member)
     batch_names: tuple[str, ...]  # [B] spec of each batch member
@@ -121,6 +121,32 @@ class CompiledGame:
             "payoff_nonzeros": int(self.payoff.shape[1]),
             "batch": self.batch_size,
         }
+
+    def operator(self, dtype: torch.dtype, gather: bool = False):
+        """The payoff operator (`forms.CompiledForm`): `payoff.PayoffOperator`, CSR, or the
+        gather form with `gather` (what a compiled iteration fuses)."""
+        from .payoff import PayoffOperator
+        return PayoffOperator.build(self, dtype, gather)
+
+    def estimator(self, scheme: str, samples: int, dtype: torch.dtype, epsilon: float):
+        """Monte-Carlo counterfactual values over the chance tree (`sampling.Estimator`; the
+        game must be compiled with `chance=True`)."""
+        from .sampling import Estimator
+        return Estimator(self, scheme, samples, dtype, epsilon)
+
+    def block(self, rank: int, world: int) -> "CompiledGame":
+        """Rank's block of the payoff nonzeros [lo, hi) of `world` ranks, still sorted by
+        (s0, s1) (`distributed.shard`)."""
+        from .distributed import bounds
+        lo, hi = bounds(int(self.payoff.shape[1]), rank, world)
+        return dataclasses.replace(self, payoff_seq=self.payoff_seq[:, lo:hi].clone(), payoff=self.payoff[:, lo:hi].clone())
+
+    def payoff_bytes(self, dtype: torch.dtype) -> int:
+        """Values and int32 columns per orientation, the dtype's copy they are cut from, a sort's
+        indices and CSR row offsets (measured: within the estimate from OCP(1000) to Dudo(4,2,2))."""
+        e = torch.finfo(dtype).bits // 8
+        z, b = self.payoff.shape[1], self.payoff.shape[0]
+        return 2 * z * (b * e + 8) + z * b * e + 24 * z
 
     def _tensors(self) -> dict[str, torch.Tensor]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)

@@ -28,16 +28,15 @@ from typing import Sequence
 import numpy as np
 import torch
 
-import games as games_pkg
-from games import CHANCE, TERMINAL, Game, GameError
+from games import CHANCE, TERMINAL, Game
 from games.checks import actions_problem, chance_problem, chance_rows, utility_problem, utility_rows
-from games.vector import KeyTable
+from games.vector import PROTOCOL, KeyTable, vector_form  # noqa: F401  (re-exported)
 
+from . import forms
 from .chance import build as chance_tree
 from .compiled import CompiledGame
 from .errors import TensorCFRError
 from .paths import compiled_dir
-from .public import compile_public, has_public_form
 from .memory import returning_freed_memory
 from .sizes import MAX_LEVELS, NODES_KEPT, public_limit, too_deep, too_many, walk_limit
 from .treeplex import Treeplex
@@ -590,31 +589,11 @@ def _structure(raw: RawTree, shard: tuple[int, int] | None = None):
 
 
 METHODS = ("auto", "vectorized", "per-node")
-FORMS = ("generic", "public", "auto")  # the compiled forms (`compile(form=...)`)
+FORMS = forms.NAMES  # the compiled forms (`compile(form=...)`)
 CACHE_MIN_HISTORIES = 1_000_000  # smaller games compile faster than a file loads
 # OpenSpiel games have no closed-form size and cost a clone per history: without a limit of
 # the caller's, a walk stops once it passes this many (a 10^8-history walk would take hours)
 OPENSPIEL_MAX_HISTORIES = 50_000_000
-
-
-PROTOCOL = ("initial_state", "player", "chance_outcomes", "legal_actions", "next_state", "utilities", "infoset_key")
-
-
-def vector_form(g: Game):
-    """`g.vectorized()`, or None where a subclass overrides a per-node method below the class
-    that defines `vectorized` (its vectorised form would describe the parent's tree).
-
-    Example:
-        >>> import games
-        >>> vector_form(games.make("ocp(5)")).name
-        'ocp(5)'
-    """
-    mro = type(g).__mro__
-    owner = lambda name: next(c for c in mro if name in c.__dict__)  # noqa: E731
-    vec = owner("vectorized")
-    if any(issubclass(owner(m), vec) and owner(m) is not vec for m in PROTOCOL):
-        return None
-    return g.vectorized()
 
 
 def _walk(g: Game, method: str, nodes: bool | None, max_histories: int | None = None,
@@ -651,7 +630,7 @@ def cache_file(g: Game) -> str:
 
 def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes: bool | None = None,  # noqa: A001
             cache: bool | None = None, *, max_histories: int | None = None,
-            max_memory: int | str | None = "auto", form: str = "generic", chance: bool = False,
+            max_memory: int | str | None = "auto", form: str = "auto", chance: bool = False,
             shard: tuple[int, int] | None = None) -> CompiledGame:
     """Compile a game, or a list of games over one tree (a batch of payoff vectors).
 
@@ -673,9 +652,14 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             (`tensorcfr.sizes`; max_memory in bytes, "auto" for the available memory less
             256 MiB, or None).
     form:   "generic" (one sparse payoff matrix), "public" (the public-tree form of a game
-            dealt once, `tensorcfr.public`: a `PublicCompiledGame`), or "auto" (public where
-            every member has it). The public form is held to the limits above by its own
-            closed-form size (`Game.public_size_hint`, `sizes.public_estimate_bytes`).
+            dealt once, `tensorcfr.public`: a `PublicCompiledGame`), or "auto" (the default:
+            `forms.choose`'s rule, shared with `Solver` and the CLI: the public form from
+            `forms.PUBLIC_FROM_HISTORIES` histories, for a ranked deal or where only it fits,
+            else generic; `method`, `nodes` and `cache`, which only the generic form has,
+            make it generic).
+            The public form is held to the limits above by its own closed-form size
+            (`Game.public_size_hint`, `sizes.public_estimate_bytes`). Both forms run the
+            same checks of the game (`games/checks.py`) and implement `forms.CompiledForm`.
     chance: also build the chance tree (`cg.chance`, `tensorcfr.chance.ChanceTree`) that
             Monte-Carlo sampling needs (generic form only; never cached).
     shard:  (rank, world): the generic form keeps only rank's block of the payoff (contiguous
@@ -696,32 +680,38 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
 
 
 def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance, shard=None):
-    """`compile`'s body."""
+    """`compile`'s body: the checks every form shares, then the chosen form's walk."""
     if method not in METHODS:
         raise TensorCFRError(f"compile: method must be one of {', '.join(METHODS)}, got {method!r}")
     if form not in FORMS:
         raise TensorCFRError(f"compile: form must be one of {', '.join(FORMS)}, got {form!r}")
-    members = list(game) if isinstance(game, (list, tuple)) else [game]
-    if not members:
-        raise TensorCFRError("compile: empty list of games")
-    try:
-        members = [games_pkg.make(g) for g in members]
-    except GameError as e:
-        raise TensorCFRError(str(e)) from None
-    if chance and form == "public":
-        raise TensorCFRError("compile: chance=True (the chance tree of Monte-Carlo sampling) needs form='generic'")
-    if form != "generic" and not chance:
-        # refused before the walk, as below, and before the game's vectorised form is made
-        # (dudo(100,5,5)'s would enumerate 8e15 deals)
-        for g in members:
-            public_limit(g.name, g.public_size_hint(), g.size_hint(), max_histories, max_memory)
-        if form == "public" or all(has_public_form(g) for g in members):
-            return compile_public(members)
+    members = forms.members_of(game)
     for g in members:
         if not getattr(g, "zero_sum", True):
             raise TensorCFRError(f"{g.name} is general-sum: the tree solvers need a zero-sum game; the "
                                  "normal-form procedures (tensorcfr.normal_form: rm, rm+, sampled-rm, "
                                  "conditional-rm, invariant-rm) take it")
+    if chance and form == "public":
+        raise TensorCFRError("compile: chance=True (the chance tree of Monte-Carlo sampling) needs form='generic'")
+    if form == "public":
+        # refused before the walk, as below, and before the game's vectorised form is made
+        # (dudo(100,5,5)'s would enumerate 8e15 deals)
+        for g in members:
+            public_limit(g.name, g.public_size_hint(), g.size_hint(), max_histories, max_memory)
+    chosen = forms.choose(members, form, sampling=chance, max_histories=max_histories, max_memory=max_memory,
+                          generic_only=method != "auto" or nodes is not None or cache is not None)
+    if chosen.name == "public" and form == "auto":  # (choose checked it only where the generic form is too large)
+        for g in members:
+            public_limit(g.name, g.public_size_hint(), g.size_hint(), max_histories, max_memory)
+    return chosen.compile(members, method=method, nodes=nodes, cache=cache, max_histories=max_histories,
+                          max_memory=max_memory, chance=chance, shard=shard)
+
+
+def compile_generic(members: list[Game], method: str = "auto", nodes: bool | None = None, cache: bool | None = None,
+                    max_histories: int | None = None, max_memory: int | str | None = "auto", chance: bool = False,
+                    shard: tuple[int, int] | None = None) -> CompiledGame:
+    """The generic form's compile walk (`forms.FORMS["generic"]`): made, checked members in;
+    `compile`'s keywords. Use `compile(..., form="generic")`."""
     if max_histories is None and any(g.name.startswith("openspiel:") for g in members):
         max_histories = OPENSPIEL_MAX_HISTORIES
     for g in members:  # a game too large is refused here, before its payoffs or its tree are made

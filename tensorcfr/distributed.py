@@ -41,7 +41,6 @@ Example (the sharding alone, no process group needed):
 
 from __future__ import annotations
 
-import dataclasses
 
 import torch
 
@@ -66,12 +65,7 @@ def shard(cg, rank: int, world: int):
             raise TensorCFRError(f"{cg.name} was compiled as rank {made[0]}'s block of {made[1]}, "
                                  f"not rank {rank}'s of {world}")
         return cg
-    if getattr(cg, "form", "generic") == "public":
-        lo, hi = bounds(int(cg.terminal_seq.shape[1]), rank, world)
-        offsets = cg.class_offsets.clamp(lo, hi) - lo  # [K+1]: each class's terminals within the block
-        return dataclasses.replace(cg, terminal_seq=cg.terminal_seq[:, lo:hi].clone(), class_offsets=offsets)
-    lo, hi = bounds(int(cg.payoff.shape[1]), rank, world)
-    return dataclasses.replace(cg, payoff_seq=cg.payoff_seq[:, lo:hi].clone(), payoff=cg.payoff[:, lo:hi].clone())
+    return cg.block(rank, world)
 
 
 class ShardedOperator:

@@ -59,11 +59,13 @@ class PayoffOperator:
     @staticmethod
     def of(cg: "CompiledGame", dtype: torch.dtype, gather: bool = False) -> "PayoffOperator":
         """The operator of `cg` in `dtype`: CSR, unless `gather` or a batch of more than
-        `CSR_MAX_BATCH` payoff vectors asks for the gather form. A game compiled in the
-        public-tree form gets its own operator (`public.PublicPayoffOperator`)."""
-        if getattr(cg, "form", "generic") == "public":
-            from .public import PublicPayoffOperator
-            return PublicPayoffOperator.of(cg, dtype)
+        `CSR_MAX_BATCH` payoff vectors asks for the gather form. Any form's game gives its own
+        operator (`cg.operator`, `forms.Operator`): this is kept for the callers of old."""
+        return cg.operator(dtype, gather)
+
+    @staticmethod
+    def build(cg: "CompiledGame", dtype: torch.dtype, gather: bool = False) -> "PayoffOperator":
+        """The generic form's operator (`CompiledGame.operator`)."""
         a = cg.payoff.to(dtype)  # [B, Z]
         s0, s1 = cg.payoff_seq[0], cg.payoff_seq[1]
         sizes = (cg.treeplexes[0].num_sequences, cg.treeplexes[1].num_sequences)

@@ -36,6 +36,8 @@ import torch
 
 import games as games_pkg
 from games import CHANCE, TERMINAL, Game, GameError
+from games.checks import actions_problem, chance_rows, utility_rows
+from games.vector import vector_form
 
 from . import fused
 from .errors import TensorCFRError
@@ -600,6 +602,33 @@ class PublicCompiledGame:
         a, b = self.payoff_weights[0, :, 0], self.payoff_weights[0, :, 1]
         return int(((a + b != 0).sum() + (a - b != 0).sum()) * (n * (n - 1) // 2))
 
+    def operator(self, dtype: torch.dtype, gather: bool = False) -> "PublicPayoffOperator":
+        """The payoff operator (`forms.CompiledForm`): per payoff class, one dense product
+        (gathers and scatter-adds already, so `gather` changes nothing)."""
+        return PublicPayoffOperator.of(self, dtype)
+
+    def estimator(self, scheme: str, samples: int, dtype: torch.dtype, epsilon: float):
+        """Monte-Carlo counterfactual values where a sample is a deal of private types
+        (`public_sampling.PublicEstimator`)."""
+        from .public_sampling import PublicEstimator
+        return PublicEstimator(self, scheme, samples, dtype, epsilon)
+
+    def block(self, rank: int, world: int) -> "PublicCompiledGame":
+        """Rank's block of the terminal public nodes [lo, hi) of `world` ranks, each payoff class
+        keeping its matrix and its share of the terminals (`distributed.shard`)."""
+        from .distributed import bounds
+        lo, hi = bounds(int(self.terminal_seq.shape[1]), rank, world)
+        offsets = self.class_offsets.clamp(lo, hi) - lo  # [K+1]: each class's terminals within the block
+        return dataclasses.replace(self, terminal_seq=self.terminal_seq[:, lo:hi].clone(), class_offsets=offsets)
+
+    def payoff_bytes(self, dtype: torch.dtype) -> int:
+        """The class matrices and the small classes' per-terminal ones, in `dtype`."""
+        e = torch.finfo(dtype).bits // 8
+        t0, t1 = self.treeplexes[0].types, self.treeplexes[1].types
+        off = self.class_offsets.tolist()
+        small = sum(off[k + 1] - off[k] for k in range(len(off) - 1) if off[k + 1] - off[k] < SMALL_CLASS)
+        return e * self.payoff_weights.shape[0] * t0 * t1 * (len(off) - 1 + small)
+
     def to(self, device) -> "PublicCompiledGame":
         return dataclasses.replace(self, treeplexes=tuple(t.to(device) for t in self.treeplexes),
                                    terminal_seq=self.terminal_seq.to(device),
@@ -713,6 +742,8 @@ class PublicPayoffOperator:
     def _rows(x: torch.Tensor, src: torch.Tensor, seq: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         """[B, n, T]: the rows `seq` (see the field) of src [B, M, T], a view of x [B, S]; the
         empty sequence's weight x[:, 0] stands for every type."""
+        if not src.shape[1]:  # a player who never moves: every terminal is on the empty sequence
+            return x[:, :1, None].expand(x.shape[0], len(seq[0]), src.shape[2]).clone()
         rows = pick_rows(src, seq[0])
         if seq[1].numel():
             rows[:, seq[1]] = x[:, :1, None]
@@ -724,6 +755,9 @@ class PublicPayoffOperator:
         """Add vals [B, n, T] into the rows `seq` of out [B, M, T], a view of flat [B, S]; a
         terminal of the empty sequence adds its sum over types into flat[:, 0]. `distinct`:
         rows no other terminal writes, still 0, so written, not added."""
+        if not out.shape[1]:  # a player who never moves: every terminal is on the empty sequence
+            flat[:, 0] += vals.sum((1, 2))
+            return
         if seq[1].numel():
             flat[:, 0] += vals[:, seq[1]].sum((1, 2))
             vals[:, seq[1]] = 0
@@ -767,8 +801,19 @@ def _rows_of(seq: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 def has_public_form(game: Game) -> bool:
     """Whether `game` describes a public tree (`Game.public_form`, and a vectorised form with
-    `public_hands`)."""
-    return bool(getattr(game, "public_form", False)) and getattr(game.vectorized(), "public_hands", None) is not None
+    `public_hands` that describes this very game: a subclass that overrides a per-node method
+    has none, as in the generic walk, `games.vector.vector_form`)."""
+    if not getattr(game, "public_form", False):
+        return False
+    vg = vector_form(game)
+    return vg is not None and getattr(vg, "public_hands", None) is not None
+
+
+# The checks that involve the private types (the mover, legal actions and infoset key of every
+# history, not just of a public node's first deal) evaluate up to this many rows a level: every
+# history of a level of up to ~10^6 of them, a prefix of the level's public nodes past that.
+CHECKED_ROWS = 1 << 20
+CHECKED_TYPES = 64  # of a player with more types, this many, evenly spaced, are checked
 
 
 def _set_hands(states: np.ndarray, hands: tuple[int, int], t0, t1) -> np.ndarray:
@@ -783,14 +828,21 @@ class _PublicWalk:
 
     def __init__(self, game: Game, ranked: bool | None = None):
         self.game = game
-        self.vg = vg = game.vectorized()
+        self.vg = vg = vector_form(game)
         self.hands = vg.public_hands
+        problem = actions_problem(vg.actions)
+        if problem:
+            raise TensorCFRError(f"{game.name}: {problem}")
         deal = vg.ranked_deal() if ranked is not False else None
         if deal is not None and ranked is None and deal[0] ** 2 < RANKED_MIN_PAIRS:
             deal = None  # small: the dense matrices, whose sums round as the generic form's do
         self.ranked = deal is not None  # see `VectorGame.ranked_deal`: no [T0, T1] table is made
+        self.checked_keys: list[list[np.ndarray]] = [[], []]  # infoset keys met by `_check_level`
         if self.ranked:
             n, root, self.deal_nodes, self.deal_levels = deal
+            if n * n <= CHECKED_ROWS:  # the claim checked against the deal itself
+                self._deal()
+                self._check_ranked(n, root)
             self.type_values = [np.arange(n), np.arange(n)]
             self.root = _set_hands(root, self.hands, 0, 0)
         else:
@@ -809,7 +861,8 @@ class _PublicWalk:
                 raise TensorCFRError(f"{name}: a player moves before the deal is over; no public-tree form")
             self.deal_nodes += len(states)
             self.deal_levels += 1
-            pr = vg.chance(states)  # [n, C]
+            pr = np.asarray(vg.chance(states), dtype=np.float64)  # [n, C]
+            self._check_chance(pr, states)
             i, c = np.nonzero(pr > 0)
             states, probs = vg.next(states[i], c), probs[i] * pr[i, c]
         else:
@@ -829,6 +882,105 @@ class _PublicWalk:
                                  "no public-tree form")
         self.root = public[:1]
         self.pairs = self._pair_grid()
+
+    def _check_ranked(self, n: int, root: np.ndarray) -> None:
+        """`VectorGame.ranked_deal` promises ranks 0..n-1 to each player, every ordered pair of
+        distinct ranks with probability 1/(n(n-1)), and one public state after the deal."""
+        want = np.full((n, n), 1.0 / (n * (n - 1)))
+        np.fill_diagonal(want, 0.0)
+        ranks = all(np.array_equal(v, np.arange(n)) for v in self.type_values)
+        cols = [c for c in range(root.shape[1]) if c not in self.hands]
+        if not (ranks and np.allclose(self.P, want, rtol=0, atol=1e-12)
+                and np.array_equal(self.root[:, cols], np.asarray(root)[:, cols])):
+            raise TensorCFRError(f"{self.game.name}: its ranked_deal() does not describe its deal (every ordered "
+                                 f"pair of distinct ranks 0..{n - 1} equally likely, then one public state)")
+
+    def _fail(self, what: str, state: np.ndarray) -> TensorCFRError:
+        return TensorCFRError(f"{self.game.name}: state {np.asarray(state).tolist()}: {what}")
+
+    def _check_chance(self, pr: np.ndarray, states: np.ndarray) -> None:
+        """Chance probabilities of chance states `states` [n, width]: pr [n, C] (`games.checks`)."""
+        bad = chance_rows(pr)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise self._fail(f"chance probabilities {pr[i][pr[i] != 0].tolist()} do not sum to 1", states[i])
+
+    def _sampled_types(self) -> tuple[np.ndarray, np.ndarray]:
+        """Indices of the types `_check_level` evaluates, per player: all, or `CHECKED_TYPES`
+        evenly spaced ones (the first and last included)."""
+        return tuple(np.unique(np.linspace(0, len(v) - 1, min(len(v), CHECKED_TYPES)).round().astype(np.int64))
+                     for v in self.type_values)
+
+    def _check_level(self, states: np.ndarray, pl: np.ndarray, legal: dict, path: np.ndarray,
+                     paths: list) -> None:
+        """What the walk reads from one deal of types (the mover, the legal actions) must hold for
+        every pair of types the level's chance paths allow, and the mover's infoset key must be
+        the same for every type of the other player (else the game is not dealt once: a player
+        would see the other's type) — the checks the generic walk makes history by history, on
+        up to `CHECKED_ROWS` rows a level. The keys met are kept for `check_keys`."""
+        k0, k1 = self._sampled_types()
+        pairs = len(k0) * len(k1)
+        m = min(len(states), max(1, CHECKED_ROWS // pairs))
+        if not m:
+            return
+        s, pl, path = states[:m], pl[:m], path[:m]
+        t0, t1 = np.meshgrid(k0, k1, indexing="ij")
+        t0, t1 = t0.reshape(-1), t1.reshape(-1)
+        if self.ranked:
+            live = np.broadcast_to(t0 != t1, (m, pairs))
+        else:
+            live = ((self.P[t0, t1] > 0)[None] & (np.stack(paths)[path][:, t0, t1] > 0))  # [m, pairs]
+        full = _set_hands(np.repeat(s, pairs, axis=0), self.hands, np.tile(self.type_values[0][t0], m),
+                          np.tile(self.type_values[1][t1], m))  # [m pairs, width]
+        row, pair = np.nonzero(live)
+        flat = row * pairs + pair
+        got = np.asarray(self.vg.player(full[flat]), dtype=np.int64)
+        bad = got != pl[row]
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise self._fail(f"player {got[i]} moves here but {pl[row[i]]} at the same public state with other "
+                             "private types; no public-tree form", full[flat[i]])
+        for p in (0, 1):
+            mine = pl[row] == p
+            if not mine.any():
+                continue
+            r, f = row[mine], flat[mine]
+            g = np.asarray(self.vg.legal(full[f]), dtype=bool)
+            differ = (g != legal[p][r]).any(axis=1)
+            if differ.any():
+                i = int(np.argmax(differ))
+                acts = lambda x: [self.vg.actions[a] for a in np.flatnonzero(x)]  # noqa: E731
+                raise self._fail(f"legal actions {acts(g[i])} here but {acts(legal[p][r[i]])} at the same public "
+                                 "state with other private types; no public-tree form", full[f[i]])
+            keys = np.asarray(self.vg.infoset(full[f]), dtype=np.int64)
+            own = (t0 if p == 0 else t1)[pair[mine]]
+            # one key per (public node, own type): sort by that pair, compare neighbours
+            order = np.lexsort((own, r))
+            same = (r[order][1:] == r[order][:-1]) & (own[order][1:] == own[order][:-1])
+            clash = same & (keys[order][1:] != keys[order][:-1])
+            if clash.any():
+                i = order[1:][int(np.argmax(clash))]
+                raise self._fail(f"player {p}'s infoset key here depends on the other player's private type "
+                                 f"({self.vg.infoset_names(keys[i:i + 1])[0]!r} for one of them); no public-tree form",
+                                 full[f[i]])
+            first = np.concatenate([[True], ~same])
+            self.checked_keys[p].append(keys[order][first])
+
+    def check_keys(self) -> None:
+        """Every public infoset (public node, own type) met by `_check_level` has a key of its
+        own: two with one key would be one infoset to the game (perfect recall fails, or both
+        players move at it), two to the public-tree form."""
+        keys = [np.concatenate(k) if k else np.zeros(0, np.int64) for k in self.checked_keys]
+        self.checked_keys = [[], []]
+        names = self.vg.infoset_names
+        both = np.intersect1d(*keys)
+        if len(both):
+            raise TensorCFRError(f"{self.game.name}: infoset {names(both[:1])[0]!r} holds histories of both players")
+        for p in (0, 1):
+            u, count = np.unique(keys[p], return_counts=True)
+            if (count > 1).any():
+                raise TensorCFRError(f"{self.game.name}: perfect recall fails at infoset "
+                                     f"{names(u[count > 1][:1])[0]!r}: it spans two public states of player {p}")
 
     def _pair_grid(self):
         t0, t1 = np.meshgrid(self.type_values[0], self.type_values[1], indexing="ij")
@@ -858,7 +1010,12 @@ class _PublicWalk:
             if not len(states):
                 break
             levels += 1
-            pl = vg.player(states)
+            pl = np.asarray(vg.player(states), dtype=np.int64)
+            bad = ~np.isin(pl, (0, 1, CHANCE, TERMINAL))
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise self._fail(f"player {pl[i]} is not 0, 1, chance or terminal", states[i])
+            legal_of: dict[int, np.ndarray] = {p: np.zeros((len(states), len(vg.actions)), bool) for p in (0, 1)}
             children = []
             term = pl == TERMINAL
             terms["e"].append(e[term])
@@ -870,9 +1027,10 @@ class _PublicWalk:
                 if not len(mine):
                     continue
                 s = states[mine]
-                legal = vg.legal(s)  # [m, A]
+                legal = np.asarray(vg.legal(s), dtype=bool)  # [m, A]
                 if not legal.any(axis=1).all():
-                    raise TensorCFRError(f"{name}: a public node with no legal action")
+                    raise self._fail("no legal actions", s[int(np.argmin(legal.any(axis=1)))])
+                legal_of[p][mine] = legal
                 row, a = np.nonzero(legal)  # grouped by node, actions in alphabet order
                 ids = nseq[p] + np.arange(len(row))
                 nseq[p] += len(row)
@@ -888,6 +1046,7 @@ class _PublicWalk:
                 ce[:, p] = ids
                 cd[:, p] += 1
                 children.append((vg.next(s[row], a), ce, cd, path[mine][row]))
+            self._check_level(states, pl, legal_of, path, paths)
             ch = np.flatnonzero(pl == CHANCE)
             if len(ch):
                 children.append(self._chance(states[ch], e[ch], d[ch], path[ch], paths))
@@ -901,6 +1060,7 @@ class _PublicWalk:
                 states = states[:0]
         else:
             raise too_deep(name)
+        self.check_keys()
         cat = lambda xs, dt=np.int64: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt)  # noqa: E731
         return {"info": [{k: (np.concatenate(v) if v else np.zeros((0, states.shape[1]) if k == "state" else 0, np.int64))
                           for k, v in I.items()} for I in info],
@@ -918,8 +1078,10 @@ class _PublicWalk:
             raise TensorCFRError(f"{self.game.name}: a ranked deal (VectorGame.ranked_deal) with public chance "
                                  "after it")
         T0, T1 = len(self.type_values[0]), len(self.type_values[1])
-        pr = vg.chance(self.full(s)).reshape(len(s), T0, T1, -1)  # [n, T0, T1, C]
+        full = self.full(s)
+        pr = np.asarray(vg.chance(full), dtype=np.float64).reshape(len(s), T0, T1, -1)  # [n, T0, T1, C]
         live = (self.P > 0)[None] & (np.stack(paths)[path] > 0)  # [n, T0, T1]
+        self._check_chance(pr[live], full[live.reshape(-1)])
         pr = pr * live[..., None]
         i, c = np.nonzero(pr.any(axis=(1, 2)))
         first = len(paths)
@@ -1005,8 +1167,9 @@ def _public_treeplex(p: int, I: dict, T: int, alphabet):
     level, count = I["level"], I["count"]
     U = len(level)
     order = np.lexsort((np.arange(U), level))  # new position -> old infoset
-    first_old = 1 + np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)  # [U] old first sequence
-    new_first = 1 + np.concatenate([[0], np.cumsum(count[order])[:-1]]).astype(np.int64)  # [U] by new position
+    # (exclusive prefix sums: a player who never moves has U = 0 infosets)
+    first_old = 1 + (np.cumsum(count) - count).astype(np.int64)  # [U] old first sequence
+    new_first = 1 + (np.cumsum(count[order]) - count[order]).astype(np.int64)  # [U] by new position
     remap = np.zeros(1 + int(count.sum()), np.int64)  # old sequence -> new (0 -> 0)
     # sequences of old infoset order[k] move to new_first[k] + their rank within the infoset
     src = np.repeat(first_old[order], count[order]) + _ranks(count[order])
@@ -1049,16 +1212,21 @@ def _payoff_classes(walk: _PublicWalk, raw: dict):
     if walk.ranked:  # (a, b) of each class, times the probability 1 / (n (n - 1)) of each pair
         n = len(walk.type_values[0])
         a, b = walk.vg.ranked_payoff(st[first])
-        w = np.stack([a, b], 1) / (n * (n - 1))  # [K, 2]
-        if not np.isfinite(w).all():
-            raise TensorCFRError(f"{walk.game.name}: a payoff that is not finite")
-        return cls, w
+        ab = np.stack([np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)], 1)  # [K, 2]
+        bad = utility_rows(ab).any(axis=1)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise walk._fail(f"payoff (fold {ab[i, 0]}, showdown {ab[i, 1]}) is not finite", st[first[i]])
+        return cls, ab / (n * (n - 1))
     T0, T1 = walk.P.shape
-    u = vg.utility(walk.full(st[first])).reshape(len(first), T0, T1)  # [K, T0, T1]
-    w = walk.P[None] * raw["paths"][path[first]] * u
-    if not np.isfinite(w).all():
-        raise TensorCFRError(f"{walk.game.name}: a payoff that is not finite")
-    return cls, w
+    full = walk.full(st[first])
+    u = np.asarray(vg.utility(full), dtype=np.float64).reshape(len(first), T0, T1)  # [K, T0, T1]
+    reach = walk.P[None] * raw["paths"][path[first]]  # [K, T0, T1]
+    bad = utility_rows(u) & (reach > 0)  # a pair of types chance never deals there may pay anything
+    if bad.any():
+        i = int(np.argmax(bad.reshape(-1)))
+        raise walk._fail(f"utility {u.reshape(-1)[i]} is not finite", full[i])
+    return cls, np.where(reach > 0, reach * u, 0.0)
 
 
 def _unique_pairs(a: np.ndarray, b: np.ndarray):

@@ -190,16 +190,7 @@ def device_estimate_bytes(cg, batch: int, dtype) -> dict[str, int]:
     chance = getattr(cg, "chance", None)
     if chance is not None:  # Monte-Carlo sampling's chance tree (`compile(chance=True)`), moved too
         game += sum(t.numel() * t.element_size() for t in vars(chance).values())
-    if getattr(cg, "form", "generic") == "public":
-        t0, t1 = cg.treeplexes[0].types, cg.treeplexes[1].types
-        off = cg.class_offsets.tolist()
-        small = sum(off[k + 1] - off[k] for k in range(len(off) - 1) if off[k + 1] - off[k] < 64)
-        payoff = e * cg.payoff_weights.shape[0] * t0 * t1 * (len(off) - 1 + small)
-    else:
-        z, b = cg.payoff.shape[1], cg.payoff.shape[0]
-        # values and int32 columns per orientation, the dtype's copy they are cut from, a sort's
-        # indices and CSR row offsets (measured: within the estimate from OCP(1000) to Dudo(4,2,2))
-        payoff = 2 * z * (b * e + 8) + z * b * e + 24 * z
+    payoff = cg.payoff_bytes(dtype)
     sequences = sum(tp.num_sequences for tp in cg.treeplexes)
     state = STATE_ARRAYS * batch * sequences * e
     return {"game": game, "payoff": payoff, "state": state, "total": game + payoff + state}
@@ -221,6 +212,6 @@ def check_device_memory(cg, batch: int, dtype, device) -> int:
             f"{cg.name}: a solver needs about {_gb(need['total'])} on {device} (game {_gb(need['game'])}, payoff "
             f"{_gb(need['payoff'])}, iteration state {_gb(need['state'])}), {_gb(free)} free of {_gb(total)}; "
             "a smaller game or batch, " + ("" if dtype == torch.float32 else "--dtype float32, ")
-            + ("" if getattr(cg, "form", "generic") == "public" else
-               "the public-tree form (--form public) where the game has one, ") + "or --device cpu")
+            + ("" if cg.form == "public" else "the public-tree form (--form public) where the game has one, ")
+            + "or --device cpu")
     return need["total"]

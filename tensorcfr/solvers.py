@@ -32,10 +32,8 @@ from .errors import TensorCFRError
 from .evaluation import Evaluation, Policy, evaluate, evaluate_plans, infoset_gaps
 from .iteration import IterationState, iterate
 from .memory import copy_releasing
-from .payoff import PayoffOperator
 from .public import PublicCompiledGame
-from .public_sampling import PublicEstimator
-from .sampling import EPSILON_DEFAULT, SCHEMES, UPDATE_SCOPES, Estimator, RandomDraws
+from .sampling import EPSILON_DEFAULT, SCHEMES, UPDATE_SCOPES, RandomDraws
 from .sizes import check_device_memory
 from .rules import (AVERAGING, ETA_DEFAULT, PRESETS, UPDATES, CFRConfig, Config, FTRLConfig, _batch,
                     algorithms, make_config)
@@ -55,8 +53,9 @@ class Solver:
 
     capture: "auto" (default: "cuda-graph" on CUDA where memory allows, else "none";
           `capture.auto_capture`), "none" (eager), "static", "cuda-graph" or "compile" (`capture.py`).
-    form: "generic", "public" (the public-tree form, `public.py`) or "auto" (public where the
-          game has it), for a game given by name; a compiled game brings its own.
+    form: "generic", "public" (the public-tree form, `public.py`) or "auto" (the default:
+          `forms.choose`, the rule `tensorcfr.compile` and the CLI use too), for a game given
+          by name; a compiled game brings its own.
     deterministic: iterate and evaluate with torch's deterministic kernels
           (`devices.deterministic`), so a CUDA run repeats bit for bit (a no-op on the CPU,
           whose kernels are deterministic already).
@@ -71,7 +70,7 @@ class Solver:
           counterfactual values (`sampling.py`), `samples` per estimate, outcome sampling's
           exploration `epsilon`, drawn from a generator seeded by `seed` (a checkpoint keeps
           its state). Sampled iterations run eagerly, on one process, in the generic form
-          (form "auto" included) or, with form="public", in the public-tree form, where a
+          (`forms.choose`'s rule for sampling) or, with form="public", in the public-tree form, where a
           sample is a deal of private types (`public_sampling.py`); evaluation stays exact.
     update_scope: with sampling, "all" (default: every sequence is updated and the exact plan
           averaged each iteration, O(S)) or "touched": only the part of each treeplex above
@@ -94,7 +93,7 @@ class Solver:
 
     def __init__(self, game: str | games_pkg.Game | CompiledGame, algo: str | Config = "cfr+", *,
                  device: str | torch.device = "auto", dtype: str | torch.dtype = "float64",
-                 capture: str = "auto", form: str = "generic", deterministic: bool = False,
+                 capture: str = "auto", form: str = "auto", deterministic: bool = False,
                  distributed: bool = False, sampling: str = "none", samples: int = 1,
                  epsilon: float = EPSILON_DEFAULT, seed: int = 0, update_scope: str = "all", **options):
         self.config = make_config(algo, **options)
@@ -119,8 +118,6 @@ class Solver:
                                      "iterations sample (capture='none')")
             if distributed:
                 raise TensorCFRError("sampling with distributed=True is not supported: sample on one process")
-            # the generic form unless asked for the public one: "auto" samples as it always has
-            form = "public" if form == "public" or getattr(game, "form", "generic") == "public" else "generic"
             capture = "none"
             if isinstance(seed, bool) or not isinstance(seed, int):
                 raise TensorCFRError(f"seed must be a whole number, got {seed!r}")
@@ -131,7 +128,7 @@ class Solver:
         # distributed: a generic compile builds only this rank's block of the payoff
         block = process_group() if distributed else None
         cg = game if isinstance(game, (CompiledGame, PublicCompiledGame)) else \
-            compile_game(game, form=form, chance=sampling != "none" and form == "generic", shard=block)
+            compile_game(game, form=form, chance=sampling != "none" and form != "public", shard=block)
         b = cg.batch_size
         if self.config.batch_size > 1:
             if b not in (1, self.config.batch_size):
@@ -150,13 +147,12 @@ class Solver:
         if capture == "auto":
             capture = auto_capture(self.device, need)
         self.game = cg.to(self.device)
-        self.op = PayoffOperator.of(self.game, self.dtype, gather=gathered_operator(capture, self.game.payoff.shape[1]))
+        self.op = self.game.operator(self.dtype, gather=gathered_operator(capture, self.game.payoff.shape[1]))
         if self.distributed:
             self.op = ShardedOperator(self.op)
         self.estimator = self.draws = None
         if sampling != "none":
-            kind = PublicEstimator if self.game.form == "public" else Estimator
-            self.estimator = kind(self.game, sampling, samples, self.dtype, epsilon)
+            self.estimator = self.game.estimator(sampling, samples, self.dtype, epsilon)
             self.draws = RandomDraws(seed)
         self.seed = seed
         self.iteration = 0
@@ -338,7 +334,7 @@ class Solver:
 
     def describe(self) -> dict:
         """The resolved configuration, as printed by the CLI."""
-        return {"game": self.game.name, "batch": self.member_names(), "algorithm": self.config.name,
+        return {"game": self.game.name, "batch": self.member_names(), "form": self.game.form, "algorithm": self.config.name,
                 **{k: v for k, v in asdict(self.config).items() if k != "name"},
                 "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""), "capture": self.capture,
                 "deterministic": self.deterministic, "distributed": self.distributed,

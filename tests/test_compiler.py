@@ -143,9 +143,13 @@ class Forgetful(Kuhn):
     (MixedPlayers(), r"infoset '[JQK]:' holds histories of both players: \[.*\] \(player 0\) and \[.*\] \(player 1\)"),
     (Forgetful(), r"perfect recall fails at infoset 'pb'"),
 ])
-def test_invalid_games_are_named(game, message):
-    with pytest.raises(tensorcfr.TensorCFRError, match=message):
-        tensorcfr.compile(game)
+@pytest.mark.parametrize("form", ["generic", "auto", "public"])
+def test_invalid_games_are_named(game, message, form):
+    """A subclass that overrides a per-node method is walked node by node: it has no
+    vectorised form, so no public-tree form either (tests/test_bad_games.py holds the
+    vectorised walks, both forms, to the same faults)."""
+    with pytest.raises(tensorcfr.TensorCFRError, match="has no public-tree form" if form == "public" else message):
+        tensorcfr.compile(game, form=form)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")

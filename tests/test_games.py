@@ -8,7 +8,8 @@ from games.kuhn import Kuhn
 SMALL_SPECS = ["kuhn", "kuhn(ante=2)", "leduc", "random(seed=0)", "random(seed=1,max_depth=6)", "rps",
                "matching_pennies", "biased_rps", "ficha_domino", "blotto(3,2)", "battle_of_sexes", "prisoners_dilemma",
                "ocp(4)", "dudo(3,1,1)", "domino(2,2)",
-               "liars_dice(faces=3)", "liars_dice(numdice=2,faces=2)"]
+               "liars_dice(faces=3)", "liars_dice(numdice=2,faces=2)", "random_dealt(seed=0)",
+               "random_dealt(seed=5,types=4,depth=5,max_actions=2)"]
 
 
 def test_every_registered_game_is_covered():

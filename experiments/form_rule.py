@@ -1,0 +1,77 @@
+"""The measurements behind `form="auto"` (`tensorcfr.forms.choose`): milliseconds per exact
+iteration of both compiled forms on a ladder of games that have a public-tree form, at one
+torch thread, CFR+, float64 (the CLI's defaults), the forms interleaved block by block so a
+load on the machine falls on both alike.
+
+    python experiments/form_rule.py                       # the ladder
+    python experiments/form_rule.py --games kuhn leduc --blocks 7
+
+Prints a table (game, histories, generic ms, public ms, public/generic, what `auto` picks)
+and writes `form_rule.json` into `--out`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+
+import torch
+
+import tensorcfr
+from tensorcfr import forms
+
+LADDER = ["kuhn", "ocp(12)", "leduc", "dudo(4,1,1)", "ocp(100)", "liars_dice", "dudo(5,1,1)", "dudo(4,1,2)",
+          "ocp(1000)", "dudo(6,1,1)", "liars_dice(numdice=2,faces=3)", "dudo(4,2,2)"]
+
+
+def block_ms(solver, iterations: int) -> float:
+    t = time.perf_counter()
+    solver.step(iterations)
+    return 1e3 * (time.perf_counter() - t) / iterations
+
+
+def measure(spec: str, blocks: int, budget_s: float) -> dict:
+    solvers = {form: tensorcfr.Solver(spec, "cfr+", device="cpu", dtype="float64", form=form)
+               for form in ("generic", "public")}
+    for s in solvers.values():
+        s.step(2)  # warm-up: first-touch allocations
+    # iterations a block: about budget_s / blocks of the slower form
+    probe = max(block_ms(s, 1) for s in solvers.values())
+    n = max(1, int(budget_s / blocks / (probe / 1e3)))
+    times = {form: [] for form in solvers}
+    for _ in range(blocks):
+        for form, s in solvers.items():
+            times[form].append(block_ms(s, n))
+    cg = solvers["generic"].game
+    row = {"game": spec, "histories": cg.num_histories, "iterations_a_block": n,
+           **{f"{form}_ms": statistics.median(v) for form, v in times.items()}}
+    row["public_over_generic"] = row["public_ms"] / row["generic_ms"]
+    row["auto"] = forms.choose(spec).name
+    return row
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", nargs="+", default=LADDER)
+    ap.add_argument("--blocks", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=6.0, help="a game's timed budget, per form")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    rows = []
+    print(f"{'game':32} {'histories':>12} {'generic ms':>11} {'public ms':>10} {'public/generic':>15} {'auto':>8}")
+    for spec in args.games:
+        r = measure(spec, args.blocks, args.seconds)
+        rows.append(r)
+        print(f"{r['game']:32} {r['histories']:>12,} {r['generic_ms']:>11.3f} {r['public_ms']:>10.3f} "
+              f"{r['public_over_generic']:>15.2f} {r['auto']:>8}", flush=True)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "form_rule.json"), "w") as f:
+        json.dump({"threads": 1, "algorithm": "cfr+", "dtype": "float64", "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
