@@ -24,7 +24,8 @@ import tensorcfr
 from tensorcfr import forms
 
 LADDER = ["kuhn", "ocp(12)", "leduc", "dudo(4,1,1)", "ocp(100)", "liars_dice", "dudo(5,1,1)", "dudo(4,1,2)",
-          "ocp(1000)", "dudo(6,1,1)", "liars_dice(numdice=2,faces=3)", "dudo(4,2,2)"]
+          "dudo(6,1,1)", "ocp(256)", "liars_dice(numdice=2,faces=3)", "dudo(5,1,2)", "liars_dice(faces=8)",
+          "ocp(1000)", "dudo(4,2,2)"]
 
 
 def block_ms(solver, iterations: int) -> float:

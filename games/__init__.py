@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 import ast
-import importlib
 import inspect
 from typing import Callable
 
@@ -23,7 +22,7 @@ from .base import CHANCE, TERMINAL, Game, GameError, check_game
 from .kuhn import Kuhn
 from .leduc import Leduc
 from .domino import Domino
-from .dudo import Dudo  # noqa: F401  (games.Dudo; the registry's factory lives in tensorcfr)
+from .dudo import Dudo
 from .liars_dice import LiarsDice
 from .matrix import (MatrixGame, battle_of_sexes, biased_rps, bimatrix, blotto, ficha_domino, matching_pennies,
                      matrix, prisoners_dilemma, rps)
@@ -34,23 +33,14 @@ from .random_dealt import RandomDealt
 __all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "MatrixGame", "available", "bimatrix", "check_game",
            "make", "matrix", "parse_spec", "register"]
 
-_REGISTRY: dict[str, Callable[..., Game] | str] = {}
+_REGISTRY: dict[str, Callable[..., Game]] = {}
 
 
-def register(name: str, factory: Callable[..., Game] | str) -> None:
-    """Register `factory(**params) -> Game` under `name`, so `make(name(...))` finds it. A
-    string `"module:function"` names a factory imported on first use: a game whose
-    parameters need more than its rules (Dudo's continuation values, which a solver supplies)
-    is made the same way whatever was imported before."""
+def register(name: str, factory: Callable[..., Game]) -> None:
+    """Register `factory(**params) -> Game` under `name`, so `make(name(...))` finds it (a name
+    registered again keeps its place in `available()`: `import tensorcfr` registers a Dudo
+    factory that supplies the continuation values)."""
     _REGISTRY[name] = factory
-
-
-def _factory(name: str) -> Callable[..., Game]:
-    factory = _REGISTRY[name]
-    if isinstance(factory, str):
-        module, _, attr = factory.partition(":")
-        factory = _REGISTRY[name] = getattr(importlib.import_module(module), attr)
-    return factory
 
 
 def available() -> list[str]:
@@ -104,7 +94,7 @@ def make(spec: str | Game) -> Game:
         name = name.lower()
     if name not in _REGISTRY:
         raise GameError(f"unknown game {name!r}; available: {', '.join(available())}")
-    factory = _factory(name)
+    factory = _REGISTRY[name]
     try:
         inspect.signature(factory).bind(*args, **kwargs)
     except TypeError as e:
@@ -123,7 +113,7 @@ register("leduc", Leduc)
 register("random", RandomGame)
 register("random_dealt", RandomDealt)
 register("ocp", OCP)
-register("dudo", "tensorcfr.continuation:dudo_game")  # Dudo with the smaller games' values
+register("dudo", Dudo)  # without continuation values: `import tensorcfr` registers a factory that solves them
 register("domino", Domino)
 register("liars_dice", LiarsDice)
 register("rps", rps)

@@ -10,9 +10,12 @@ otherwise (exact included) the caller does.
 The payoff is the value of the continuation game: the loser bids first in the next round
 with one die fewer. With V(a, b) the value of Dudo(K, a, b) for its first bidder, V(0, b) =
 -1 and V(a, 0) = +1; player 1 receives V(D1-1, D2) when it loses the die and -V(D2-1, D1)
-when player 2 does. `continuation(a, b)` supplies V for games with dice on both sides: the
-registered factory (`games.make("dudo(...)")`, `tensorcfr.continuation.dudo_game`) passes
-one that solves the smaller games first and caches their values.
+when player 2 does. The game takes V as data: `values`, a mapping (a, b) -> V(a, b) for games
+with dice on both sides, read when a payoff is first needed (so a lazy mapping can solve on
+demand). This package knows nothing of solvers: `games.make("dudo(...)")` gives a Dudo without
+values, which can only be played where no such value is needed, until `import tensorcfr`
+registers its own factory (`tensorcfr.continuation.dudo_game`), whose mapping solves the
+smaller games first and caches their values.
 
 Example:
     >>> import games
@@ -28,7 +31,7 @@ from __future__ import annotations
 import functools
 from itertools import combinations_with_replacement
 from math import comb, factorial
-from typing import Callable
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -55,6 +58,7 @@ class Dudo(Game):
     public_form = True  # dealt once, then public: tensorcfr/public.py
 
     def __init__(self, faces: int = 4, dice1: int = 1, dice2: int = 1,
+                 values: Mapping[tuple[int, int], float] | None = None,
                  continuation: Callable[[int, int], float] | None = None):
         for what, v, lo in (("faces", faces, 2), ("dice1", dice1, 1), ("dice2", dice2, 1)):
             if not isinstance(v, int) or v < lo:
@@ -64,7 +68,8 @@ class Dudo(Game):
         self.num_bids = faces * (dice1 + dice2)
         self.bid_names = tuple(f"{q}x{f}" for q in range(1, dice1 + dice2 + 1) for f in range(1, faces + 1))
         self._rank = {name: r for r, name in enumerate(self.bid_names)}
-        self._continuation = continuation
+        self._values = values
+        self._continuation = continuation  # the older spelling: a function (a, b) -> V(a, b)
         self._payoff = {}  # loser -> player 1's payoff, filled on first use
 
     def value(self, a: int, b: int) -> float:
@@ -73,11 +78,13 @@ class Dudo(Game):
             return -1.0
         if b == 0:
             return 1.0
-        if self._continuation is None:
-            raise GameError(f"{self.name}: payoffs need the value of dudo({self.faces},{a},{b}); pass "
-                            "continuation=..., or make the game with games.make, whose factory solves the "
-                            "smaller games first")
-        return float(self._continuation(a, b))
+        if self._values is not None:
+            return float(self._values[(a, b)])
+        if self._continuation is not None:
+            return float(self._continuation(a, b))
+        raise GameError(f"{self.name}: payoffs need the value of dudo({self.faces},{a},{b}); pass "
+                        "values={(a, b): V, ...}, or import tensorcfr first: its factory for games.make "
+                        "solves the smaller games")
 
     def payoff(self, loser: int) -> float:
         """Player 1's payoff when `loser` (0 or 1) loses the die."""

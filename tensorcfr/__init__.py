@@ -9,6 +9,7 @@ Example:
     (True, True)
 """
 
+from . import continuation  # noqa: F401  (registers Dudo's factory with games.make)
 from .compiled import CompiledGame
 from .compiler import compile
 from .errors import TensorCFRError

@@ -23,8 +23,8 @@ import math
 import os
 import sys
 import time
-from functools import partial
 
+import games as games_pkg
 from games.dudo import Dudo
 
 from .errors import TensorCFRError
@@ -196,16 +196,38 @@ def _resume(solver: Solver, path: str, identity: dict) -> float | None:
     return float(seconds) if isinstance(seconds, (int, float)) else 0.0
 
 
-def dudo_game(faces: int = 4, dice1: int = 1, dice2: int = 1, continuation=None) -> Dudo:
+class ContinuationValues:
+    """V(a, b) of Dudo(faces, a, b) as a mapping read by `games.dudo.Dudo`: each value is
+    solved (or read from the cache) when a payoff first needs it, so making a Dudo game, or
+    asking its size, solves nothing.
+
+    Example:
+        >>> round(ContinuationValues(4)[(1, 1)], 6)  # Dudo(4,1,1): the first bidder loses 1/8
+        -0.125
+    """
+
+    def __init__(self, faces: int):
+        self.faces = faces
+
+    def __getitem__(self, ab: tuple[int, int]) -> float:
+        return dudo_value(self.faces, *ab)
+
+    def __repr__(self) -> str:
+        return f"ContinuationValues({self.faces})"
+
+
+def dudo_game(faces: int = 4, dice1: int = 1, dice2: int = 1, values=None, continuation=None) -> Dudo:
     """Dudo(faces, dice1, dice2) whose payoffs use the smaller games' values, solved and cached
-    by `dudo_value` (or the given `continuation(a, b)`): the factory `games.make("dudo(...)")`
-    calls.
+    by `dudo_value` (or the given `values`): the factory `games.make("dudo(...)")` calls once
+    tensorcfr is imported.
 
     Example:
         >>> dudo_game(4, 1, 2).payoff(0)  # player 1 loses its die: Dudo(4,0,2) is lost
         -1.0
     """
-    return Dudo(faces, dice1, dice2, continuation=continuation or partial(dudo_value, faces))
+    if values is None and continuation is None:
+        values = ContinuationValues(faces)
+    return Dudo(faces, dice1, dice2, values=values, continuation=continuation)
 
 
 def dudo_value(faces: int, a: int, b: int) -> float:
@@ -229,3 +251,8 @@ def dudo_chain(faces: int, dice1: int, dice2: int) -> list[dict]:
                 need.add(nxt)
                 todo.append(nxt)
     return [dudo_entry(faces, a, b) for a, b in sorted(need, key=lambda ab: (sum(ab), ab))]
+
+
+# games.make("dudo(...)") gives a Dudo whose values are solved here (the games package itself
+# imports nothing of the solver)
+games_pkg.register("dudo", dudo_game)

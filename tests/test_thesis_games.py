@@ -80,15 +80,29 @@ def test_dudo_needs_continuation_values():
         g.utilities(_play(g, ["11|1", "3x4", "dudo"]))  # the bidder loses: V(1, 1)
 
 
-def test_dudo_from_the_registry_has_its_values_whatever_was_imported():
-    """games.make("dudo(...)") supplies the continuation values through its registered factory,
-    in a process that never imported tensorcfr."""
+def test_games_import_nothing_of_the_solver_and_dudo_takes_its_values_as_data():
+    """The games package knows no solver: Dudo takes its continuation values as a mapping, and
+    `games.make("dudo(...)")` supplies them (solving the smaller games) once tensorcfr, which
+    registers that factory, is imported; before, a payoff that needs one says so."""
     import subprocess
     import sys
 
-    code = "import games; g = games.make('dudo(4,2,1)'); print(round(g.payoff(0), 6))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert float(out) == pytest.approx(-0.125, abs=1e-6)  # V(1, 1) of Dudo(4,1,1)
+    code = """
+import sys, games
+from games.dudo import Dudo
+assert not any(m.startswith("tensorcfr") for m in sys.modules), "games imported tensorcfr"
+print(round(Dudo(4, 2, 1, values={(1, 1): -0.125}).payoff(0), 6))
+try:
+    games.make("dudo(4,2,1)").payoff(0)
+except games.GameError as e:
+    print("refused:", e)
+import tensorcfr
+print(round(games.make("dudo(4,2,1)").payoff(0), 6))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert float(out[0]) == -0.125
+    assert out[1].startswith("refused: dudo(4,2,1): payoffs need the value of dudo(4,1,1)") and "import tensorcfr" in out[1]
+    assert float(out[2]) == pytest.approx(-0.125, abs=1e-6)  # V(1, 1) of Dudo(4,1,1)
 
 
 def test_domino_rules():
