@@ -141,7 +141,7 @@ def main(argv=None) -> None:
     tensorcfr.keep_freed_memory()  # CPU iterations reuse their temporaries (tensorcfr/memory.py)
     import datetime
 
-    device = str(tensorcfr.solvers.resolve_device(args.device))
+    device = str(tensorcfr.devices.resolve_device(args.device))
     meta = {"device": device if device == "cpu" else torch.cuda.get_device_name(), "torch": torch.__version__,
             "date": datetime.date.today().isoformat(), "iterations": args.iterations}
     results = {}

@@ -367,8 +367,3 @@ class DominoVector(VectorGame):
                 h = int(parent[h])
             out.append(f"{','.join(hand)}|{' '.join(reversed(events))}")
         return out
-
-
-    def _deal_name(self, k: int) -> str:
-        hands = [[self.names[t] for t in range(self.T) if self.deal[k, q] >> t & 1] for q in (0, 1)]
-        return "|".join(",".join(h) for h in hands)

@@ -64,7 +64,7 @@ def _padded(tp: PublicTreeplex):
 
 class PublicEstimator:
     """Sampled counterfactual values of one scheme over a game in the public-tree form; the
-    interface of `sampling.Estimator` (`values`, `touched_values`, `per_sample`, `entries`).
+    interface of `sampling.Estimator` (`values`, `touched_values`, `entries`).
 
     Example:
         >>> import torch, tensorcfr
@@ -151,24 +151,6 @@ class PublicEstimator:
         values = torch.cat([g[:, 0].sum(-1, keepdim=True), g[:, 1:].reshape(b, -1)], 1)  # [B, 1 + M K']
         plan = None if avg is None else torch.cat([avg.new_ones(avg.shape[0], 1), avg.reshape(avg.shape[0], -1)], 1)
         return Touched(part, None, values, plan, columns=own)
-
-    def per_sample(self, p: int, sigma: list[torch.Tensor], xs: list[torch.Tensor], draws: Draws):
-        """As `values`, but every sample's estimate [B, K, S_p] and plan [B, K, S_p] (for tests of the spread)."""
-        t0, t1 = self.deals(draws)
-        g, avg = self._terms(p, sigma, draws, xs, t0, t1)  # [B, 1 + M, K], [B, M, K] or None
-        sp, K, own = self.spaces[p], self.samples, (t0, t1)[p]
-        b, ks = g.shape[0], torch.arange(K, device=g.device)
-
-        def spread(rows: torch.Tensor, first: float | torch.Tensor) -> torch.Tensor:
-            """[B, K, S]: sample k's rows [B, M, K] on its column own[k], `first` in column 0."""
-            out = rows.new_zeros(b, K, sp.num_sequences)
-            out[:, :, 0] = first
-            view = out[:, :, 1:].view(b, K, sp.num_public_sequences, sp.types).permute(1, 3, 0, 2)  # [K, T, B, M]
-            view[ks, own] = rows.permute(2, 0, 1)
-            return out
-
-        full = spread(g[:, 1:], g[:, 0])
-        return full, (xs[p][:, None].expand(-1, K, -1) if avg is None else spread(avg, 1.0))
 
     def _estimate(self, p, sigma, draws, xs=None):
         """(player p's types drawn [K'] sorted, the values on their columns [B, 1 + M_p, K']

@@ -208,25 +208,6 @@ class RandomDraws(Draws):
         self.generator.set_state(s.cpu())
 
 
-class FixedDraws(Draws):
-    """Uniforms from tables: `chance_u` [K, C] per sample and class, `player_u[p]` [B, K, I_p]
-    (tests enumerate deals and pure strategies through it).
-
-    Example:
-        >>> FixedDraws(torch.full((1, 3), 0.5)).chance(torch.tensor([0]), torch.tensor([2])).tolist()
-        [0.5]
-    """
-
-    def __init__(self, chance_u: torch.Tensor, player_u: tuple[torch.Tensor, torch.Tensor] | None = None):
-        self.chance_u, self.player_u = chance_u, player_u
-
-    def chance(self, k, c):
-        return self.chance_u.to(k.device)[k, c]
-
-    def player(self, p, batch, samples, infosets):
-        return self.player_u[p]
-
-
 class Estimator:
     """Sampled counterfactual values of one scheme over a game compiled with `chance=True`.
 
@@ -328,14 +309,6 @@ class Estimator:
         own, ids, rows, _, contrib, avg, sigma_p = self._terms(p, sigma, draws)
         return Touched(own, ids, self._sum(rows, contrib, avg.shape[0], own.num_sequences), _mean(avg),
                        sigma=sigma_p)
-
-    def per_sample(self, p: int, sigma: list[torch.Tensor], xs: list[torch.Tensor], draws: Draws):
-        """As `values`, but every sample's estimate [B, K, S_p] and averaged plan [B, K, S_p]
-        (for tests of the spread)."""
-        _, _, rows, kz, contrib, avg, _ = self._terms(p, sigma, draws, xs)
-        b, sp = avg.shape[0], self.spaces[p].num_sequences
-        g = contrib.new_zeros(b, self.samples * sp).index_add_(1, kz * sp + rows, contrib)
-        return g.reshape(b, self.samples, sp), (avg if avg.dim() == 3 else avg[:, None].expand(b, self.samples, sp))
 
     def _sum(self, rows: torch.Tensor, contrib: torch.Tensor, batch: int, size: int) -> torch.Tensor:
         """The terms contrib [B, Zs] summed into their sequences rows [Zs], over the samples: [B, size]."""

@@ -22,7 +22,7 @@ import torch
 
 import games as games_pkg
 
-from .capture import CAPTURE, Captured, auto_capture, check_capture, gathered_operator
+from .capture import Captured, auto_capture, check_capture, gathered_operator
 from .compiled import CompiledGame
 from .compiler import compile as compile_game
 from .devices import deterministic as deterministic_mode
@@ -35,12 +35,10 @@ from .memory import copy_releasing
 from .public import PublicCompiledGame
 from .sampling import EPSILON_DEFAULT, SCHEMES, UPDATE_SCOPES, RandomDraws
 from .sizes import check_device_memory
-from .rules import (AVERAGING, ETA_DEFAULT, PRESETS, UPDATES, CFRConfig, Config, FTRLConfig, _batch,
-                    algorithms, make_config)
-from .treeplex import WEIGHTS, dilated_entropy_weights
+from .rules import (CFRConfig, Config, _batch,
+                    make_config)
 
-__all__ = ["AVERAGING", "CAPTURE", "CFRConfig", "ETA_DEFAULT", "FTRLConfig", "PRESETS", "Solver", "UPDATES",
-           "WEIGHTS", "algorithms", "dilated_entropy_weights", "make_config", "resolve_device", "resolve_dtype"]
+__all__ = ["Solver"]
 
 
 class Solver:

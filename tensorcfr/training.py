@@ -11,7 +11,6 @@ Example:
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -297,8 +296,3 @@ def open_writer(logdir: str, game: str, algo: str, seed: int = 0):
     from .runs import new_run_dir
 
     return SummaryWriter(new_run_dir(logdir, game, algo, seed))
-
-
-def run_dir_of(writer) -> str:
-    """The directory a SummaryWriter writes to."""
-    return os.path.abspath(writer.log_dir)

@@ -14,7 +14,8 @@ import torch
 import tensorcfr
 from tensorcfr.public import PublicPayoffOperator, compile_public
 from tensorcfr.public_sampling import PublicEstimator
-from tensorcfr.sampling import FixedDraws, RandomDraws
+from draws import FixedDraws, per_sample
+from tensorcfr.sampling import RandomDraws
 
 CHANCE_GAMES = ["kuhn", "leduc", "dudo(4,1,1)", "liars_dice(numdice=2,faces=2)", "ocp(6)"]
 
@@ -159,7 +160,7 @@ def test_mean_of_20000_estimates_is_within_5_standard_errors(scheme):
     for p in (0, 1):
         total = sq = avg_total = 0
         for _ in range(n // chunk):
-            each, avg = est.per_sample(p, sigma, xs, draws)  # [1, K, S_p] both
+            each, avg = per_sample(est, p, sigma, xs, draws)  # [1, K, S_p] both
             total, sq = total + each.sum(1)[0], sq + (each ** 2).sum(1)[0]
             avg_total = avg_total + avg.sum(1)[0]
         mean, exact = total / n, op.cfv(p, xs[1 - p])[0]

@@ -15,7 +15,8 @@ import tensorcfr
 from mccfr_oracle import RecursiveMCCFR
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.payoff import PayoffOperator
-from tensorcfr.sampling import Estimator, FixedDraws, RandomDraws, ranges
+from draws import FixedDraws, per_sample
+from tensorcfr.sampling import Estimator, RandomDraws, ranges
 
 RANDOM = ["random(seed=3)", "random(seed=11)", "random(seed=29)"]
 
@@ -145,7 +146,7 @@ def test_mean_of_20000_estimates_is_within_5_standard_errors(game, scheme):
         total = sq = 0
         avg_total = 0
         for _ in range(n // chunk):
-            each, avg = est.per_sample(p, sigma, xs, draws)  # [1, K, S_p] both
+            each, avg = per_sample(est, p, sigma, xs, draws)  # [1, K, S_p] both
             total = total + each.sum(1)[0]
             sq = sq + (each ** 2).sum(1)[0]
             avg_total = avg_total + avg.sum(1)[0]
@@ -236,7 +237,7 @@ def test_outcome_sampling_averaged_over_every_deal_and_both_pure_strategies_is_e
         player_u[1 - p] = torch.tensor([o[1] for _, o, _ in combos], dtype=torch.float64)[None]
         player_u[p] = torch.tensor([m[1] for _, _, m in combos], dtype=torch.float64)[None]
         est = Estimator(cg, "outcome", samples=len(combos), epsilon=0.6)
-        each, avg = est.per_sample(p, sigma, xs, FixedDraws(chance_u, tuple(player_u)))  # [1, K, S_p]
+        each, avg = per_sample(est, p, sigma, xs, FixedDraws(chance_u, tuple(player_u)))  # [1, K, S_p]
         assert weight.sum().item() == pytest.approx(1.0, abs=1e-12)
         assert torch.allclose((weight[:, None] * each[0]).sum(0), op.cfv(p, xs[1 - p])[0], rtol=0, atol=1e-12)
         assert torch.allclose((weight[:, None] * avg[0]).sum(0), xs[p][0], rtol=0, atol=1e-12)
