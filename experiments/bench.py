@@ -3,7 +3,7 @@ LiteEFG, on the same games, in this one script.
 
 Games: Kuhn, Leduc and Liar's Dice as OpenSpiel ships them (ours compile to the same trees),
 OCP(1000), Dudo(6,1,1), Dudo(4,2,2), which OpenSpiel runs from our Gambit `.efg` export
-(`tensorcfr.interop.to_efg`), and OpenSpiel games through the importer (`openspiel:...`:
+(`tensorcfr.io.interop.to_efg`), and OpenSpiel games through the importer (`openspiel:...`:
 Leduc, against the built-in one, Goofspiel with 4 cards and Oshi-Zumo, simultaneous-move games
 in OpenSpiel's turn-based form, which both sides run). Every solver runs the same number of iterations from the same
 start, and both CFR implementations update alternately, so their exploitabilities after the
@@ -156,7 +156,7 @@ def openspiel_game(game: str, name: str):
         if g.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
             g = pyspiel.convert_to_turn_based(g)  # what the importer compiles, and CFRSolver needs
         return g
-    from tensorcfr.interop import to_efg
+    from tensorcfr.io.interop import to_efg
 
     return pyspiel.load_efg_game(to_efg(game))
 

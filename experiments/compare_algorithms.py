@@ -5,7 +5,7 @@ iterations and against solving time, on Kuhn, Leduc and Dudo(6,1,1).
     python experiments/compare_algorithms.py --games kuhn --iterations 100 --no-readme
 
 One TensorBoard run per (game, algorithm) under --logdir with identical tags (those of
-`tensorcfr.training.TAGS`, plus `wallclock/exploitability_average|current` whose step is the
+`tensorcfr.run.training.TAGS`, plus `wallclock/exploitability_average|current` whose step is the
 solving time in milliseconds), so one TensorBoard view overlays every algorithm. Also writes
 `compare_algorithms.png` (needs matplotlib), `compare_algorithms.json` and a Markdown table of
 exploitability at 10, 100 and 1,000 iterations.
@@ -25,7 +25,7 @@ import sys
 import torch
 
 import tensorcfr
-from tensorcfr.training import TrainOptions, open_writer, train
+from tensorcfr.run.training import TrainOptions, open_writer, train
 
 from readme_section import command, replace_section
 

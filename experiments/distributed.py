@@ -28,7 +28,7 @@ import torch
 import torch.distributed as dist
 
 import tensorcfr
-from tensorcfr.distributed import launch_local
+from tensorcfr.operators.distributed import launch_local
 
 
 def operator_bytes(op) -> int:

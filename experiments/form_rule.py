@@ -1,4 +1,4 @@
-"""The measurements behind `form="auto"` (`tensorcfr.forms.choose`): milliseconds per exact
+"""The measurements behind `form="auto"` (`tensorcfr.compiler.choose`): milliseconds per exact
 iteration of both compiled forms on a ladder of games that have a public-tree form, at one
 torch thread, CFR+, float64 (the CLI's defaults), the forms interleaved block by block so a
 load on the machine falls on both alike.
@@ -21,7 +21,7 @@ import time
 import torch
 
 import tensorcfr
-from tensorcfr import forms
+from tensorcfr import compiler
 
 LADDER = ["kuhn", "ocp(12)", "leduc", "dudo(4,1,1)", "ocp(100)", "liars_dice", "dudo(5,1,1)", "dudo(4,1,2)",
           "dudo(6,1,1)", "ocp(256)", "liars_dice(numdice=2,faces=3)", "dudo(5,1,2)", "liars_dice(faces=8)",
@@ -50,7 +50,7 @@ def measure(spec: str, blocks: int, budget_s: float) -> dict:
     row = {"game": spec, "histories": cg.num_histories, "iterations_a_block": n,
            **{f"{form}_ms": statistics.median(v) for form, v in times.items()}}
     row["public_over_generic"] = row["public_ms"] / row["generic_ms"]
-    row["auto"] = forms.choose(spec).name
+    row["auto"] = compiler.choose(spec).name
     return row
 
 

@@ -19,7 +19,7 @@ import time
 import torch
 
 import tensorcfr
-from tensorcfr.sizes import device_estimate_bytes
+from tensorcfr.compiler.sizes import device_estimate_bytes
 
 
 def sync():

@@ -7,7 +7,7 @@
 
 For each row it compiles the game, runs the algorithm until NashConv <= --target (or
 --minutes pass), logs the curves to TensorBoard (`--logdir`, one run per row, the tags of
-`tensorcfr.training.TAGS`) and writes the table as Markdown and JSON into --out after every
+`tensorcfr.run.training.TAGS`) and writes the table as Markdown and JSON into --out after every
 row, so an interrupted run keeps what it finished: `--resume` skips those rows and continues a
 row cut short from its last checkpoint (saved every --checkpoint-minutes and at the time limit,
 removed once the row reaches the target). Dudo's
@@ -33,9 +33,9 @@ import torch
 import games
 import tensorcfr
 from games.dudo import Dudo
-from tensorcfr.continuation import dudo_chain
+from tensorcfr.run.continuation import dudo_chain
 from tensorcfr.devices import resolve_device
-from tensorcfr.training import TAGS, evaluation_row, open_writer
+from tensorcfr.run.training import TAGS, evaluation_row, open_writer
 
 from readme_section import command, replace_section
 

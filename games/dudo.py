@@ -14,7 +14,7 @@ when player 2 does. The game takes V as data: `values`, a mapping (a, b) -> V(a,
 with dice on both sides, read when a payoff is first needed (so a lazy mapping can solve on
 demand). This package knows nothing of solvers: `games.make("dudo(...)")` gives a Dudo without
 values, which can only be played where no such value is needed, until `import tensorcfr`
-registers its own factory (`tensorcfr.continuation.dudo_game`), whose mapping solves the
+registers its own factory (`tensorcfr.run.continuation.dudo_game`), whose mapping solves the
 smaller games first and caches their values.
 
 Example:

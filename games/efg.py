@@ -1,6 +1,6 @@
 """Gambit's extensive-form text format (`.efg`) as a game: `games.make("efg:PATH")`.
 
-Reads what `tensorcfr.interop.to_efg` writes and Gambit's own files: the header
+Reads what `tensorcfr.io.interop.to_efg` writes and Gambit's own files: the header
 `EFG 2 R "title" { "Player 1" "Player 2" } "comment"`, then one line per node in depth-first
 order:
 

@@ -1,5 +1,28 @@
 """tensorcfr: solve two-player zero-sum imperfect-information games with CFR as tensor ops.
 
+The package, by role (each role one interface and its implementations; a role imports only
+those listed before it):
+
+    errors, paths, devices, memory   the shared base: errors, cache paths, devices, memory
+    forms/        the compiled-form interface (DecisionSpace, Operator, CompiledForm,
+                  CompileWalk) and the two compiled games: generic.CompiledGame,
+                  public.PublicCompiledGame
+    spaces/       decision spaces: treeplex.Treeplex, public.PublicTreeplex; fused kernels
+    operators/    payoff operators: payoff.PayoffOperator, public.PublicPayoffOperator,
+                  distributed.ShardedOperator
+    compiler/     games -> compiled forms: compile and choose (the rule of form="auto"),
+                  generic.py and public.py (the walks, with the checks of games/checks.py),
+                  chance.py (the chance tree of sampling), sizes.py (limits, estimates)
+    updates/      the update rules (rules.py) and their one iteration skeleton (iteration.py),
+                  captured (capture.py); specs and setting checks
+    sampling/     Monte-Carlo estimators: generic.Estimator, public.PublicEstimator
+    evaluation    exact best responses, NashConv, policies; needs no solver
+    lp            the exact value by the sequence-form LP
+    normal_form   regret-matching procedures on matrix games
+    run/          solver.Solver, training.train, checkpoints, protocol, continuation values
+    io/           policy files, Gambit and OpenSpiel interop
+    cli/          the command line
+
 Example:
     >>> import tensorcfr
     >>> solver = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
@@ -9,22 +32,55 @@ Example:
     (True, True)
 """
 
-from . import continuation  # noqa: F401  (registers Dudo's factory with games.make)
-from .compiled import CompiledGame
-from .compiler import compile
-from .errors import TensorCFRError
-from .evaluation import Evaluation, Policy, best_response_value, evaluate
-from .iteration import IterationState, iterate
-from .memory import keep_freed_memory
-from .normal_form import RegretMatching
-from .payoff import PayoffOperator
-from .protocol import IterativeSolver
-from .rules import PRESETS, CFRConfig, FTRLConfig, Scalars, algorithms, make_config
-from .solvers import Solver
-from .training import TrainOptions, train
-from .treeplex import Treeplex, dilated_entropy_weights
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+
+from tensorcfr.run import continuation  # noqa: F401  (registers Dudo's factory with games.make)
+from tensorcfr.forms.generic import CompiledGame
+from tensorcfr.compiler import compile
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.evaluation import Evaluation, Policy, best_response_value, evaluate
+from tensorcfr.updates.iteration import IterationState, iterate
+from tensorcfr.memory import keep_freed_memory
+from tensorcfr.normal_form import RegretMatching
+from tensorcfr.operators.payoff import PayoffOperator
+from tensorcfr.run.protocol import IterativeSolver
+from tensorcfr.updates.rules import PRESETS, CFRConfig, FTRLConfig, Scalars, algorithms, make_config
+from tensorcfr.run.solver import Solver
+from tensorcfr.run.training import TrainOptions, train
+from tensorcfr.spaces.treeplex import Treeplex, dilated_entropy_weights
 
 __version__ = "0.1.0"
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """The flat module names of before the package tree (`tensorcfr.solvers`,
+    `tensorcfr.interop`, ...) still import: each is the module at its new place."""
+
+    MOVED = {"compiled": "forms.generic", "treeplex": "spaces.treeplex", "fused": "spaces.fused",
+             "payoff": "operators.payoff", "distributed": "operators.distributed", "chance": "compiler.chance",
+             "sizes": "compiler.sizes", "rules": "updates.rules", "iteration": "updates.iteration",
+             "capture": "updates.capture", "specs": "updates.specs", "validate": "updates.validate",
+             "public_sampling": "sampling.public", "solvers": "run.solver", "training": "run.training",
+             "runs": "run.checkpoints", "protocol": "run.protocol", "continuation": "run.continuation",
+             "policy_io": "io.policies", "interop": "io.interop", "play": "cli.play"}
+
+    def find_spec(self, name, path=None, target=None):
+        old = name.partition("tensorcfr.")[2]
+        if name.startswith("tensorcfr.") and old in self.MOVED:
+            return importlib.machinery.ModuleSpec(name, self)
+        return None
+
+    def create_module(self, spec):
+        return importlib.import_module("tensorcfr." + self.MOVED[spec.name.partition("tensorcfr.")[2]])
+
+    def exec_module(self, module):
+        pass
+
+
+sys.meta_path.append(_MovedModules())
 
 __all__ = [
     "CFRConfig", "CompiledGame", "Evaluation", "FTRLConfig", "IterationState", "IterativeSolver", "PRESETS",

@@ -12,7 +12,7 @@ import os
 
 import torch
 
-from .errors import TensorCFRError
+from tensorcfr.errors import TensorCFRError
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import torch
 
-from .compiled import CompiledGame
-from .errors import TensorCFRError
-from .payoff import PayoffOperator
+from tensorcfr.forms.generic import CompiledGame
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.operators.payoff import PayoffOperator
 
 
 @dataclass(frozen=True, eq=False)

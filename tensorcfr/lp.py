@@ -25,11 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .compiled import CompiledGame
-from .compiler import compile as compile_game
-from .errors import TensorCFRError
-from .evaluation import Evaluation, Policy, evaluate
-from .treeplex import Treeplex, normalize
+from tensorcfr.forms.generic import CompiledGame
+from tensorcfr.compiler import compile as compile_game
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.evaluation import Evaluation, Policy, evaluate
+from tensorcfr.spaces.treeplex import Treeplex, normalize
 
 MAX_SEQUENCES = 200_000  # both players' sequences together; past this HiGHS takes minutes to hours
 

@@ -44,11 +44,11 @@ import torch
 
 import games as games_pkg
 
-from .devices import deterministic, resolve_device, resolve_dtype
-from .errors import TensorCFRError
-from .evaluation import Evaluation
-from .specs import algorithm_name, parse_algorithm
-from .validate import number
+from tensorcfr.devices import deterministic, resolve_device, resolve_dtype
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.evaluation import Evaluation
+from tensorcfr.updates.specs import algorithm_name, parse_algorithm
+from tensorcfr.updates.validate import number
 
 PROCEDURES = ("rm", "rm+", "sampled-rm", "conditional-rm", "invariant-rm")
 SAMPLED = ("sampled-rm", "conditional-rm", "invariant-rm")

@@ -22,5 +22,5 @@ def values_file() -> str:
 
 
 def compiled_dir() -> str:
-    """The folder of cached compiled games (`tensorcfr.compiler.cache_file`)."""
+    """The folder of cached compiled games (`tensorcfr.compiler.generic.cache_file`)."""
     return os.path.join(os.path.dirname(values_file()), "compiled")

@@ -3,8 +3,8 @@ pure strategies), and every sample's estimate apart (to test the spread of the a
 
 import torch
 
-from tensorcfr.public_sampling import PublicEstimator
-from tensorcfr.sampling import Draws
+from tensorcfr.sampling.public import PublicEstimator
+from tensorcfr.sampling.generic import Draws
 
 
 class FixedDraws(Draws):

@@ -11,7 +11,7 @@ import pytest
 import tensorcfr
 from games.kuhn import Kuhn
 from games.ocp import CardPokerVector
-from tensorcfr.public import compile_public
+from tensorcfr.compiler.public import compile_public
 
 FORMS = ["generic", "public"]
 

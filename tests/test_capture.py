@@ -88,7 +88,7 @@ def test_compiled_iterations_around_a_sparse_operator_equal_eager(monkeypatch, d
     """Past COMPILE_GATHER_MAX nonzeros the payoff operator stays a sparse matrix, which the
     compiled iteration calls between its compiled parts."""
     needs_compiler(device)
-    monkeypatch.setattr(tensorcfr.capture, "COMPILE_GATHER_MAX", 0)
+    monkeypatch.setattr(tensorcfr.updates.capture, "COMPILE_GATHER_MAX", 0)
     eager = trajectory(tensorcfr.Solver("leduc", "cfr+", device=device))
     solver = tensorcfr.Solver("leduc", "cfr+", device=device, capture="compile")
     assert solver.op.csr is not None

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import tensorcfr
-import tensorcfr.rules
+import tensorcfr.updates.rules
 from exact import same
 
 
@@ -56,12 +56,12 @@ def test_leduc_convergence_after_1000_iterations(algo, options, bound, device):
 
 
 @dataclass(frozen=True)
-class PlainRegretMatching(tensorcfr.rules.Schedule):
+class PlainRegretMatching(tensorcfr.updates.rules.Schedule):
     """Vanilla CFR written against the rule interface alone, as a user would write a new rule:
     the iterates must be the `cfr` preset's, bit for bit on the CPU."""
 
     def init_state(self, space, batch, dtype, device):
-        return tensorcfr.rules.RegretState(torch.zeros(batch, space.num_sequences, dtype=dtype, device=device))
+        return tensorcfr.updates.rules.RegretState(torch.zeros(batch, space.num_sequences, dtype=dtype, device=device))
 
     def initial_strategy(self, space, st):
         return space.normalize(st.regrets)

@@ -59,7 +59,7 @@ def test_payoff_is_expected_utility_of_uniform_play():
 def test_payoff_entries_are_sorted_and_operator_takes_any_order(spec, device):
     """The compiler lists the nonzeros by (s0, s1), which the CSR operator relies on; a
     hand-made game listing them in another order gives the same counterfactual values."""
-    from tensorcfr.payoff import PayoffOperator
+    from tensorcfr.operators.payoff import PayoffOperator
 
     cg = tensorcfr.compile(spec)
     key = cg.payoff_seq[0].long() * cg.treeplexes[1].num_sequences + cg.payoff_seq[1].long()
@@ -176,7 +176,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 
 @pytest.mark.parametrize("keys", [(), ("",), ("J:", "Q:pb", "ü|1,2"), ("a\x00b", "c")])
 def test_names_pack_into_tensors_and_back(keys):
-    from tensorcfr.compiled import _pack_names, _unpack_names
+    from tensorcfr.forms.generic import _pack_names, _unpack_names
 
     actions = tuple(("pass", "bet") if i % 2 else ("call",) for i in range(len(keys)))
     packed = _pack_names(keys, actions)

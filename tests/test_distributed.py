@@ -12,7 +12,7 @@ import torch
 import torch.distributed as dist
 
 import tensorcfr
-from tensorcfr.distributed import bounds, launch_local, shard
+from tensorcfr.operators.distributed import bounds, launch_local, shard
 
 CASES = [(game, form, algo) for game, form in [("leduc", "generic"), ("leduc", "public"), ("dudo(4,1,2)", "generic"),
                                                ("dudo(4,1,2)", "public"), ("random(seed=3)", "generic")]
@@ -68,7 +68,7 @@ def _worker(rank, world, init, out, task):  # (launch_local passes rank, world, 
                 results["resumed"] = snapshot(s)
             torch.save(results, os.path.join(out, f"world{world}-rank{rank}.pt"))
         elif task == "dies":
-            from tensorcfr.training import train
+            from tensorcfr.run.training import train
 
             s = tensorcfr.Solver("leduc", "cfr+", device="cpu", distributed=True)
             path = os.path.join(out, "checkpoint.pt")
@@ -237,7 +237,7 @@ def test_the_cli_leaves_the_group_it_joined(monkeypatch, capsys):
     the interpreter's exit, gloo's threads aborted a correct 2-rank run about 1 time in 6."""
     import socket
 
-    from tensorcfr.cli import main
+    from tensorcfr.cli.commands import main
 
     with socket.socket() as s:  # a free port for a one-rank group in this process
         s.bind(("127.0.0.1", 0))

@@ -9,8 +9,8 @@ import torch
 
 import games
 import tensorcfr
-from tensorcfr.cli import main
-from tensorcfr.interop import to_efg
+from tensorcfr.cli.commands import main
+from tensorcfr.io.interop import to_efg
 from tensorcfr.lp import solve_lp
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
@@ -79,6 +79,6 @@ def test_cli_errors(capsys, tmp_path):
 def test_an_edited_file_is_another_game_for_the_cache(tmp_path):
     path = tmp_path / "g.efg"
     path.write_text(to_efg("kuhn"))
-    first = tensorcfr.compiler.cache_file(games.make(f"efg:{path}"))
+    first = tensorcfr.compiler.generic.cache_file(games.make(f"efg:{path}"))
     path.write_text(to_efg("kuhn(ante=2)"))
-    assert tensorcfr.compiler.cache_file(games.make(f"efg:{path}")) != first
+    assert tensorcfr.compiler.generic.cache_file(games.make(f"efg:{path}")) != first

@@ -13,9 +13,10 @@ import torch
 
 import tensorcfr
 from resume_check import resume_equals_straight
-from tensorcfr import forms
-from tensorcfr.cli import main
-from tensorcfr.public import PublicCompiledGame, compile_public
+from tensorcfr import compiler, forms
+from tensorcfr.cli.commands import main
+from tensorcfr.forms.public import PublicCompiledGame
+from tensorcfr.compiler.public import compile_public
 
 FORMS = ["generic", "public"]
 
@@ -137,7 +138,7 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
 def test_blocks_of_levels_change_nothing(algo, monkeypatch):
     # normalising and the in-place regrets run over blocks of levels (public.BLOCK_ENTRIES):
     # a level per block gives the same numbers, bit for bit, as the whole treeplex in one block
-    import tensorcfr.public as public
+    import tensorcfr.spaces.public as public
     whole = tensorcfr.Solver(compile_public("dudo(4,1,2)"), algo)
     monkeypatch.setattr(public, "BLOCK_ENTRIES", 1)
     split = tensorcfr.Solver(compile_public("dudo(4,1,2)"), algo)
@@ -157,7 +158,7 @@ def test_blocks_of_levels_change_nothing(algo, monkeypatch):
 def test_row_sums_and_copies_equal_a_loop(batch):
     # add_rows by a sparse product (one member, enough entries), by a scatter otherwise, and
     # put_rows, against a plain loop; indices unsorted, repeated, near together and far apart
-    import tensorcfr.public as public
+    import tensorcfr.spaces.public as public
     g = torch.Generator().manual_seed(3)
     for index in (torch.randint(0, 5000, (40000,), generator=g),  # repeats, rows spread over all of out
                   torch.randint(1000, 1100, (9000,), generator=g),  # a narrow band of rows
@@ -181,11 +182,13 @@ def test_row_sums_and_copies_equal_a_loop(batch):
 def test_cpu_row_paths_change_no_iterate(monkeypatch):
     # the CPU's sparse sums and row copies (Dudo: every terminal's row distinct) give the
     # iterates of the broadcast scatter-adds they replace
-    import tensorcfr.public as public
+    import tensorcfr.spaces.public as public
     fast = tensorcfr.Solver(compile_public("dudo(4,1,2)"), "dcfr")
     slow = tensorcfr.Solver(compile_public("dudo(4,1,2)"), "dcfr")
     assert fast.op.distinct == (True, True)
     assert tensorcfr.Solver(compile_public("leduc"), "cfr").op.distinct == (False, False)  # calls and folds share a bet
+    import tensorcfr.operators.public as operators_public
+
     scatter = public.add_rows
     for _ in range(10):
         # Dudo(4,1,2)'s levels are below the thresholds: lowered, every sum and gather takes the new path
@@ -194,7 +197,7 @@ def test_cpu_row_paths_change_no_iterate(monkeypatch):
         fast.step()
         monkeypatch.setattr(public, "MATRIX_ENTRIES", 1 << 62)
         monkeypatch.setattr(public, "GATHER_ENTRIES", 1 << 62)
-        monkeypatch.setattr(public, "put_rows", scatter)
+        monkeypatch.setattr(operators_public, "put_rows", scatter)  # where the operator calls it
         slow.step()
         monkeypatch.undo()
     for p in (0, 1):
@@ -206,7 +209,7 @@ def test_cpu_row_paths_change_no_iterate(monkeypatch):
 @pytest.mark.parametrize("game", ["kuhn", "ocp(12)", ["kuhn(ante=1)", "kuhn(ante=2)"]])
 def test_ranked_showdowns_equal_the_dense_payoff_matrices(game):
     # OCP and Kuhn pay a + b sign(t0 - t1): O(T) prefix sums over the ranks instead of a T x T product
-    from tensorcfr.payoff import PayoffOperator
+    from tensorcfr.operators.payoff import PayoffOperator
     ranked, dense = compile_public(game, ranked=True), compile_public(game)
     assert ranked.ranked and not dense.ranked  # small: dense unless asked
     assert ranked.sizes() == dense.sizes()
@@ -367,7 +370,7 @@ def test_public_run_resumes_bit_identically(tmp_path, capsys):
                                             ("domino(2,2)", "generic"), ("liars_dice(numdice=2,faces=3)", "generic"),
                                             ("dudo(4,2,2)", "public"), ("ocp(1000)", "public")])
 def test_one_rule_picks_the_form_for_the_library_and_the_cli(spec, expected, capsys):
-    assert forms.choose(spec).name == expected
+    assert compiler.choose(spec).name == expected
     assert main(["info", spec, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["form"] == expected
     if expected == "generic":  # (the large ones are compiled by the tests of their own)
@@ -376,8 +379,8 @@ def test_one_rule_picks_the_form_for_the_library_and_the_cli(spec, expected, cap
 
 
 def test_sampling_takes_the_generic_form_unless_asked():
-    assert forms.choose("dudo(4,2,2)", sampling=True).name == "generic"
-    assert forms.choose("dudo(4,2,2)", "public", sampling=True).name == "public"
+    assert compiler.choose("dudo(4,2,2)", sampling=True).name == "generic"
+    assert compiler.choose("dudo(4,2,2)", "public", sampling=True).name == "public"
     assert tensorcfr.Solver("leduc", sampling="chance", device="cpu").game.form == "generic"
     assert tensorcfr.Solver("leduc", sampling="chance", form="public", device="cpu").game.form == "public"
 
@@ -386,10 +389,10 @@ def test_where_only_the_public_form_fits_it_is_chosen():
     """Dudo(4,1,2) in the generic form needs 154 MB by the estimate (`sizes.estimate_bytes`),
     its public form less: a limit of 150 MB leaves only the public form; below what either
     needs, the public form's own limit says so."""
-    assert forms.choose("dudo(4,1,2)").name == "generic"
-    assert forms.choose("dudo(4,1,2)", max_memory=150_000_000).name == "public"
+    assert compiler.choose("dudo(4,1,2)").name == "generic"
+    assert compiler.choose("dudo(4,1,2)", max_memory=150_000_000).name == "public"
     with pytest.raises(tensorcfr.TensorCFRError, match="its public-tree form .* needs"):
-        forms.choose("dudo(4,1,2)", max_memory=10_000_000)
+        compiler.choose("dudo(4,1,2)", max_memory=10_000_000)
 
 
 @pytest.mark.parametrize("spec, algo", [("leduc", "cfr+"), ("kuhn", "dcfr"), ("dudo(4,1,1)", "pcfr+")])

@@ -11,7 +11,7 @@ import torch
 import games
 import tensorcfr
 from oracle import RecursiveFTRL
-from tensorcfr import treeplex as T
+from tensorcfr.spaces import treeplex as T
 from test_solvers_vs_oracle import assert_tables_close
 from exact import same
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import tensorcfr
-from tensorcfr import fused
+from tensorcfr.spaces import fused
 
 DTYPES = [torch.float32, torch.float64]
 

@@ -11,7 +11,7 @@ import signal
 
 import pytest
 
-from tensorcfr.cli import main
+from tensorcfr.cli.commands import main
 
 GAMES = ["kuhn", "leduc", "ocp(3)", "dudo(3,1,1)", "liars_dice(faces=3)", "random(seed=2)", "rps",
          "kuhn(ante=2)", "nope", "kuhn(", "kuhn(ante=-1)", "kuhn(ante='x')", "kuhn(ante=(1,2))", "ocp(1)",

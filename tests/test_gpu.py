@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tensorcfr
-from tensorcfr.sizes import check_device_memory, device_estimate_bytes
+from tensorcfr.compiler.sizes import check_device_memory, device_estimate_bytes
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")
 

@@ -12,7 +12,7 @@ import torch
 
 import games
 import tensorcfr
-from tensorcfr.cli import main
+from tensorcfr.cli.commands import main
 
 
 def cli(capsys, *args):
@@ -190,7 +190,7 @@ def test_damaged_run_files_are_refused(capsys, tmp_path, edit, message):
     ("nan", "NaN or infinite"), ("iteration", "iteration -7"), ("list", "not a list of two players"),
 ])
 def test_damaged_checkpoints_are_refused(capsys, tmp_path, payload, message):
-    from tensorcfr.runs import load_checkpoint, save_checkpoint
+    from tensorcfr.run.checkpoints import load_checkpoint, save_checkpoint
 
     run_dir = _run(capsys, tmp_path)
     path = os.path.join(run_dir, "checkpoint.pt")
@@ -217,7 +217,7 @@ def test_a_checkpoint_that_is_a_directory_is_refused(capsys, tmp_path):
 
 
 def test_a_second_resume_of_one_run_is_refused(capsys, tmp_path):
-    from tensorcfr.runs import lock_run_dir
+    from tensorcfr.run.checkpoints import lock_run_dir
 
     run_dir = _run(capsys, tmp_path)
     with lock_run_dir(run_dir):  # as a first resume still running would hold it
@@ -229,7 +229,7 @@ def test_a_second_resume_of_one_run_is_refused(capsys, tmp_path):
 def test_a_full_disk_keeps_the_last_checkpoint_and_leaves_no_temporary(monkeypatch, tmp_path):
     import errno
 
-    from tensorcfr.runs import load_checkpoint, save_checkpoint
+    from tensorcfr.run.checkpoints import load_checkpoint, save_checkpoint
 
     path = str(tmp_path / "checkpoint.pt")
     save_checkpoint(path, {"iteration": 1})
@@ -244,7 +244,7 @@ def test_a_full_disk_keeps_the_last_checkpoint_and_leaves_no_temporary(monkeypat
 
 # -- policy files --------------------------------------------------------------------------------------
 def _kuhn_policy(tmp_path, ext=".json"):
-    from tensorcfr.policy_io import save_policy
+    from tensorcfr.io.policies import save_policy
 
     s = tensorcfr.Solver("kuhn", "cfr", device="cpu")
     s.step(5)
@@ -286,7 +286,7 @@ def test_damaged_npz_policies_are_refused(capsys, tmp_path, damage):
 def test_devices_are_not_read_as_policies_or_answers(capsys, tmp_path):
     code, err = cli(capsys, "eval", "kuhn", "/dev/zero")
     assert code == 2 and "not a regular file" in err
-    from tensorcfr.play import MAX_ANSWER, read_answer
+    from tensorcfr.cli.play import MAX_ANSWER, read_answer
 
     class Endless:  # a stream with no newline, as /dev/zero is
         def readline(self, n):
@@ -299,7 +299,7 @@ def test_devices_are_not_read_as_policies_or_answers(capsys, tmp_path):
 @pytest.fixture
 def own_cache(tmp_path, monkeypatch):
     """A fresh cache folder for this test alone (values and compiled games)."""
-    from tensorcfr import continuation
+    from tensorcfr.run import continuation
 
     monkeypatch.setenv("TENSORCFR_CACHE", str(tmp_path / "cache" / "values.json"))
     monkeypatch.setattr(continuation, "_memory", {})
@@ -309,7 +309,7 @@ def own_cache(tmp_path, monkeypatch):
 def test_a_cached_file_of_another_game_is_not_used(own_cache, capsys):
     import shutil
 
-    from tensorcfr.compiler import cache_file
+    from tensorcfr.compiler.generic import cache_file
 
     tensorcfr.compile("leduc", cache=True)
     kuhn_path = cache_file(games.make("kuhn"))
@@ -322,7 +322,7 @@ def test_a_cached_file_of_another_game_is_not_used(own_cache, capsys):
 
 @pytest.mark.parametrize("damage", ["nan payoff", "edited", "missing key"])
 def test_a_damaged_cached_game_is_compiled_afresh(own_cache, capsys, damage):
-    from tensorcfr.compiler import cache_file
+    from tensorcfr.compiler.generic import cache_file
 
     good = tensorcfr.compile("kuhn", cache=True)
     path = cache_file(games.make("kuhn"))
@@ -344,7 +344,7 @@ def test_a_damaged_cached_game_is_compiled_afresh(own_cache, capsys, damage):
 
 @pytest.mark.parametrize("poison", [0.9, [1], "x", 3])
 def test_a_poisoned_continuation_value_is_solved_again(own_cache, capsys, poison):
-    from tensorcfr import continuation
+    from tensorcfr.run import continuation
 
     assert continuation.dudo_value(4, 1, 1) == pytest.approx(-0.125, abs=1e-6)
     path = own_cache / "values.json"
@@ -360,7 +360,8 @@ def test_a_poisoned_continuation_value_is_solved_again(own_cache, capsys, poison
 
 
 def test_a_cache_variable_naming_a_directory_caches_inside_it(tmp_path, monkeypatch):
-    from tensorcfr import continuation, paths
+    from tensorcfr.run import continuation
+    from tensorcfr import paths
 
     monkeypatch.setenv("TENSORCFR_CACHE", str(tmp_path))
     monkeypatch.setattr(continuation, "_memory", {})
@@ -477,7 +478,7 @@ def test_a_stopped_comparison_resumes_every_algorithm(capsys, tmp_path, monkeypa
     uninterrupted comparison."""
     import signal
 
-    from tensorcfr import cli as cli_module
+    import tensorcfr.cli.commands as cli_module
 
     checks = {"n": 0}
 
@@ -505,7 +506,7 @@ def test_a_stopped_comparison_resumes_every_algorithm(capsys, tmp_path, monkeypa
 def test_continuation_values_are_kept_as_each_is_solved(own_cache, monkeypatch):
     """Stopped (here by a KeyboardInterrupt, as SIGINT raises) while solving the second of Dudo's
     smaller games, the first one's value is already on disk."""
-    from tensorcfr import continuation
+    from tensorcfr.run import continuation
 
     real = continuation.Solver
 
@@ -524,7 +525,7 @@ def test_an_interrupted_continuation_solve_goes_on_from_its_saved_state(own_cach
     (a KeyboardInterrupt, as SIGINT raises) half-way, the next request continues from there and
     ends where the unbroken solve ended. A saved state of other inputs, or a damaged one, is not
     loaded. (A target of 1e-4 and evaluations every 10 iterations keep it short.)"""
-    from tensorcfr import continuation
+    from tensorcfr.run import continuation
 
     for name, value in (("TARGET_NASH_CONV", 1e-4), ("EVAL_EVERY", 10), ("SAVE_EVERY", 0.0), ("PROGRESS_AFTER", 0.0)):
         monkeypatch.setattr(continuation, name, value)
@@ -601,7 +602,7 @@ def test_a_continuation_value_stops_on_whichever_profile_gets_there_first(own_ca
     that value is the LP's, -1/8 for Dudo(4,1,1), within its NashConv. (Which profile it is, and
     when, moves with the last bits of the sums: Dudo(4,1,2)'s current strategy got there within
     200 iterations on one CPU and after 1,200 on another.)"""
-    from tensorcfr import continuation
+    from tensorcfr.run import continuation
 
     entry = continuation.dudo_entry(4, 1, 1, device="cpu")
     s = tensorcfr.Solver("dudo(4,1,1)", "dcfr", device="cpu", dtype="float64")
@@ -619,7 +620,7 @@ def test_a_continuation_value_stops_on_whichever_profile_gets_there_first(own_ca
 def test_a_continuation_value_that_ran_out_of_iterations_is_kept(own_cache, monkeypatch):
     """A solve that stops at `MAX_ITERATIONS` short of the target stores what it reached, and
     that entry is used from then on, not solved again (it would stop at the same place)."""
-    from tensorcfr import continuation
+    from tensorcfr.run import continuation
 
     monkeypatch.setattr(continuation, "TARGET_NASH_CONV", -1.0)  # out of reach
     monkeypatch.setattr(continuation, "MAX_ITERATIONS", 100)

@@ -7,7 +7,7 @@ import pytest
 
 import games
 import tensorcfr
-from tensorcfr.cli import main
+from tensorcfr.cli.commands import main
 from tensorcfr.lp import solve_lp
 from tensorcfr.normal_form import lp_solve
 

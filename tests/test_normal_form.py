@@ -251,7 +251,7 @@ def test_a_batch_of_games_runs_as_one(device):
 
 
 def test_cli_solves_matrix_games(capsys):
-    from tensorcfr.cli import main
+    from tensorcfr.cli.commands import main
     import json
 
     assert main(["solve", "ficha_domino", "--algo", "rm+", "--iterations", "2000", "--json"]) == 0

@@ -6,7 +6,7 @@ import pytest
 
 import games
 import tensorcfr
-from tensorcfr.cli import main
+from tensorcfr.cli.commands import main
 
 pyspiel = pytest.importorskip("pyspiel")
 
@@ -62,7 +62,7 @@ def test_exploitability_equals_openspiels_solvers(spec, algo, device):
 
 @pytest.mark.parametrize("spec", GAMES)
 def test_openspiel_evaluates_our_policy_as_we_do(spec):
-    from tensorcfr.interop import to_openspiel_policy
+    from tensorcfr.io.interop import to_openspiel_policy
 
     s = tensorcfr.Solver(f"openspiel:{spec}", "dcfr", device="cpu")
     s.step(15)
@@ -97,7 +97,7 @@ def test_bad_openspiel_games(spec, message, capsys):
 def test_openspiel_games_stop_at_a_default_history_limit(monkeypatch, capsys):
     """OpenSpiel games have no closed-form size: the walk stops once it passes the default
     limit (5e7; here lowered to 1,000), with the error naming --max-histories."""
-    import tensorcfr.compiler as compiler
+    import tensorcfr.compiler.generic as compiler  # where compile_generic reads it
 
     monkeypatch.setattr(compiler, "OPENSPIEL_MAX_HISTORIES", 1000)
     with pytest.raises(tensorcfr.TensorCFRError, match="more than 1,000 histories.*--max-histories"):
@@ -112,8 +112,8 @@ def test_saved_policy_of_an_openspiel_game_has_openspiels_keys(tmp_path, capsys)
     import json
 
     from tensorcfr.evaluation import Policy
-    from tensorcfr.interop import to_openspiel_policy
-    from tensorcfr.policy_io import policy_table
+    from tensorcfr.io.interop import to_openspiel_policy
+    from tensorcfr.io.policies import policy_table
 
     path = tmp_path / "p.json"
     assert main(["solve", "openspiel:leduc_poker", "--algo", "dcfr", "--iterations", "20", "--no-log", "--json",

@@ -63,7 +63,7 @@ def test_efg_export_is_the_same_game_for_openspiel(game):
     OCP(5): there, at infoset '1:b' after one iteration, the regrets of pass and bet are equal
     in exact arithmetic, and the rounding of the two sums decides whether regret matching plays
     uniform (ours) or bet (OpenSpiel's); the runs part from iteration 2 on.)"""
-    from tensorcfr.interop import to_efg
+    from tensorcfr.io.interop import to_efg
 
     g = pyspiel.load_efg_game(to_efg(game))
     theirs = pyspiel.CFRSolver(g)

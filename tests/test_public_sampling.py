@@ -12,10 +12,11 @@ import pytest
 import torch
 
 import tensorcfr
-from tensorcfr.public import PublicPayoffOperator, compile_public
-from tensorcfr.public_sampling import PublicEstimator
+from tensorcfr.operators.public import PublicPayoffOperator
+from tensorcfr.compiler.public import compile_public
+from tensorcfr.sampling.public import PublicEstimator
 from draws import FixedDraws, per_sample
-from tensorcfr.sampling import RandomDraws
+from tensorcfr.sampling.generic import RandomDraws
 
 CHANCE_GAMES = ["kuhn", "leduc", "dudo(4,1,1)", "liars_dice(numdice=2,faces=2)", "ocp(6)"]
 
@@ -122,7 +123,7 @@ def test_chance_estimates_equal_the_generic_forms_deal_by_deal():
     from test_sampling import deals as generic_deals
     from test_sampling import fixed_chance
 
-    from tensorcfr.sampling import Estimator
+    from tensorcfr.sampling.generic import Estimator
 
     cg_p, cg_g = compile_public("dudo(4,1,1)"), tensorcfr.compile("dudo(4,1,1)", chance=True)
     sigma_p, xs_p = profile(cg_p, 4)
@@ -179,7 +180,7 @@ def test_mean_of_20000_estimates_is_within_5_standard_errors(scheme):
 
 def test_one_column_and_several_are_taken_and_put_alike():
     """`Touched.take`/`put` read one column as a strided view and several by index: the same."""
-    from tensorcfr.sampling import Touched
+    from tensorcfr.sampling.generic import Touched
 
     tp = compile_public("dudo(4,1,1)").treeplexes[0]
     x = torch.rand(2, tp.num_sequences, dtype=torch.float64)
@@ -223,7 +224,7 @@ def test_a_public_sampled_run_resumes_bit_identically(scheme, device):
 
 
 def test_cli_samples_in_the_public_form(tmp_path, capsys):
-    from tensorcfr.cli import main
+    from tensorcfr.cli.commands import main
 
     args = ["solve", "dudo(4,1,1)", "--algo", "cfr+", "--form", "public", "--sampling", "chance",
             "--update-scope", "touched", "--seed", "3", "--device", "cpu", "--json", "--no-log", "--iterations", "20"]

@@ -14,11 +14,11 @@ import torch
 
 import tensorcfr
 from tensorcfr import normal_form as nf
-from tensorcfr.cli import main
+from tensorcfr.cli.commands import main
 from tensorcfr.evaluation import infoset_gaps
-from tensorcfr.policy_io import load_policy, save_policy
-from tensorcfr.runs import load_checkpoint, parse_duration, save_checkpoint
-from tensorcfr.training import TAGS, Progress, train
+from tensorcfr.io.policies import load_policy, save_policy
+from tensorcfr.run.checkpoints import load_checkpoint, parse_duration, save_checkpoint
+from tensorcfr.run.training import TAGS, Progress, train
 
 
 def _cli(*args, cwd=None, input=None, timeout=300):
@@ -242,7 +242,7 @@ def test_eval_uniform_kuhn_and_a_against_b(tmp_path, capsys):
     capsys.readouterr()
     assert main(["eval", "kuhn", strong, uniform, "--json"]) == 0
     ab = json.loads(capsys.readouterr().out)
-    from tensorcfr.play import exact_value
+    from tensorcfr.cli.play import exact_value
 
     tables = [load_policy(p)["average"] for p in (strong, uniform)]
     assert ab["value_a_as_player1"] == pytest.approx(exact_value(cg, *tables), abs=1e-12)
@@ -379,7 +379,7 @@ def test_a_checkpoint_is_a_zip_that_loads_mapped_and_the_first_format_still_load
     import zipfile
 
     from tensorcfr.memory import _in_mapped_file
-    from tensorcfr.runs import TRAILER_MAGIC, _header
+    from tensorcfr.run.checkpoints import TRAILER_MAGIC, _header
 
     state = {"solver": {"x": torch.rand(3, 1000, dtype=torch.float64)}, "iteration": 4}
     path = str(tmp_path / "checkpoint.pt")

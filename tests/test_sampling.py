@@ -14,9 +14,9 @@ import games
 import tensorcfr
 from mccfr_oracle import RecursiveMCCFR
 from tensorcfr.errors import TensorCFRError
-from tensorcfr.payoff import PayoffOperator
+from tensorcfr.operators.payoff import PayoffOperator
 from draws import FixedDraws, per_sample
-from tensorcfr.sampling import Estimator, RandomDraws, ranges
+from tensorcfr.sampling.generic import Estimator, RandomDraws, ranges
 
 RANDOM = ["random(seed=3)", "random(seed=11)", "random(seed=29)"]
 
@@ -337,8 +337,8 @@ def test_a_kept_part_is_never_served_for_other_sequences():
     """Two arrays of sequences with the same key (count, sum and position-weighted sum): the
     second replaces the first, and the first's slice name then leads to a part made anew for
     its own sequences, not to the second's."""
-    from tensorcfr.sampling import PartCache
-    from tensorcfr.treeplex import touched
+    from tensorcfr.sampling.generic import PartCache
+    from tensorcfr.spaces.treeplex import touched
 
     tp = tensorcfr.compile("leduc").treeplexes[0]
     a, b = torch.tensor([2, 1, 1, 2]) * 5, torch.tensor([1, 2, 2, 1]) * 5  # sums 30, 30; weighted 75, 75
@@ -357,7 +357,7 @@ def test_a_kept_part_is_never_served_for_other_sequences():
 def test_a_touched_part_is_a_treeplex_of_its_own(game):
     """`treeplex.touched`: plans and values on the part equal the whole treeplex's there, for
     values that are 0 outside the sequences the part is built from."""
-    from tensorcfr.treeplex import touched
+    from tensorcfr.spaces.treeplex import touched
 
     cg = tensorcfr.compile(game)
     g = torch.Generator().manual_seed(0)
@@ -415,7 +415,7 @@ def test_cli_sampled_run_resumes_bit_identically_and_logs_the_fraction(tmp_path,
     from resume_check import resume_equals_straight
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from tensorcfr.cli import main
+    from tensorcfr.cli.commands import main
 
     args = ["solve", "dudo(4,1,1)", "--algo", "cfr+", "--sampling", "outcome", "--samples", "3", "--epsilon", "0.5",
             "--seed", "7", "--device", "cpu", "--json", "--logdir", str(tmp_path), "--eval-every", "10"]
@@ -437,7 +437,7 @@ def test_cli_sampled_run_resumes_bit_identically_and_logs_the_fraction(tmp_path,
     (["--sampling", "chance", "--update-scope", "touched", "--algo", "dcfr"], "not dcfr"),
 ])
 def test_cli_sampling_errors(argv, message, capsys):
-    from tensorcfr.cli import main
+    from tensorcfr.cli.commands import main
 
     game = "rps" if "rm" in argv else "kuhn"
     assert main(["solve", game, "--no-log", "--iterations", "2", "--device", "cpu", *argv]) == 2
@@ -445,7 +445,7 @@ def test_cli_sampling_errors(argv, message, capsys):
 
 
 def test_the_device_estimate_counts_the_chance_tree():
-    from tensorcfr.sizes import device_estimate_bytes
+    from tensorcfr.compiler.sizes import device_estimate_bytes
 
     plain, sampled = tensorcfr.compile("leduc"), tensorcfr.compile("leduc", chance=True)
     ct = sampled.chance

@@ -157,7 +157,7 @@ def test_values(spec, value, tol):
 
 @pytest.mark.slow
 def test_dudo_value_chain_reproduces_the_lp_values():
-    from tensorcfr.continuation import dudo_chain
+    from tensorcfr.run.continuation import dudo_chain
 
     assert [e["game"] for e in dudo_chain(4, 2, 1)] == ["dudo(4,1,1)"]
     assert abs(dudo_chain(4, 2, 1)[0]["value"] + 1 / 8) < 1e-7

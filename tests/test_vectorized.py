@@ -136,7 +136,7 @@ def test_invalid_vectorised_games_are_named(vector, message):
 def test_cache_round_trip(tmp_path, monkeypatch):
     monkeypatch.setenv("TENSORCFR_CACHE", str(tmp_path / "values.json"))
     first = tensorcfr.compile("dudo(4,1,2)", cache=True)
-    path = tensorcfr.compiler.cache_file(games.make("dudo(4,1,2)"))
+    path = tensorcfr.compiler.generic.cache_file(games.make("dudo(4,1,2)"))
     assert path.startswith(str(tmp_path)) and (tmp_path / "compiled").is_dir()
     again = tensorcfr.compile("dudo(4,1,2)", cache=True)
     assert_identical(first, again)
@@ -158,7 +158,7 @@ def test_chunked_walk_equals_per_node(spec, chunk, monkeypatch):
     """Levels expanded in chunks of a few rows (as 10^8-history games are) give the same game,
     whether the node arrays are kept, never kept, or dropped once the walk passes a size limit
     (as OCP(5000) drops them after its first levels)."""
-    from tensorcfr import compiler
+    from tensorcfr.compiler import generic as compiler  # where the walk reads CHUNK
 
     per_node = tensorcfr.compile(spec, method="per-node", cache=False)
     monkeypatch.setattr(compiler, "CHUNK", chunk)
@@ -186,5 +186,5 @@ def test_cache_key_follows_the_payoffs():
     """Dudo's payoffs come from continuation values: other values, another cached file."""
     from games.dudo import Dudo
 
-    files = {tensorcfr.compiler.cache_file(Dudo(4, 1, 2, continuation=lambda a, b, v=v: v)) for v in (0.1, 0.2, 0.1)}
+    files = {tensorcfr.compiler.generic.cache_file(Dudo(4, 1, 2, continuation=lambda a, b, v=v: v)) for v in (0.1, 0.2, 0.1)}
     assert len(files) == 2

@@ -1,0 +1,765 @@
+"""Command line: `tensorcfr solve | compare | resume | eval | play | info | games`.
+
+Flags mirror the Python API (`Solver`, `train`). Bad input prints one line
+`tensorcfr: error: ...` and exits with code 2, never a traceback. A run stopped by Ctrl-C or
+SIGTERM saves a checkpoint, says how to resume, and exits with 130 or 143.
+
+Example:
+    $ tensorcfr solve kuhn --algo cfr+ --iterations 1000 --json
+    $ tensorcfr solve leduc --algo dcfr --time-limit 2h --checkpoint-every 1000 --save-policy leduc.json
+    $ tensorcfr resume runs/leduc__dcfr__0__20261122-101500
+    $ tensorcfr eval leduc leduc.json
+    $ tensorcfr play leduc leduc.json
+    $ tensorcfr solve ficha_domino --algo conditional-rm --runs 10 --iterations 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+
+import torch
+
+import games as games_pkg
+
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.updates.capture import CAPTURE
+from tensorcfr.memory import keep_freed_memory
+from tensorcfr.io.policies import check_policy_path
+from tensorcfr.normal_form import PROCEDURES
+from tensorcfr.updates.rules import AVERAGING, PRESETS, UPDATES, make_config
+from tensorcfr.sampling.generic import EPSILON_DEFAULT, SCHEMES, UPDATE_SCOPES
+from tensorcfr.spaces.treeplex import WEIGHTS
+
+NOT_SETTINGS = ("command", "json", "save_policy", "logdir", "no_log")  # per invocation, not part of a run
+# (the policy file is kept in run.json beside the settings, as "save_policy", so a resumed run rewrites it)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit code 2
+        self.exit(2, f"tensorcfr: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _duration(text: str) -> float:
+    from tensorcfr.run.checkpoints import parse_duration
+
+    try:
+        return parse_duration(text)
+    except TensorCFRError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _max_memory(text: str):
+    from tensorcfr.compiler.sizes import parse_bytes
+
+    try:
+        return parse_bytes(text)
+    except TensorCFRError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _size_flags(s: argparse.ArgumentParser, form: bool = True) -> None:
+    """The limits of every command that compiles (tensorcfr/sizes.py), and the compiled form."""
+    if form:
+        s.add_argument("--form", choices=("auto", "generic", "public"), default="auto",
+                       help="compiled form: public (the [public node x type] form of games dealt once: kuhn, "
+                            "ocp, leduc, dudo, liars_dice), generic (one sparse payoff matrix), auto "
+                            "(default: the library's rule, tensorcfr.compiler.choose: public from 10^6 "
+                            "histories, for a ranked deal (OCP from 256 cards) or where only it fits, "
+                            "else generic)")
+    s.add_argument("--max-histories", type=_positive_int, default=None, metavar="N",
+                   help="refuse a game of more than N histories (default: no count limit)")
+    s.add_argument("--max-memory", type=_max_memory, default="auto", metavar="BYTES",
+                   help="refuse a game whose compile and solve need more than BYTES (e.g. 16G), auto (default: "
+                        "the available memory less 256 MiB) or none")
+
+
+def _limits(args) -> dict:
+    """compile()'s keywords from a command's flags (a command without --form compiles generic)."""
+    return {"max_histories": getattr(args, "max_histories", None), "max_memory": getattr(args, "max_memory", "auto"),
+            "form": getattr(args, "form", None) or "generic"}
+
+
+def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]) -> None:
+    s.add_argument("game", nargs="+", metavar="GAME",
+                   help="game spec, e.g. kuhn, 'kuhn(ante=2)', leduc; several specs over one tree "
+                        "are solved together as a batch")
+    s.add_argument("--algo", nargs="+", default=several_algos_default,
+                   help=f"algorithm preset(s): {', '.join(PRESETS)}; parameters as "
+                        "'dcfr(alpha=1.5,beta=0,gamma=2)'; several run one after another with the same "
+                        f"evaluation points. Matrix games also take the normal-form procedures "
+                        f"{', '.join(PROCEDURES)}")
+    s.add_argument("--iterations", type=_positive_int, default=1000)
+    s.add_argument("--eval-every", type=_positive_int, default=None,
+                   help="evaluate every K iterations (default: iterations / 10)")
+    s.add_argument("--updates", choices=UPDATES, default=None, help="override the preset's schedule")
+    s.add_argument("--averaging", choices=AVERAGING, default=None, help="override the preset's averaging")
+    s.add_argument("--delay", type=int, default=None, help="averaging delay in iterations")
+    s.add_argument("--alpha", type=float, default=None, help="discount of positive regrets (DCFR)")
+    s.add_argument("--beta", type=float, default=None, help="discount of negative regrets (DCFR)")
+    s.add_argument("--gamma", type=float, default=None, help="average weights t^gamma")
+    s.add_argument("--regret-tolerance", type=float, default=None,
+                   help="CFR family, rm and rm+: regrets within this fraction of their scale count as 0, so rounding "
+                        "(CPU/GPU, eager/compiled, generic/public form) cannot flip a tie (e.g. 1e-12; default off)")
+    s.add_argument("--eta", type=float, default=None, help="FTRL step size (ftrl, oftrl; default 2)")
+    s.add_argument("--weights", choices=WEIGHTS, default=None,
+                   help="FTRL dilated-entropy weights (default unit)")
+    s.add_argument("--mu", type=float, default=None, help="inertia of conditional-rm (default (m-1) x payoff range)")
+    s.add_argument("--seed", type=int, default=0,
+                   help="random seed of the sampled procedures, and part of the run's name (default 0)")
+    s.add_argument("--runs", type=_positive_int, default=None,
+                   help="independent runs of a sampled procedure, as one batch (default 1)")
+    s.add_argument("--sampling", choices=SCHEMES, default=None,
+                   help="Monte-Carlo CFR (tree algorithms): chance (sample the deal and every chance outcome, the "
+                        "thesis' method), external (also the other player's actions), outcome (one terminal per "
+                        "sample); none (default): exact iterations. Evaluation stays exact; generic form")
+    s.add_argument("--samples", type=_positive_int, default=None, metavar="K",
+                   help="with --sampling: samples drawn and averaged per estimate (default 1)")
+    s.add_argument("--update-scope", choices=UPDATE_SCOPES, default=None,
+                   help="with --sampling: all (default) updates every sequence each iteration; touched updates "
+                        "only what the sample touches (cfr and cfr+; an iteration then costs what it samples)")
+    s.add_argument("--epsilon", type=float, default=None, metavar="E",
+                   help=f"with --sampling outcome: exploration of the sampled player, in (0, 1] "
+                        f"(default {EPSILON_DEFAULT})")
+    s.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
+    s.add_argument("--dtype", choices=("float32", "float64"), default="float64")
+    s.add_argument("--capture", choices=CAPTURE, default=None,
+                   help="auto (default): cuda-graph on a GPU where memory allows, else none; cuda-graph: "
+                        "record one iteration as a CUDA graph and replay it; compile: torch.compile the "
+                        "iteration (small games, CPU or GPU: fastest an iteration, after seconds of "
+                        "compiling); static: the in-place form both use, run eagerly; none: eager")
+    s.add_argument("--distributed", action="store_true",
+                   help="under torchrun: each rank keeps 1/N of the payoff operator and the values are summed "
+                        "over the ranks (torch.distributed: NCCL on GPUs, gloo on CPUs); rank 0 logs and saves")
+    s.add_argument("--deterministic", action="store_true",
+                   help="on CUDA, sums in a fixed order (torch's deterministic kernels), so a run repeats and "
+                        "resumes bit for bit; costs time (see the README); the CPU always is")
+    s.add_argument("--time-limit", type=_duration, default=None, metavar="T",
+                   help="stop after T (seconds, or e.g. 90m, 2h, 1h30m); a checkpoint is saved")
+    s.add_argument("--target-exploitability", type=_positive_float, default=None, metavar="E",
+                   help="stop once the average strategy's exploitability is at most E (checked at evaluations)")
+    s.add_argument("--checkpoint-every", type=_positive_int, default=None, metavar="N",
+                   help="save a checkpoint in the run directory every N iterations (always at the end "
+                        "and when stopped)")
+    s.add_argument("--track-infosets", nargs="+", default=[], metavar="KEY",
+                   help="log these infosets' current and average strategies to TensorBoard")
+    s.add_argument("--no-histograms", action="store_true",
+                   help="skip the regret and per-infoset exploitability histograms")
+    s.add_argument("--logdir", default=os.environ.get("TENSORCFR_LOGDIR", "runs"),
+                   help="TensorBoard runs and checkpoints go to LOGDIR/{game}__{algo}__{seed}__{time} "
+                        "(default runs, or $TENSORCFR_LOGDIR)")
+    s.add_argument("--no-log", action="store_true", help="write no run directory (no TensorBoard, no checkpoints)")
+    s.add_argument("--save-policy", default=None, metavar="FILE",
+                   help="write the average and current policy to FILE (.json, or .npz for large games)")
+    s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    _size_flags(s)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="tensorcfr", description="Solve two-player zero-sum imperfect-information games "
+                "with CFR as tensor operations.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p.solve = sub.add_parser("solve", help="run a solver and report exploitability and game value")
+    _training_flags(p.solve, ["cfr+"])
+    _training_flags(sub.add_parser("compare", help="run several algorithms with identical evaluation points "
+                                   "into one log directory and print a table"), ["cfr", "cfr+", "dcfr"])
+
+    r = sub.add_parser("resume", help="continue a stopped run from its checkpoint")
+    r.add_argument("run_dir", metavar="RUN_DIR")
+    r.add_argument("--iterations", type=_positive_int, default=None,
+                   help="total iterations to reach (default: the run's own)")
+    r.add_argument("--time-limit", type=_duration, default=None, metavar="T",
+                   help="stop after T more (default: the run's own limit, counted afresh)")
+    r.add_argument("--save-policy", default=None, metavar="FILE")
+    r.add_argument("--json", action="store_true")
+
+    e = sub.add_parser("eval", help="exploitability of a saved policy, or the exact value of one policy against another")
+    e.add_argument("game", metavar="GAME")
+    e.add_argument("policies", nargs="+", metavar="POLICY", help="one policy file, or two (A against B)")
+    e.add_argument("--strategy", choices=("average", "current"), default="average",
+                   help="which strategy of the files (default average)")
+    e.add_argument("--json", action="store_true")
+    _size_flags(e)
+
+    pl = sub.add_parser("play", help="simulate POLICY_A against POLICY_B, or play against POLICY yourself")
+    pl.add_argument("game", metavar="GAME")
+    pl.add_argument("policies", nargs="+", metavar="POLICY",
+                    help="two files: A (player 1) against B (player 2), sampled; one file: you play against it")
+    pl.add_argument("--games", type=_positive_int, default=None,
+                    help="games to simulate (default 10000), or to play against the policy (default: until q)")
+    pl.add_argument("--seed", type=int, default=None, help="random seed (default 0 for simulations)")
+    pl.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat against a policy (0: first to act)")
+    pl.add_argument("--strategy", choices=("average", "current"), default="average")
+    pl.add_argument("--json", action="store_true")
+    _size_flags(pl)
+
+    lp = sub.add_parser("lp", help="the exact value and an equilibrium by the sequence-form LP (scipy's HiGHS; "
+                        "games up to about 10^5 sequences)")
+    lp.add_argument("game", metavar="GAME")
+    lp.add_argument("--save-policy", default=None, metavar="FILE", help="write the equilibrium (.json or .npz)")
+    lp.add_argument("--json", action="store_true")
+    _size_flags(lp, form=False)  # the LP is built from the generic form
+
+    i = sub.add_parser("info", help="print the sizes of a compiled game (and, first, what it would need)")
+    i.add_argument("game", metavar="GAME")
+    i.add_argument("--json", action="store_true")
+    _size_flags(i)
+    sub.add_parser("games", help="list the registered games")
+    return p
+
+
+# -- lp ----------------------------------------------------------------------------------------------
+def _lp(args) -> int:
+    from tensorcfr.compiler import compile as compile_game
+    from tensorcfr.lp import solve_lp
+    from tensorcfr.io.policies import save_policy
+
+    if args.save_policy is not None:
+        check_policy_path(args.save_policy)
+    cg = compile_game(args.game, **_limits(args))
+    r = solve_lp(cg)
+    out = {"game": cg.name, "value": r.value, "nash_conv": r.nash_conv, "seconds": round(r.seconds, 3),
+           "sequences": [tp.num_sequences - 1 for tp in cg.treeplexes]}
+    if args.save_policy:
+        table = r.policy.to_dict()
+        save_policy(args.save_policy, cg.name, {"average": table, "current": table}, algorithm="lp", iteration=0,
+                    players=cg.infoset_players())
+        out["policy_file"] = args.save_policy
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{cg.name}: value {r.value:+.12f}  NashConv of the LP's strategies {r.nash_conv:.2e}  "
+              f"({r.seconds:.3f} s in HiGHS)")
+    return 0
+
+
+# -- info ------------------------------------------------------------------------------------------
+def _info(args) -> int:
+    from tensorcfr.compiler import compile as compile_game
+
+    from tensorcfr.compiler.sizes import available_memory, estimate_bytes
+
+    t0 = time.perf_counter()
+    g = games_pkg.make(args.game)
+    hint = g.size_hint()  # known without building the tree
+    sizes = {"game": g.name}
+    if hint is not None:
+        sizes.update(histories_closed_form=hint[0] if hint[1] else None, histories_at_least=hint[0],
+                     estimated_bytes=estimate_bytes(hint[0]), available_bytes=available_memory())
+    try:
+        cg = compile_game(g, **_limits(args))
+    except TensorCFRError as e:
+        if hint is None:
+            raise
+        sizes["compiled"] = f"no: {e}"  # the estimate is the answer
+    else:
+        sizes = {**sizes, "game": cg.name, **cg.sizes(), "compile_seconds": round(time.perf_counter() - t0, 3)}
+    if args.json:
+        print(json.dumps(sizes))
+    else:
+        from tensorcfr.compiler.sizes import approx
+
+        width = max(map(len, sizes))
+        for k, v in sizes.items():
+            print(f"{k:<{width}}  {approx(v) if isinstance(v, int) and not isinstance(v, bool) else v}")
+    return 0
+
+
+# -- solve, compare, resume ------------------------------------------------------------------------
+class _StopFlag:
+    """SIGINT / SIGTERM ask the loop to stop at its next check (a second Ctrl-C aborts at once)."""
+
+    def __init__(self):
+        self.signal = None
+
+    def __enter__(self):
+        self.old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+        for s in self.old:
+            signal.signal(s, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.signal is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.signal = signum
+
+    def __call__(self) -> bool:
+        return self.signal is not None
+
+    def __exit__(self, *exc):
+        for s, h in self.old.items():
+            signal.signal(s, h)
+
+
+def _make_solver(args, algo: str):
+    """A tree `Solver`, or `RegretMatching` for a normal-form procedure; an option the chosen
+    kind does not have is an error."""
+    from tensorcfr.normal_form import RegretMatching, is_procedure
+    from tensorcfr.run.solver import Solver
+
+    game = args.game if len(args.game) > 1 else args.game[0]
+    sampling = getattr(args, "sampling", None)
+    tree = dict(updates=args.updates, averaging=args.averaging, delay=args.delay, alpha=args.alpha,
+                beta=args.beta, gamma=args.gamma, eta=args.eta, weights=args.weights,
+                capture=getattr(args, "capture", None), sampling=sampling,
+                samples=getattr(args, "samples", None), epsilon=getattr(args, "epsilon", None),
+                update_scope=getattr(args, "update_scope", None))
+    if sampling in (None, "none"):
+        for flag in ("samples", "epsilon", "update_scope"):
+            if tree[flag] is not None:
+                raise TensorCFRError(f"--{flag.replace('_', '-')} needs --sampling (chance, external or outcome)")
+    elif tree["epsilon"] is not None and sampling != "outcome":
+        raise TensorCFRError("--epsilon is outcome sampling's exploration: it needs --sampling outcome")
+    normal = dict(mu=args.mu, runs=args.runs)
+    both = dict(regret_tolerance=getattr(args, "regret_tolerance", None))  # (rm and rm+ among the procedures)
+    mine, other = (normal, tree) if is_procedure(algo) else (tree, normal)
+    mine = {**mine, **both}
+    given = sorted(k for k, v in other.items() if v is not None)
+    if given:
+        raise TensorCFRError(f"{algo} has no option(s) {', '.join('--' + k for k in given)}")
+    if is_procedure(algo):
+        return RegretMatching(game, algo, device=args.device, dtype=args.dtype, seed=args.seed,
+                              deterministic=getattr(args, "deterministic", False), **mine)
+    from tensorcfr.compiler import compile as compile_game
+
+    sampler = ("capture", "sampling", "samples", "epsilon", "update_scope")
+    make_config(algo, **{k: v for k, v in mine.items() if v is not None and k not in sampler})  # bad settings first
+    limits = _limits(args)
+    if sampling not in (None, "none") and limits["form"] != "public":
+        limits["chance"] = True  # Monte-Carlo iterations' chance tree (--form public: the deal); auto: generic
+    if getattr(args, "distributed", False):  # this rank builds only its block of a generic payoff
+        from tensorcfr.operators.distributed import process_group
+
+        limits["shard"] = process_group()
+    game = compile_game(game, **limits)
+    return Solver(game, algo, device=args.device, dtype=args.dtype, deterministic=getattr(args, "deterministic", False),
+                  distributed=getattr(args, "distributed", False), seed=getattr(args, "seed", 0),
+                  **{k: v for k, v in mine.items() if v is not None})
+
+
+def _save_policy(path: str, solver) -> None:
+    from tensorcfr.io.policies import save_policy
+
+    save_policy(path, solver.game.name, solver.policy_tables(), players=solver.infoset_players(),
+                algorithm=solver.config.name, iteration=solver.iteration)
+
+
+def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = None) -> dict:
+    """Build the solver, (re)load its checkpoint, train with logging, stopping and checkpoints."""
+    from tensorcfr.run.checkpoints import CHECKPOINT, save_checkpoint, write_run_file
+    from tensorcfr.run.training import Progress, TrainOptions, log_config, train
+
+    solver = _make_solver(args, algo)
+    if args.save_policy and solver.batch_size > 1:  # before training, not after it
+        raise TensorCFRError("--save-policy saves one strategy: run a single game and setting")
+    config = {**solver.describe(), "iterations": args.iterations, "eval_every": args.eval_every}
+    loop_state = None
+    if checkpoint is not None:
+        solver.load_state_dict(checkpoint["solver"])
+        checkpoint["solver"] = None  # its tensors map the file: unmapped now, not when the run ends
+        loop_state = checkpoint["loop"]
+        if loop_state.get("eval_every"):
+            args.eval_every = loop_state["eval_every"]
+    writer = None
+    if run_dir is not None:
+        from torch.utils.tensorboard import SummaryWriter  # imported late: it is slow to import
+
+        writer = SummaryWriter(run_dir)
+        if checkpoint is None:
+            policy = os.path.abspath(args.save_policy) if args.save_policy else None
+            write_run_file(run_dir, {"args": {k: v for k, v in vars(args).items() if k not in NOT_SETTINGS}, "algo": algo,
+                                     "config": config, "save_policy": policy})
+            log_config(writer, config)
+
+    def save(state):
+        save_checkpoint(os.path.join(run_dir, CHECKPOINT), {"solver": solver.state_dict(copy=False), "loop": state,
+                                                            "algo": algo, "iteration": solver.iteration})
+
+    def line(row):
+        print(f"{row['iteration']:>10}  {row['exploitability']:>14.6e}  {row['exploitability_current']:>14.6e}"
+              f"  {row['game_value']:>+12.6f}  {row['ms_per_iteration']:>10.3f}", flush=True)
+
+    if not args.json:
+        if checkpoint is not None:
+            print(f"tensorcfr resume: {run_dir} at iteration {solver.iteration}")
+        print("tensorcfr solve: " + " ".join(f"{k}={v}" for k, v in config.items()))
+        if run_dir is not None:  # on stderr: stdout keeps its one-line-per-evaluation shape
+            print(f"run directory: {run_dir}", file=sys.stderr)
+        print(f"{'iteration':>10}  {'exploitability':>14}  {'(current)':>14}  {'game value':>12}  {'ms/iter':>10}")
+    t0 = time.perf_counter()
+    with _StopFlag() as stop:
+        options = TrainOptions(callback=None if args.json else line, writer=writer, time_limit=args.time_limit,
+                               target_exploitability=args.target_exploitability,
+                               checkpoint=save if run_dir is not None else None,
+                               checkpoint_every=args.checkpoint_every, should_stop=stop,
+                               track_infosets=args.track_infosets, histograms=not args.no_histograms,
+                               progress=None if args.json else Progress(args.iterations), loop_state=loop_state)
+        try:
+            rows = train(solver, max(args.iterations - solver.iteration, 0), args.eval_every, options)
+        except (MemoryError, torch.cuda.OutOfMemoryError):
+            saved = run_dir is not None and os.path.exists(os.path.join(run_dir, CHECKPOINT))
+            where = (f"the last checkpoint in {run_dir} is intact: tensorcfr resume {run_dir}" if saved else
+                     "no checkpoint was written yet" if run_dir else "no run directory (--no-log): nothing saved")
+            raise TensorCFRError(f"out of memory at iteration {solver.iteration}; {where}") from None
+    wall = time.perf_counter() - t0
+    if writer is not None:
+        writer.close()
+    last = rows[-1]
+    out = {"game": solver.game.name, "algorithm": solver.config.name, "iterations": solver.iteration,
+           "stopped": rows.stopped,
+           "exploitability": last["exploitability"], "nash_conv": last["nash_conv"],
+           "game_value": last["game_value"], "exploitability_current": last["exploitability_current"],
+           "nash_conv_current": last["nash_conv_current"], "game_value_current": last["game_value_current"],
+           "seconds": last["seconds"], "wall_seconds": wall,
+           "ms_per_iteration": 1000 * last["seconds"] / max(solver.iteration, 1),
+           "device": str(solver.device), "dtype": config["dtype"], "config": config, "run_dir": run_dir,
+           **({"sampled_fraction": last["sampled_fraction"]} if "sampled_fraction" in last else {}),
+           "curve": [{k: r[k] for k in ("iteration", "exploitability", "exploitability_current", "game_value")}
+                     for r in rows]}
+    if solver.batch_size > 1:
+        from tensorcfr.run.training import evaluation_row
+
+        ev = solver.evaluate()
+        out["members"] = [{"member": name, **evaluation_row(solver, b, ev)} for b, name in enumerate(solver.member_names())]
+        if not args.json:
+            for m in out["members"]:
+                print(f"  {m['member']}: exploitability {m['exploitability']:.6e}  game value {m['game_value']:+.6f}")
+    if args.save_policy:
+        _save_policy(args.save_policy, solver)
+        out["policy_file"] = args.save_policy
+        if not args.json:
+            print(f"policy saved to {args.save_policy}")
+    if rows.stopped == "interrupted":
+        out["signal"] = stop.signal
+        where = f"checkpoint saved in {run_dir}; continue with: tensorcfr resume {run_dir}" if run_dir else \
+            "no run directory (--no-log): nothing saved"
+        print(f"tensorcfr: interrupted at iteration {solver.iteration}; {where}", file=sys.stderr)
+    elif rows.stopped != "iterations" and not args.json:
+        print(f"stopped at iteration {solver.iteration}: {rows.stopped.replace('_', ' ')} reached")
+    return out
+
+
+def _summary_table(results: list[dict]) -> None:
+    w = max(12, *(len(r["algorithm"]) for r in results))
+    print(f"\n{'algorithm':<{w}}  {'iterations':>10}  {'seconds':>8}  {'exploitability':>14}  {'(current)':>14}")
+    for r in results:
+        print(f"{r['algorithm']:<{w}}  {r['iterations']:>10}  {r['seconds']:>8.2f}  {r['exploitability']:>14.6e}"
+              f"  {r['exploitability_current']:>14.6e}")
+
+
+def _exit_code(results: list[dict]) -> int:
+    sig = next((r.get("signal") for r in results if r.get("signal")), None)
+    return 0 if sig is None else 128 + int(sig)
+
+
+def _join_group(args, resuming: bool = False) -> int:
+    """With --distributed, join torchrun's process group (`distributed.init_from_environment`)
+    and return this rank; rank 0 prints, logs, checkpoints and saves the policy, the others
+    only compute (their stdout is discarded). Without it, 0. A distributed run resumed outside
+    torchrun continues as one process (its checkpoint holds the whole state)."""
+    if not getattr(args, "distributed", False):
+        return 0
+    import torch.distributed as dist
+
+    from tensorcfr.operators.distributed import init_from_environment
+
+    if resuming and not dist.is_initialized() and "RANK" not in os.environ:
+        print("tensorcfr: a distributed run resumed outside torchrun: continuing as one process", file=sys.stderr)
+        args.distributed = False
+        return 0
+    rank, args.device = init_from_environment(args.device)
+    if args.no_log:  # no rank writes histograms, so none computes them (they are collectives)
+        args.no_histograms = True
+    if rank != 0:
+        sys.stdout = open(os.devnull, "w")
+        args.save_policy = None
+    return rank
+
+
+def _solve(args, compare: bool = False) -> int:
+    from tensorcfr.run.checkpoints import check_logdir, new_run_dir
+
+    if args.save_policy and len(args.algo) > 1:
+        raise TensorCFRError("--save-policy with several algorithms would overwrite one file: run them one by one")
+    if args.checkpoint_every and args.no_log:
+        raise TensorCFRError("--checkpoint-every needs a run directory: drop --no-log")
+    rank = _join_group(args)
+    logdir = None if args.no_log or rank else args.logdir
+    if args.save_policy is not None:  # outputs checked before the work, not after it
+        check_policy_path(args.save_policy)
+    if logdir is not None:
+        check_logdir(logdir)
+    game_name = _game_name(args.game)
+    plan = None
+    if compare and logdir is not None:  # one parent directory: one TensorBoard view overlays the algorithms
+        logdir = new_run_dir(logdir, "compare__" + game_name, "-".join(args.algo), args.seed)
+        # the comparison's own file: `tensorcfr resume` on the parent continues every algorithm
+        plan = {"format": "tensorcfr-compare", "version": 1, "algos": list(args.algo), "runs": {},
+                "args": {k: v for k, v in vars(args).items() if k not in NOT_SETTINGS}}
+    results = _run_algorithms(args, args.algo, logdir, game_name, plan)
+    return _report(args, results, logdir, compare)
+
+
+def _game_name(specs: list[str]) -> str:
+    """The name of a run's game in its directory's name: the spec, or the first spec and how many follow."""
+    return specs[0] if len(specs) == 1 else f"{specs[0]}+{len(specs) - 1}"
+
+
+def _run_algorithms(args, algos: list[str], logdir: str | None, game_name: str, plan: dict | None,
+                    done: dict | None = None) -> list[dict]:
+    """Train each algorithm in turn (a comparison's `plan` records each run directory as it
+    starts); `done` maps algorithms to run directories to resume instead of starting."""
+    from tensorcfr.run.checkpoints import new_run_dir, write_compare_file
+
+    results = []
+    for algo in algos:
+        if done and algo in done:  # a comparison resumed: this algorithm's run continues
+            results.append(_continue_run(done[algo], args.json, args.iterations, args.time_limit))
+        else:
+            run_dir = new_run_dir(logdir, game_name, algo, args.seed) if logdir is not None else None
+            if plan is not None:
+                plan["runs"][algo] = run_dir
+                write_compare_file(logdir, plan)
+            results.append(_train_run(args, algo, run_dir))
+        if results[-1].get("signal"):
+            if plan is not None:
+                print(f"tensorcfr: the comparison stopped; continue every algorithm with: tensorcfr resume {logdir}",
+                      file=sys.stderr)
+            break
+    return results
+
+
+def _report(args, results: list[dict], logdir: str | None, compare: bool) -> int:
+    if args.json:
+        print(json.dumps(results[0] if len(results) == 1 and not compare else {"runs": results, "logdir": logdir}))
+    elif len(results) > 1 or compare:
+        _summary_table(results)
+        if compare and logdir is not None:
+            print(f"\nTensorBoard: tensorboard --logdir {logdir}")
+    return _exit_code(results)
+
+
+def _stored_args(run_dir: str, info: dict) -> argparse.Namespace:
+    """The settings of run.json, checked by the `solve` parser itself: they are turned back into
+    the command line they came from and parsed, so a missing, mistyped or out-of-range value is
+    the same one-line error a bad option is."""
+    stored = info.get("args")
+    if not isinstance(stored, dict) or not isinstance(info.get("algo"), str):
+        raise TensorCFRError(f"{run_dir}/run.json: 'args' must be an object and 'algo' a string")
+    argv: list[str] = []
+    for action in _parser().solve._actions:
+        if action.dest not in stored or action.dest == "help":
+            continue
+        value = stored[action.dest]
+        ok = (isinstance(value, list) and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value)
+              if action.nargs in ("+", "*") else
+              isinstance(value, bool) if action.nargs == 0 else
+              value is None or (isinstance(value, (str, int, float)) and not isinstance(value, bool)))
+        if not ok:
+            raise TensorCFRError(f"{run_dir}/run.json: setting {action.dest!r} has the wrong type: {value!r}")
+        if not action.option_strings:  # the positional game specs
+            argv = [str(v) for v in value] + argv
+        elif action.nargs == 0:
+            argv += [action.option_strings[0]] if value else []
+        elif value is not None and value != []:
+            argv += [action.option_strings[0], *(str(v) for v in (value if isinstance(value, list) else [value]))]
+    if "game" not in stored:
+        raise TensorCFRError(f"{run_dir}/run.json: the game is missing")
+    parser = _parser()
+    parser.error = lambda message: (_ for _ in ()).throw(  # noqa: E731 - as an error naming the file
+        TensorCFRError(f"{run_dir}/run.json: {message}"))
+    parser.solve.error = parser.error
+    parsed = parser.parse_args(["solve", *argv])
+    if "form" not in stored:  # a run from before the public-tree form: its checkpoint is the generic form's
+        parsed.form = "generic"
+    for k, v in stored.items():  # settings the parser does not know (older or newer runs) are kept
+        if not hasattr(parsed, k):
+            setattr(parsed, k, v)
+    return parsed
+
+
+def _resume_comparison(args) -> int:
+    """Continue a stopped `compare`: each algorithm's run resumes where it stopped, and the
+    algorithms it had not reached yet start."""
+    from tensorcfr.run.checkpoints import CHECKPOINT, read_compare_file
+
+    plan = read_compare_file(args.run_dir)
+    run_args = _stored_args(args.run_dir, {"args": plan["args"], "algo": plan["algos"][0]})
+    run_args.json, run_args.save_policy = args.json, None
+    if args.iterations is not None:
+        run_args.iterations = args.iterations
+    if args.time_limit is not None:
+        run_args.time_limit = args.time_limit
+    done = {a: d for a, d in plan["runs"].items() if d and os.path.exists(os.path.join(d, CHECKPOINT))}
+    results = _run_algorithms(run_args, plan["algos"], args.run_dir, _game_name(run_args.game), plan, done)
+    return _report(run_args, results, args.run_dir, True)
+
+
+def _continue_run(run_dir: str, json_out: bool, iterations: int | None, time_limit: float | None,
+                  save_policy: str | None = None) -> dict:
+    """Continue one run directory from its checkpoint, with its own settings (run.json, checked)
+    unless `iterations`, `time_limit` or `save_policy` say otherwise."""
+    from tensorcfr.run.checkpoints import CHECKPOINT, check_checkpoint, load_checkpoint, lock_run_dir, read_run_file
+
+    info = read_run_file(run_dir)
+    run_args = _stored_args(run_dir, info)
+    ckpt = check_checkpoint(load_checkpoint(os.path.join(run_dir, CHECKPOINT)), run_dir)
+    if ckpt.get("algo") not in (None, info["algo"]):  # the regrets of one algorithm continued by another
+        raise TensorCFRError(f"{run_dir}: run.json names algorithm {info['algo']!r} but the checkpoint was "
+                             f"written by {ckpt['algo']!r}; restore run.json or start a new run")
+    stored = info.get("save_policy")  # the run's policy file, unless this resume names another
+    if stored is not None and not isinstance(stored, str):
+        raise TensorCFRError(f"{run_dir}/run.json: 'save_policy' must be a file name, got {stored!r}")
+    run_args.json, run_args.save_policy = json_out, save_policy or stored
+    if run_args.save_policy:
+        check_policy_path(run_args.save_policy)
+    if iterations is not None:
+        run_args.iterations = iterations
+    if time_limit is not None:
+        run_args.time_limit = time_limit
+    if _join_group(run_args, resuming=True):  # another rank of a distributed run: it reads the checkpoint, rank 0 writes
+        return _train_run(run_args, info["algo"], None, checkpoint=ckpt)
+    with lock_run_dir(run_dir):  # a second resume of the same run is refused, not interleaved
+        return _train_run(run_args, info["algo"], run_dir, checkpoint=ckpt)
+
+
+def _resume(args) -> int:
+    from tensorcfr.run.checkpoints import COMPARE_FILE
+
+    if os.path.exists(os.path.join(args.run_dir, COMPARE_FILE)):
+        if args.save_policy is not None:
+            raise TensorCFRError("--save-policy: resume one algorithm's run directory to save its policy")
+        return _resume_comparison(args)
+    out = _continue_run(args.run_dir, args.json, args.iterations, args.time_limit, args.save_policy)
+    if args.json:
+        print(json.dumps(out))
+    return _exit_code([out])
+
+
+# -- eval, play ------------------------------------------------------------------------------------
+def _eval(args) -> int:
+    from tensorcfr.compiler import compile as compile_game
+    from tensorcfr.evaluation import Policy, evaluate
+    from tensorcfr.cli.play import exact_value
+    from tensorcfr.io.policies import policy_table
+
+    if len(args.policies) > 2:
+        raise TensorCFRError("eval takes one policy file, or two (A against B)")
+    cg = compile_game(args.game, **_limits(args))
+    tables = [policy_table(p, args.strategy) for p in args.policies]
+    if len(tables) == 1:
+        ev = evaluate(cg, Policy.from_dict(cg, tables[0])).as_dict()
+        out = {"game": cg.name, "policy": args.policies[0], "strategy": args.strategy, **ev}
+        text = (f"{cg.name}, {args.policies[0]} ({args.strategy} strategy):\n"
+                f"  exploitability  {ev['exploitability']:.9g}\n  NashConv        {ev['nash_conv']:.9g}\n"
+                f"  game value      {ev['game_value']:+.9g}  (player 1's expected payoff in self-play)\n"
+                f"  best responses  {ev['best_response'][0]:+.9g} (player 1), {ev['best_response'][1]:+.9g} (player 2)")
+    else:
+        a, b = tables
+        first, second = exact_value(cg, a, b), -exact_value(cg, b, a)
+        out = {"game": cg.name, "policy_a": args.policies[0], "policy_b": args.policies[1], "strategy": args.strategy,
+               "value_a_as_player1": first, "value_a_as_player2": second, "value_a": (first + second) / 2}
+        text = (f"{cg.name}: expected payoff of A ({args.policies[0]}) against B ({args.policies[1]}), exact:\n"
+                f"  A as player 1: {first:+.9g}\n  A as player 2: {second:+.9g}\n"
+                f"  mean over seats: {(first + second) / 2:+.9g}")
+    print(json.dumps(out) if args.json else text)
+    return 0
+
+
+def _play(args) -> int:
+    from tensorcfr.compiler import compile as compile_game
+    from tensorcfr.evaluation import Policy
+    from tensorcfr.cli.play import exact_value, interactive, simulate
+    from tensorcfr.io.policies import policy_table
+
+    tables = [policy_table(p, args.strategy) for p in args.policies]
+    if len(tables) == 1:
+        cg = compile_game(args.game, **_limits(args))
+        Policy.from_dict(cg, tables[0])  # a policy that does not fit the game fails here, not mid-game
+        results = interactive(args.game, tables[0], seat=args.seat, seed=args.seed, rounds=args.games)
+        if args.json:
+            print(json.dumps({"game": cg.name, "games": len(results), "payoffs": results}))
+        return 0
+    if len(tables) > 2:
+        raise TensorCFRError("play takes one policy file (you play against it) or two (A against B)")
+    cg = compile_game(args.game, **_limits(args))
+    exact = exact_value(cg, *tables)
+    seed = 0 if args.seed is None else args.seed
+    r = simulate(args.game, *tables, games=args.games or 10_000, seed=seed)
+    out = {"game": cg.name, "policy_a": args.policies[0], "policy_b": args.policies[1], **r, "exact": exact,
+           "ci95_contains_exact": r["ci95"][0] <= exact <= r["ci95"][1]}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{cg.name}: A ({args.policies[0]}) as player 1 against B ({args.policies[1]}), "
+              f"{r['games']:,} games, seed {seed}")
+        print(f"  mean payoff of A  {r['mean']:+.6f}  (95% CI {r['ci95'][0]:+.6f} .. {r['ci95'][1]:+.6f}, "
+              f"standard error {r['std_error']:.6f})")
+        print(f"  exact value       {exact:+.6f}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "games":
+            print("\n".join(games_pkg.available()))
+            return 0
+        keep_freed_memory()  # CPU iterations reuse their temporaries (tensorcfr/memory.py)
+        handler = {"lp": _lp, "info": _info, "solve": _solve, "compare": lambda a: _solve(a, compare=True),
+                   "resume": _resume, "eval": _eval, "play": _play}[args.command]
+        return handler(args)
+    except (TensorCFRError, games_pkg.GameError) as e:
+        print(f"tensorcfr: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tensorcfr: interrupted", file=sys.stderr)
+        return 130
+    except (MemoryError, torch.cuda.OutOfMemoryError) as e:  # numpy's, the CPU's and CUDA's
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        print(f"tensorcfr: error: out of memory ({first[:200]}); a smaller game or --max-memory; a run's last "
+              "checkpoint is intact: tensorcfr resume RUN_DIR continues it", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    finally:
+        _leave_group()
+
+
+def _leave_group() -> None:
+    """Destroy a process group this run joined before the interpreter exits: left to the exit's
+    destructors, gloo's worker threads were torn down while joinable on about 1 exit in 8
+    (`terminate called without an active exception`, SIGABRT, after a correct run)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

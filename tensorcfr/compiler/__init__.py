@@ -1,0 +1,213 @@
+"""Compile a game (the protocol of `games/`) into a compiled form (`tensorcfr.forms`): the
+checks every form shares, `choose` (the rule of `form="auto"`), and each form's compile walk
+(`generic.py`, `public.py`). Knows games and tensors, nothing of algorithms.
+
+Example:
+    >>> import tensorcfr
+    >>> cg = tensorcfr.compile("kuhn")
+    >>> cg.form, cg.num_histories, cg.num_terminals
+    ('generic', 58, 30)
+    >>> choose(["leduc"]).name, choose(["dudo(4,2,2)"]).name, choose(["random(seed=1)"]).name
+    ('generic', 'public', 'generic')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import games as games_pkg
+from games import Game, GameError
+from games.vector import vector_form
+from tensorcfr.compiler.generic import cache_file, compile_generic  # noqa: F401  (cache_file: a public name)
+from tensorcfr.compiler.public import RANKED_MIN_PAIRS, compile_public, has_public_form
+from tensorcfr.compiler.sizes import public_limit, walk_limit
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.forms import CompiledForm
+from tensorcfr.memory import returning_freed_memory
+
+NAMES = ("generic", "public", "auto")  # what `form=` accepts
+METHODS = ("auto", "vectorized", "per-node")
+
+
+@dataclass(frozen=True)
+class Form:
+    """A layout: its name, which games it takes, and its compile walk."""
+
+    name: str
+    summary: str
+    takes: Callable[[Game], bool]  # whether a game has this form
+    compile: Callable[..., Any]  # (members, **keywords) -> CompiledForm
+
+    def __repr__(self) -> str:
+        return f"<form {self.name}>"
+
+
+def _takes_any(game: Game) -> bool:
+    return True
+
+
+def _takes_public(game: Game) -> bool:
+    return has_public_form(game)
+
+
+def _compile_public(members, **_):
+    return compile_public(members)
+
+
+FORMS: dict[str, Form] = {
+    "generic": Form("generic", "one sparse payoff matrix over sequences; any game", _takes_any, compile_generic),
+    "public": Form("public", "[public sequence x private type] tensors; games dealt once", _takes_public,
+                   _compile_public),
+}
+
+# `choose`'s threshold: the public-tree form from this many histories (experiments/form_rule.py)
+PUBLIC_FROM_HISTORIES = 1_000_000
+
+
+def members_of(game) -> list[Game]:
+    """The games of a spec, a `Game`, or a list of them, made (a `TensorCFRError` for a bad spec)."""
+    members = list(game) if isinstance(game, (list, tuple)) else [game]
+    if not members:
+        raise TensorCFRError("compile: empty list of games")
+    try:
+        return [games_pkg.make(g) for g in members]
+    except GameError as e:
+        raise TensorCFRError(str(e)) from None
+
+
+def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling: bool = False,
+           max_histories: int | None = None, max_memory: int | str | None = "auto", generic_only: bool = False) -> Form:
+    """The form a game (or a batch over one tree) is compiled in: `form` itself when it names
+    one, else the rule of `form="auto"`, which `tensorcfr.compile`, `tensorcfr.Solver` and
+    `tensorcfr solve` share:
+
+    - the generic form for a game without a public-tree form, for Monte-Carlo sampling
+      (`sampling=True`: the chance tree it draws from exists in the generic form; ask for
+      `form="public"` to sample deals of private types instead), and where the caller asks
+      for what only the generic form has (`generic_only`: `compile`'s method, nodes, cache);
+    - the public-tree form where the generic one would pass `max_histories` or `max_memory`
+      (by the game's closed-form size, `sizes.walk_limit`); where the public form would pass
+      them too, its own limit's error (`sizes.public_limit`);
+    - the public-tree form from `PUBLIC_FROM_HISTORIES` histories (`Game.size_hint`; a game
+      without a closed-form size is small) and where its deal is ranked (OCP from 256 cards:
+      no table of pairs of types, `public.RANKED_MIN_PAIRS`);
+    - the generic form otherwise.
+
+    Measured (experiments/form_rule.py: one thread, CFR+, float64, ms an iteration, generic /
+    public): Kuhn 0.13 / 0.25, Leduc 0.24 / 0.43, Dudo(4,1,2) 1.09 / 1.29, Liar's Dice with two
+    3-faced dice each (663,511 histories) 1.00 / 1.27; Dudo(5,1,2) (4.9M) 14.8 / 8.0, Liar's
+    Dice with 8 faces (8.4M) 23.3 / 12.9, Dudo(4,2,2) 31.2 / 17.4; OCP(256), ranked, 0.57 / 0.29.
+
+    Example:
+        >>> choose("kuhn").name, choose("kuhn", form="public").name, choose("dudo(5,2,2)").name
+        ('generic', 'public', 'public')
+    """
+    if form not in NAMES:
+        raise TensorCFRError(f"form must be one of {', '.join(NAMES)}, got {form!r}")
+    if form != "auto":
+        return FORMS[form]
+    members = members_of(game)
+    # `public_form` first: it is read without building the vectorised form, which for a game
+    # past every limit may itself be past them (dudo(100,5,5)'s would enumerate 8e15 deals)
+    if sampling or generic_only or not all(getattr(g, "public_form", False) for g in members):
+        return FORMS["generic"]
+    try:
+        for g in members:
+            walk_limit(g.name, g.size_hint(), "vectorized", max_histories, max_memory)
+    except TensorCFRError:
+        for g in members:  # past the limits in the public form too: say so, in its terms
+            public_limit(g.name, g.public_size_hint(), g.size_hint(), max_histories, max_memory)
+        if all(_takes_public(g) for g in members):
+            return FORMS["public"]
+        raise
+    if not all(_takes_public(g) for g in members):
+        return FORMS["generic"]
+    hint = members[0].size_hint()
+    return FORMS["public"] if (hint is not None and hint[0] >= PUBLIC_FROM_HISTORIES) or _ranked(members[0]) \
+        else FORMS["generic"]
+
+
+def _ranked(game: Game) -> bool:
+    """Whether the public form of `game` takes its ranked deal (`VectorGame.ranked_deal`)."""
+    deal = vector_form(game).ranked_deal()
+    return deal is not None and deal[0] ** 2 >= RANKED_MIN_PAIRS
+
+
+def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes: bool | None = None,  # noqa: A001
+            cache: bool | None = None, *, max_histories: int | None = None,
+            max_memory: int | str | None = "auto", form: str = "auto", chance: bool = False,
+            shard: tuple[int, int] | None = None) -> CompiledForm:
+    """Compile a game, or a list of games over one tree (a batch of payoff vectors).
+
+    Accepts a spec string, a `games.Game`, or a list of them that differ only in payoffs
+    (e.g. Kuhn with several antes): the result's `payoff` is then [B, Z], one row each.
+    Raises `TensorCFRError` naming the offending history or infoset on an invalid game.
+
+    method: "vectorized" expands a whole tree level per step (games with `Game.vectorized()`),
+            "per-node" calls the game once per node, "auto" the first where the game allows.
+            Both give identical compiled games.
+    nodes:  keep the per-node arrays (`node_parent`, ...): True, False, or None for "up to
+            `NODES_KEPT` histories". The solvers do not need them.
+    cache:  read and write the compiled game on disk (`cache_file`); None: for single games of
+            at least `CACHE_MIN_HISTORIES` histories. Only with nodes=None. Writing a game
+            removes its files from older versions of the code.
+    max_histories, max_memory: refuse a game past either before building it where its size is
+            known in closed form (`Game.size_hint`), else as soon as the walk passes it
+            (max_histories defaults to `OPENSPIEL_MAX_HISTORIES` for `openspiel:` games)
+            (`tensorcfr.sizes`; max_memory in bytes, "auto" for the available memory less
+            256 MiB, or None).
+    form:   "generic" (one sparse payoff matrix), "public" (the public-tree form of a game
+            dealt once, `tensorcfr.public`: a `PublicCompiledGame`), or "auto" (the default:
+            `choose`'s rule, shared with `Solver` and the CLI: the public form from
+            `PUBLIC_FROM_HISTORIES` histories, for a ranked deal or where only it fits,
+            else generic; `method`, `nodes` and `cache`, which only the generic form has,
+            make it generic).
+            The public form is held to the limits above by its own closed-form size
+            (`Game.public_size_hint`, `sizes.public_estimate_bytes`). Both forms run the
+            same checks of the game (`games/checks.py`) and implement `forms.CompiledForm`.
+    chance: also build the chance tree (`cg.chance`, `tensorcfr.compiler.chance.ChanceTree`) that
+            Monte-Carlo sampling needs (generic form only; never cached).
+    shard:  (rank, world): the generic form keeps only rank's block of the payoff (contiguous
+            rows of player 0's sequences, balanced by terminals; `operators/distributed.py`), so a rank
+            never holds the whole sorted payoff; the walk and the treeplexes are whole, as
+            every rank needs them; no per-node arrays unless nodes=True. Never cached. The
+            public-tree form compiles whole (its walk is its treeplexes) and
+            `distributed.shard` splits it afterwards.
+
+    Example:
+        >>> import tensorcfr
+        >>> cg = tensorcfr.compile(["kuhn(ante=1)", "kuhn(ante=2)"])
+        >>> cg.payoff.shape[0]
+        2
+    """
+    with returning_freed_memory():  # the walk's arrays are unmapped when freed, not left in the heap
+        return _compile(game, method, nodes, cache, max_histories, max_memory, form, chance, shard)
+
+
+def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance, shard=None):
+    """`compile`'s body: the checks every form shares, then the chosen form's walk."""
+    if method not in METHODS:
+        raise TensorCFRError(f"compile: method must be one of {', '.join(METHODS)}, got {method!r}")
+    if form not in NAMES:
+        raise TensorCFRError(f"compile: form must be one of {', '.join(NAMES)}, got {form!r}")
+    members = members_of(game)
+    for g in members:
+        if not getattr(g, "zero_sum", True):
+            raise TensorCFRError(f"{g.name} is general-sum: the tree solvers need a zero-sum game; the "
+                                 "normal-form procedures (tensorcfr.normal_form: rm, rm+, sampled-rm, "
+                                 "conditional-rm, invariant-rm) take it")
+    if chance and form == "public":
+        raise TensorCFRError("compile: chance=True (the chance tree of Monte-Carlo sampling) needs form='generic'")
+    if form == "public":
+        # refused before the walk, as below, and before the game's vectorised form is made
+        # (dudo(100,5,5)'s would enumerate 8e15 deals)
+        for g in members:
+            public_limit(g.name, g.public_size_hint(), g.size_hint(), max_histories, max_memory)
+    chosen = choose(members, form, sampling=chance, max_histories=max_histories, max_memory=max_memory,
+                          generic_only=method != "auto" or nodes is not None or cache is not None)
+    if chosen.name == "public" and form == "auto":  # (choose checked it only where the generic form is too large)
+        for g in members:
+            public_limit(g.name, g.public_size_hint(), g.size_hint(), max_histories, max_memory)
+    return chosen.compile(members, method=method, nodes=nodes, cache=cache, max_histories=max_histories,
+                          max_memory=max_memory, chance=chance, shard=shard)

@@ -1,0 +1,521 @@
+"""The public-tree form's compile walk (`compile_public`): breadth-first over the public tree, a
+whole level of public nodes per step, with the checks of `games/checks.py` (and those only a
+game dealt once needs: what it reads from one deal of types must hold for every pair).
+
+Example:
+    >>> cg = compile_public("dudo(4,1,1)")
+    >>> cg.sizes()["histories"] == compile_public("dudo(4,1,1)").num_histories
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import numpy as np
+import torch
+
+import games as games_pkg
+from games import CHANCE, TERMINAL, Game, GameError
+from games.checks import actions_problem, chance_rows, utility_rows
+from games.vector import vector_form
+from tensorcfr.compiler.sizes import MAX_LEVELS, too_deep
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.forms.public import PublicCompiledGame
+from tensorcfr.spaces.public import PublicTreeplex
+
+# From this many pairs of types (T0 T1: OCP from 256 cards) a ranked game keeps no payoff matrix.
+# Below it the dense product is as cheap, and its sums round as the generic form's do, so that
+# CFR+ meets its ties (regrets 0 in exact arithmetic, +-1e-17 after rounding) the same way in
+# both forms (Kuhn, CFR+, iteration 20: 0.9974530 against 0.9964360 ranked).
+RANKED_MIN_PAIRS = 1 << 16
+
+
+def has_public_form(game: Game) -> bool:
+    """Whether `game` describes a public tree (`Game.public_form`, and a vectorised form with
+    `public_hands` that describes this very game: a subclass that overrides a per-node method
+    has none, as in the generic walk, `games.vector.vector_form`)."""
+    if not getattr(game, "public_form", False):
+        return False
+    vg = vector_form(game)
+    return vg is not None and getattr(vg, "public_hands", None) is not None
+
+
+# The checks that involve the private types (the mover, legal actions and infoset key of every
+# history, not just of a public node's first deal) evaluate up to this many rows a level: every
+# history of a level of up to ~10^6 of them, a prefix of the level's public nodes past that.
+CHECKED_ROWS = 1 << 20
+CHECKED_TYPES = 64  # of a player with more types, this many, evenly spaced, are checked
+
+
+def _set_hands(states: np.ndarray, hands: tuple[int, int], t0, t1) -> np.ndarray:
+    out = states.copy()
+    out[:, hands[0]] = t0
+    out[:, hands[1]] = t1
+    return out
+
+
+class _PublicWalk:
+    """Breadth-first expansion of the public tree, a whole level of public nodes per step."""
+
+    def __init__(self, game: Game, ranked: bool | None = None):
+        self.game = game
+        self.vg = vg = vector_form(game)
+        self.hands = vg.public_hands
+        problem = actions_problem(vg.actions)
+        if problem:
+            raise TensorCFRError(f"{game.name}: {problem}")
+        deal = vg.ranked_deal() if ranked is not False else None
+        if deal is not None and ranked is None and deal[0] ** 2 < RANKED_MIN_PAIRS:
+            deal = None  # small: the dense matrices, whose sums round as the generic form's do
+        self.ranked = deal is not None  # see `VectorGame.ranked_deal`: no [T0, T1] table is made
+        self.checked_keys: list[list[np.ndarray]] = [[], []]  # infoset keys met by `_check_level`
+        if self.ranked:
+            n, root, self.deal_nodes, self.deal_levels = deal
+            if n * n <= CHECKED_ROWS:  # the claim checked against the deal itself
+                self._deal()
+                self._check_ranked(n, root)
+            self.type_values = [np.arange(n), np.arange(n)]
+            self.root = _set_hands(root, self.hands, 0, 0)
+        else:
+            self._deal()
+
+    def _deal(self):
+        """Walk the deal (every chance level before the first decision): the types, their joint
+        probability P [T0, T1] and the public state every deal leads to."""
+        vg, name = self.vg, self.game.name
+        states, probs, self.deal_nodes, self.deal_levels = vg.initial(), np.ones(1), 0, 0
+        for _ in range(MAX_LEVELS):
+            pl = vg.player(states)
+            if not (pl == CHANCE).any():
+                break
+            if not (pl == CHANCE).all():
+                raise TensorCFRError(f"{name}: a player moves before the deal is over; no public-tree form")
+            self.deal_nodes += len(states)
+            self.deal_levels += 1
+            pr = np.asarray(vg.chance(states), dtype=np.float64)  # [n, C]
+            self._check_chance(pr, states)
+            i, c = np.nonzero(pr > 0)
+            states, probs = vg.next(states[i], c), probs[i] * pr[i, c]
+        else:
+            raise too_deep(name)
+        h = states[:, list(self.hands)]  # [D, 2]
+        self.type_values = [np.unique(h[:, p]) for p in (0, 1)]  # [T_p]: type index -> hand value
+        t = [np.searchsorted(self.type_values[p], h[:, p]) for p in (0, 1)]
+        self.P = np.zeros((len(self.type_values[0]), len(self.type_values[1])))
+        np.add.at(self.P, (t[0], t[1]), probs)
+        # [T0, T1] deals (outcome sequences) that lead to each pair of types: Liar's Dice with two
+        # dice each deals (1, 2) and (2, 1), one type, two histories below every public node
+        self.deals = np.zeros(self.P.shape, np.int64)
+        np.add.at(self.deals, (t[0], t[1]), 1)
+        public = _set_hands(states, self.hands, self.type_values[0][0], self.type_values[1][0])
+        if not (public == public[:1]).all():
+            raise TensorCFRError(f"{name}: the state after the deal depends on more than the dealt types; "
+                                 "no public-tree form")
+        self.root = public[:1]
+        self.pairs = self._pair_grid()
+
+    def _check_ranked(self, n: int, root: np.ndarray) -> None:
+        """`VectorGame.ranked_deal` promises ranks 0..n-1 to each player, every ordered pair of
+        distinct ranks with probability 1/(n(n-1)), and one public state after the deal."""
+        want = np.full((n, n), 1.0 / (n * (n - 1)))
+        np.fill_diagonal(want, 0.0)
+        ranks = all(np.array_equal(v, np.arange(n)) for v in self.type_values)
+        cols = [c for c in range(root.shape[1]) if c not in self.hands]
+        if not (ranks and np.allclose(self.P, want, rtol=0, atol=1e-12)
+                and np.array_equal(self.root[:, cols], np.asarray(root)[:, cols])):
+            raise TensorCFRError(f"{self.game.name}: its ranked_deal() does not describe its deal (every ordered "
+                                 f"pair of distinct ranks 0..{n - 1} equally likely, then one public state)")
+
+    def _fail(self, what: str, state: np.ndarray) -> TensorCFRError:
+        return TensorCFRError(f"{self.game.name}: state {np.asarray(state).tolist()}: {what}")
+
+    def _check_chance(self, pr: np.ndarray, states: np.ndarray) -> None:
+        """Chance probabilities of chance states `states` [n, width]: pr [n, C] (`games.checks`)."""
+        bad = chance_rows(pr)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise self._fail(f"chance probabilities {pr[i][pr[i] != 0].tolist()} do not sum to 1", states[i])
+
+    def _sampled_types(self) -> tuple[np.ndarray, np.ndarray]:
+        """Indices of the types `_check_level` evaluates, per player: all, or `CHECKED_TYPES`
+        evenly spaced ones (the first and last included)."""
+        return tuple(np.unique(np.linspace(0, len(v) - 1, min(len(v), CHECKED_TYPES)).round().astype(np.int64))
+                     for v in self.type_values)
+
+    def _check_level(self, states: np.ndarray, pl: np.ndarray, legal: dict, path: np.ndarray,
+                     paths: list) -> None:
+        """What the walk reads from one deal of types (the mover, the legal actions) must hold for
+        every pair of types the level's chance paths allow, and the mover's infoset key must be
+        the same for every type of the other player (else the game is not dealt once: a player
+        would see the other's type) — the checks the generic walk makes history by history, on
+        up to `CHECKED_ROWS` rows a level. The keys met are kept for `check_keys`."""
+        k0, k1 = self._sampled_types()
+        pairs = len(k0) * len(k1)
+        m = min(len(states), max(1, CHECKED_ROWS // pairs))
+        if not m:
+            return
+        s, pl, path = states[:m], pl[:m], path[:m]
+        t0, t1 = np.meshgrid(k0, k1, indexing="ij")
+        t0, t1 = t0.reshape(-1), t1.reshape(-1)
+        if self.ranked:
+            live = np.broadcast_to(t0 != t1, (m, pairs))
+        else:
+            live = ((self.P[t0, t1] > 0)[None] & (np.stack(paths)[path][:, t0, t1] > 0))  # [m, pairs]
+        full = _set_hands(np.repeat(s, pairs, axis=0), self.hands, np.tile(self.type_values[0][t0], m),
+                          np.tile(self.type_values[1][t1], m))  # [m pairs, width]
+        row, pair = np.nonzero(live)
+        flat = row * pairs + pair
+        got = np.asarray(self.vg.player(full[flat]), dtype=np.int64)
+        bad = got != pl[row]
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise self._fail(f"player {got[i]} moves here but {pl[row[i]]} at the same public state with other "
+                             "private types; no public-tree form", full[flat[i]])
+        for p in (0, 1):
+            mine = pl[row] == p
+            if not mine.any():
+                continue
+            r, f = row[mine], flat[mine]
+            g = np.asarray(self.vg.legal(full[f]), dtype=bool)
+            differ = (g != legal[p][r]).any(axis=1)
+            if differ.any():
+                i = int(np.argmax(differ))
+                acts = lambda x: [self.vg.actions[a] for a in np.flatnonzero(x)]  # noqa: E731
+                raise self._fail(f"legal actions {acts(g[i])} here but {acts(legal[p][r[i]])} at the same public "
+                                 "state with other private types; no public-tree form", full[f[i]])
+            keys = np.asarray(self.vg.infoset(full[f]), dtype=np.int64)
+            own = (t0 if p == 0 else t1)[pair[mine]]
+            # one key per (public node, own type): sort by that pair, compare neighbours
+            order = np.lexsort((own, r))
+            same = (r[order][1:] == r[order][:-1]) & (own[order][1:] == own[order][:-1])
+            clash = same & (keys[order][1:] != keys[order][:-1])
+            if clash.any():
+                i = order[1:][int(np.argmax(clash))]
+                raise self._fail(f"player {p}'s infoset key here depends on the other player's private type "
+                                 f"({self.vg.infoset_names(keys[i:i + 1])[0]!r} for one of them); no public-tree form",
+                                 full[f[i]])
+            first = np.concatenate([[True], ~same])
+            self.checked_keys[p].append(keys[order][first])
+
+    def check_keys(self) -> None:
+        """Every public infoset (public node, own type) met by `_check_level` has a key of its
+        own: two with one key would be one infoset to the game (perfect recall fails, or both
+        players move at it), two to the public-tree form."""
+        keys = [np.concatenate(k) if k else np.zeros(0, np.int64) for k in self.checked_keys]
+        self.checked_keys = [[], []]
+        names = self.vg.infoset_names
+        both = np.intersect1d(*keys)
+        if len(both):
+            raise TensorCFRError(f"{self.game.name}: infoset {names(both[:1])[0]!r} holds histories of both players")
+        for p in (0, 1):
+            u, count = np.unique(keys[p], return_counts=True)
+            if (count > 1).any():
+                raise TensorCFRError(f"{self.game.name}: perfect recall fails at infoset "
+                                     f"{names(u[count > 1][:1])[0]!r}: it spans two public states of player {p}")
+
+    def _pair_grid(self):
+        t0, t1 = np.meshgrid(self.type_values[0], self.type_values[1], indexing="ij")
+        return t0.reshape(-1), t1.reshape(-1)  # [T0 T1] hand values, player 0's major
+
+    def full(self, states: np.ndarray) -> np.ndarray:
+        """[n T0 T1, width]: every public state with every pair of types."""
+        rep = np.repeat(states, len(self.pairs[0]), axis=0)
+        k = len(states)
+        return _set_hands(rep, self.hands, np.tile(self.pairs[0], k), np.tile(self.pairs[1], k))
+
+    def run(self) -> dict:
+        vg, name = self.vg, self.game.name
+        T = (len(self.type_values[0]), len(self.type_values[1]))
+        # chance-path matrices P(public chance outcomes | t0, t1); a ranked deal has no public chance
+        paths = [np.ones((1, 1) if self.ranked else T)]
+        states = self.root
+        e = np.zeros((1, 2), np.int64)  # last public sequence of each player (0: the empty one)
+        d = np.zeros((1, 2), np.int64)  # own depth (treeplex level) of each player
+        path = np.zeros(1, np.int64)
+        info = [{"parent": [], "level": [], "count": [], "path": [], "state": [], "action": []} for _ in (0, 1)]
+        nseq = [1, 1]
+        terms = {"e": [], "path": [], "state": []}
+        node_paths = {"decision": [], "chance": [], "terminal": []}
+        levels = 0
+        for _ in range(MAX_LEVELS):
+            if not len(states):
+                break
+            levels += 1
+            pl = np.asarray(vg.player(states), dtype=np.int64)
+            bad = ~np.isin(pl, (0, 1, CHANCE, TERMINAL))
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise self._fail(f"player {pl[i]} is not 0, 1, chance or terminal", states[i])
+            legal_of: dict[int, np.ndarray] = {p: np.zeros((len(states), len(vg.actions)), bool) for p in (0, 1)}
+            children = []
+            term = pl == TERMINAL
+            terms["e"].append(e[term])
+            terms["path"].append(path[term])
+            terms["state"].append(_compact(states[term]))  # kept for the payoff classes
+            node_paths["terminal"].append(path[term])
+            for p in (0, 1):
+                mine = np.flatnonzero(pl == p)
+                if not len(mine):
+                    continue
+                s = states[mine]
+                legal = np.asarray(vg.legal(s), dtype=bool)  # [m, A]
+                if not legal.any(axis=1).all():
+                    raise self._fail("no legal actions", s[int(np.argmin(legal.any(axis=1)))])
+                legal_of[p][mine] = legal
+                row, a = np.nonzero(legal)  # grouped by node, actions in alphabet order
+                ids = nseq[p] + np.arange(len(row))
+                nseq[p] += len(row)
+                I = info[p]
+                I["parent"].append(e[mine, p])
+                I["level"].append(d[mine, p])
+                I["count"].append(legal.sum(1))
+                I["path"].append(path[mine])
+                I["state"].append(_compact(s))  # kept for naming
+                I["action"].append(a)
+                node_paths["decision"].append(path[mine])
+                ce, cd = e[mine][row], d[mine][row]
+                ce[:, p] = ids
+                cd[:, p] += 1
+                children.append((vg.next(s[row], a), ce, cd, path[mine][row]))
+            self._check_level(states, pl, legal_of, path, paths)
+            ch = np.flatnonzero(pl == CHANCE)
+            if len(ch):
+                children.append(self._chance(states[ch], e[ch], d[ch], path[ch], paths))
+                node_paths["chance"].append(path[ch])
+            if children:
+                states = np.concatenate([c[0] for c in children])
+                e = np.concatenate([c[1] for c in children])
+                d = np.concatenate([c[2] for c in children])
+                path = np.concatenate([c[3] for c in children])
+            else:
+                states = states[:0]
+        else:
+            raise too_deep(name)
+        self.check_keys()
+        cat = lambda xs, dt=np.int64: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt)  # noqa: E731
+        return {"info": [{k: (np.concatenate(v) if v else np.zeros((0, states.shape[1]) if k == "state" else 0, np.int64))
+                          for k, v in I.items()} for I in info],
+                "terms": {"e": np.concatenate(terms["e"]), "path": cat(terms["path"]),
+                          "state": np.concatenate(terms["state"])},
+                "paths": np.stack(paths), "node_paths": {k: cat(v) for k, v in node_paths.items()},
+                "levels": self.deal_levels + levels}
+
+    def _chance(self, s, e, d, path, paths):
+        """Children of public chance nodes: an outcome is a child where it has positive
+        probability for some pair of types the path still allows; the child's path matrix is
+        the parent's times P(outcome | t0, t1)."""
+        vg = self.vg
+        if self.ranked:
+            raise TensorCFRError(f"{self.game.name}: a ranked deal (VectorGame.ranked_deal) with public chance "
+                                 "after it")
+        T0, T1 = len(self.type_values[0]), len(self.type_values[1])
+        full = self.full(s)
+        pr = np.asarray(vg.chance(full), dtype=np.float64).reshape(len(s), T0, T1, -1)  # [n, T0, T1, C]
+        live = (self.P > 0)[None] & (np.stack(paths)[path] > 0)  # [n, T0, T1]
+        self._check_chance(pr[live], full[live.reshape(-1)])
+        pr = pr * live[..., None]
+        i, c = np.nonzero(pr.any(axis=(1, 2)))
+        first = len(paths)
+        paths.extend(paths[path[k]] * pr[k, :, :, o] for k, o in zip(i.tolist(), c.tolist()))
+        return vg.next(s[i], c), e[i], d[i], first + np.arange(len(i))
+
+
+def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None = None) -> PublicCompiledGame:
+    """Compile a game dealt once (or a batch of them over one tree) into the public-tree form.
+    Where the game's deal is ranked (`VectorGame.ranked_deal`: OCP, Kuhn), `ranked=True` keeps
+    (a, b) per payoff class instead of [T0, T1] matrices (O(T) products), `False` the dense
+    matrices, and None (the default) the ranked form from `RANKED_MIN_PAIRS` pairs of types.
+
+    Example:
+        >>> cg = compile_public("dudo(4,1,1)")
+        >>> cg.sizes()["histories"] == compile_public("dudo(4,1,1)").num_histories
+        True
+    """
+    members = list(game) if isinstance(game, (list, tuple)) else [game]
+    try:
+        members = [games_pkg.make(g) for g in members]
+    except GameError as e:
+        raise TensorCFRError(str(e)) from None
+    for g in members:
+        if not has_public_form(g):
+            raise TensorCFRError(f"{g.name} has no public-tree form (its private information is not dealt once "
+                                 "at the start); use form='generic'")
+    walk = _PublicWalk(members[0], ranked)
+    raw = walk.run()
+    T = tuple(len(v) for v in walk.type_values)
+    # [paths, T0, T1] the pairs of types each chance path allows (a ranked deal: every distinct pair)
+    reach = None if walk.ranked else (walk.P[None] > 0) & (raw["paths"] > 0)
+    tps, states, remap, orders = [], [], [], []
+    for p in (0, 1):
+        tp, st, rm, order_p = _public_treeplex(p, raw["info"][p], T[p], walk.vg.actions)
+        tps.append(tp)
+        states.append(st)
+        remap.append(rm)
+        orders.append(order_p)
+    # terminals: last public sequences renumbered, grouped by (chance path, payoff key)
+    te = raw["terms"]["e"]
+    e = np.stack([remap[0][te[:, 0]], remap[1][te[:, 1]]])  # [2, Z]
+    cls, weights = _payoff_classes(walk, raw)
+    weights = [weights]
+    for g in members[1:]:  # a batch differs in payoffs only: the same tree, deal and payoff classes
+        other = _PublicWalk(g, ranked)
+        raw_g = other.run()
+        c, w = _payoff_classes(other, raw_g) if _same_tree(walk, raw, other, raw_g) else (None, None)
+        if c is None or not np.array_equal(c, cls):
+            raise TensorCFRError(f"compile: {g.name} does not have the public tree of {members[0].name}; "
+                                 "a batch must differ in payoffs only")
+        weights.append(w)
+    order = np.argsort(cls, kind="stable")
+    offsets = np.searchsorted(cls[order], np.arange(len(weights[0]) + 1))
+    namer = _Namer(walk, states)
+    tps = [dataclasses.replace(tp, namer=namer,
+                               live=None if reach is None else _live(reach, raw["info"][p]["path"][order_p], p))
+           for p, (tp, order_p) in enumerate(zip(tps, orders))]
+    return PublicCompiledGame(
+        name=members[0].name, batch_names=tuple(g.name for g in members), treeplexes=tuple(tps),
+        terminal_seq=torch.from_numpy(e[:, order].copy()), class_offsets=torch.from_numpy(offsets.astype(np.int64)),
+        payoff_weights=torch.from_numpy(np.stack(weights)), counts=_counts(walk, raw, reach), ranked=walk.ranked,
+        deal=None if walk.ranked else torch.from_numpy(walk.P))
+
+
+def _same_tree(a: _PublicWalk, raw_a: dict, b: _PublicWalk, raw_b: dict) -> bool:
+    """Whether two walks found the same public tree: deal, actions, infosets and terminals."""
+    if type(a.vg) is not type(b.vg) or a.vg.actions != b.vg.actions or a.ranked != b.ranked:
+        return False
+    if not all(np.array_equal(x, y) for x, y in zip(a.type_values, b.type_values)):
+        return False
+    if not a.ranked and not np.array_equal(a.P, b.P):
+        return False
+    if not (np.array_equal(a.root, b.root) and np.array_equal(raw_a["paths"], raw_b["paths"])):
+        return False
+    return np.array_equal(raw_a["terms"]["e"], raw_b["terms"]["e"]) and all(
+        np.array_equal(ia[k], ib[k]) for ia, ib in zip(raw_a["info"], raw_b["info"]) for k in ("parent", "count", "action"))
+
+
+def _public_treeplex(p: int, I: dict, T: int, alphabet):
+    """Number one player's public infosets by (level, discovery) and their sequences after them;
+    returns the treeplex, the infosets' public states in that order, and old -> new sequence ids."""
+    level, count = I["level"], I["count"]
+    U = len(level)
+    order = np.lexsort((np.arange(U), level))  # new position -> old infoset
+    # (exclusive prefix sums: a player who never moves has U = 0 infosets)
+    first_old = 1 + (np.cumsum(count) - count).astype(np.int64)  # [U] old first sequence
+    new_first = 1 + (np.cumsum(count[order]) - count[order]).astype(np.int64)  # [U] by new position
+    remap = np.zeros(1 + int(count.sum()), np.int64)  # old sequence -> new (0 -> 0)
+    # sequences of old infoset order[k] move to new_first[k] + their rank within the infoset
+    src = np.repeat(first_old[order], count[order]) + _ranks(count[order])
+    remap[src] = np.repeat(new_first, count[order]) + _ranks(count[order])
+    actions = np.zeros(int(count.sum()), np.int64)
+    actions[remap[1:] - 1] = I["action"]
+    parent = remap[I["parent"][order]]
+    levels = level[order]
+    lo = np.searchsorted(levels, np.arange((levels.max() + 2) if U else 1))
+    tp = PublicTreeplex(p, T, tuple(alphabet),
+                        infoset_parent_pub=torch.from_numpy(parent),
+                        infoset_offsets_pub=torch.from_numpy(np.concatenate([new_first, [1 + int(count.sum())]])
+                                                             .astype(np.int64)),
+                        action_pub=torch.from_numpy(actions), level_offsets_pub=torch.from_numpy(lo.astype(np.int64)))
+    return tp, I["state"][order], remap, order
+
+
+def _live(reach: np.ndarray, paths: np.ndarray, p: int) -> torch.Tensor | None:
+    """[U, T_p] bool: the types of player p that chance can still deal at each public infoset,
+    whose chance paths are `paths` [U]; None where every one can."""
+    own = reach.any(2) if p == 0 else reach.any(1)  # [paths, T_p]
+    mask = own[paths]
+    return None if mask.all() else torch.from_numpy(mask)
+
+
+def _ranks(count: np.ndarray) -> np.ndarray:
+    """[sum count]: 0..count[k]-1 for each k in turn."""
+    starts = np.repeat(np.cumsum(count) - count, count)
+    return np.arange(int(count.sum())) - starts
+
+
+def _payoff_classes(walk: _PublicWalk, raw: dict):
+    """Per terminal its class (chance path, payoff key) [Z], and per class W [K, T0, T1]."""
+    vg, st, path = walk.vg, raw["terms"]["state"].astype(np.int64), raw["terms"]["path"]
+    key = vg.payoff_key(st)
+    if key is None:
+        _, key = np.unique(st, axis=0, return_inverse=True)
+    key = np.asarray(key).reshape(-1)
+    cls, first = _unique_pairs(path, key)
+    if walk.ranked:  # (a, b) of each class, times the probability 1 / (n (n - 1)) of each pair
+        n = len(walk.type_values[0])
+        a, b = walk.vg.ranked_payoff(st[first])
+        ab = np.stack([np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)], 1)  # [K, 2]
+        bad = utility_rows(ab).any(axis=1)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise walk._fail(f"payoff (fold {ab[i, 0]}, showdown {ab[i, 1]}) is not finite", st[first[i]])
+        return cls, ab / (n * (n - 1))
+    T0, T1 = walk.P.shape
+    full = walk.full(st[first])
+    u = np.asarray(vg.utility(full), dtype=np.float64).reshape(len(first), T0, T1)  # [K, T0, T1]
+    reach = walk.P[None] * raw["paths"][path[first]]  # [K, T0, T1]
+    bad = utility_rows(u) & (reach > 0)  # a pair of types chance never deals there may pay anything
+    if bad.any():
+        i = int(np.argmax(bad.reshape(-1)))
+        raise walk._fail(f"utility {u.reshape(-1)[i]} is not finite", full[i])
+    return cls, np.where(reach > 0, reach * u, 0.0)
+
+
+def _unique_pairs(a: np.ndarray, b: np.ndarray):
+    """(class id of each element [n], first element of each class [K]) for the pairs (a, b)."""
+    _, first, cls = np.unique(np.stack([a, b], 1), axis=0, return_index=True, return_inverse=True)
+    return cls.reshape(-1), first
+
+
+def _counts(walk: _PublicWalk, raw: dict, reach: np.ndarray) -> dict:
+    """Sizes as the generic form counts them: each public node stands for the deals of the pairs
+    of types its chance path allows (`reach` [paths, T0, T1]); an infoset (u, t) exists where
+    some pair with t is possible."""
+    if reach is None:  # a ranked deal: every ordered pair of distinct ranks, one history each
+        n = len(walk.type_values[0])
+        pairs, rows = np.array([n * (n - 1)]), [np.array([n]), np.array([n])]
+    else:
+        pairs = (reach * walk.deals[None]).sum((1, 2))  # [paths] histories per public node
+        rows = [reach.any(2).sum(1), reach.any(1).sum(1)]  # [paths] types of each player still possible
+    np_ = raw["node_paths"]
+    decision, chance, terminal = (int(pairs[np_[k]].sum()) for k in ("decision", "chance", "terminal"))
+    chance += walk.deal_nodes
+    infosets, sequences, with_choice = [], [], 0
+    for p in (0, 1):
+        I = raw["info"][p]
+        n = rows[p][I["path"]]
+        infosets.append(int(n.sum()))
+        sequences.append(int((n * I["count"]).sum()))
+        with_choice += int(n[I["count"] >= 2].sum())
+    public_nodes = sum(len(v) for v in np_.values())
+    return {"histories": decision + chance + terminal, "terminals": terminal, "chance_nodes": chance,
+            "decision_nodes": decision, "infosets": infosets, "sequences": sequences,
+            "infosets_with_choice": with_choice, "public_nodes": public_nodes, "levels": raw["levels"]}
+
+
+class _Namer:
+    """Infoset key strings from (public infoset, type), through the game's own naming."""
+
+    def __init__(self, walk: _PublicWalk, states):
+        self.vg, self.hands, self.values = walk.vg, walk.hands, walk.type_values
+        # [U_p, width] per player in the narrowest integer type that holds them (Dudo(6,2,2):
+        # 8.4M public infosets a player, 336 MB each as int64)
+        self.states = [_compact(s) for s in states]
+
+    def __call__(self, player: int, u: np.ndarray, t: np.ndarray) -> list[str]:
+        s = self.states[player][u].astype(np.int64)
+        s[:, self.hands[player]] = self.values[player][t]
+        return self.vg.infoset_names(self.vg.infoset(s))
+
+
+def _compact(a: np.ndarray) -> np.ndarray:
+    """`a` in the narrowest integer type that holds it: the walk keeps a state per public
+    infoset and terminal (Dudo(6,2,2): 34M of them, 40 bytes each as int64, 5 as int8)."""
+    return a.astype(_narrow(a), copy=False)
+
+
+def _narrow(a: np.ndarray) -> np.dtype:
+    """The narrowest signed integer type that holds every entry of `a`."""
+    lo, hi = (int(a.min()), int(a.max())) if a.size else (0, 0)
+    return next(t for t in (np.int8, np.int16, np.int32, np.int64) if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max)

@@ -1,0 +1,151 @@
+"""The compiled forms: one interface, two tensor layouts of a game.
+
+A *form* is how a compiled game lays out its two decision spaces (treeplexes) and its payoff
+in tensors. tensorcfr has two, and both implement the interface below, so the update rules,
+the iteration skeleton, evaluation, sampling, checkpoints, the distributed operator and the
+CLI work on either without asking which one they have:
+
+- ``generic`` (`forms.generic.CompiledGame`, `spaces.treeplex.Treeplex`,
+  `operators.payoff.PayoffOperator`): any
+  game. One sequence per (infoset, action); the payoff is one sparse matrix whose nonzeros are
+  the terminal histories' (player 0's sequence, player 1's sequence, chance × utility).
+- ``public`` (`forms.public.PublicCompiledGame`, `spaces.public.PublicTreeplex`,
+  `operators.public.PublicPayoffOperator`): games whose private information is dealt once at the start
+  (Kuhn, OCP, Leduc, Dudo, Liar's Dice). Every per-sequence tensor is [public sequence ×
+  private type]; the payoff is a small [T0, T1] matrix per payoff class of terminal public
+  nodes, so memory grows with public nodes × types, not with histories.
+
+Both compile through the same checks (`games/checks.py`: chance sums, zero-sum, legal actions,
+perfect recall), and a conformance suite (tests/test_forms.py) holds them equal: sizes, best
+responses and every preset's first 25 iterations to 1e-12.
+
+Each form's compile walk (`CompileWalk`) lives in `tensorcfr.compiler` (`generic.py`,
+`public.py`); which form `form="auto"` takes — the same rule for `tensorcfr.compile`,
+`tensorcfr.Solver` and `tensorcfr solve` — is `tensorcfr.compiler.choose` (its docstring has the
+rule and the measurements behind it, experiments/form_rule.py).
+
+Example:
+    >>> import tensorcfr
+    >>> isinstance(tensorcfr.compile("kuhn", form="public"), CompiledForm)
+    True
+    >>> [isinstance(w, CompileWalk) for w in tensorcfr.compiler.FORMS.values()]
+    [True, True]
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import torch
+
+from games import Game
+
+
+@runtime_checkable
+class DecisionSpace(Protocol):
+    """One player's sequence-form decision space (a treeplex), as the solvers use it.
+
+    Per-sequence tensors are [B, S] (B batch members, S sequences, column 0 the empty
+    sequence); per-infoset ones [B, I]. Every pass runs level by level with a few tensor calls
+    per level, never a Python loop over infosets or sequences.
+    """
+
+    player: int
+    num_infosets: int
+    num_sequences: int
+
+    def normalize(self, weights: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """[B, S] -> [B, S]: each infoset's weights divided by their sum (uniform where it is 0)."""
+
+    def sequence_form(self, sigma: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Behavioural strategy [B, S] -> realisation plan [B, S] (top-down products)."""
+
+    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False):
+        """Counterfactual values [B, S] -> (values of the infosets under `sigma`, or their best
+        responses with sigma=None) pushed into their parent sequences, bottom-up."""
+
+    def instantaneous_regret(self, g: torch.Tensor, sigma: torch.Tensor, inplace: bool = False) -> torch.Tensor:
+        """[B, S]: each sequence's counterfactual value less its infoset's value under `sigma`."""
+
+    def softmax(self, u: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
+        """[B, S]: the dilated-entropy regularised best response to utilities `u` (FTRL)."""
+
+    def entropy_weights(self, scheme: str = "unit") -> torch.Tensor:
+        """[I]: the dilated entropy's per-infoset weights (`treeplex.WEIGHTS`)."""
+
+    def uniform(self, dtype: torch.dtype) -> torch.Tensor:
+        """[1, S]: the uniform behavioural strategy."""
+
+    def infosets(self):
+        """(index, key, action names) of every infoset."""
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        """The index tensors (what a checkpoint's identity and the memory estimate read)."""
+
+    def to(self, device) -> "DecisionSpace":
+        """A copy on `device`."""
+
+
+@runtime_checkable
+class Operator(Protocol):
+    """The payoff as a bilinear operator: player 0's payoff is x0ᵀ A x1, player 1's its negation."""
+
+    def cfv(self, player: int, x_other: torch.Tensor) -> torch.Tensor:
+        """[B, S_player]: counterfactual values of `player`'s sequences against the other's plan [B, S_other]."""
+
+    def value(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """[B]: player 0's expected payoff of plans x [B, S0] and y [B, S1]."""
+
+
+@runtime_checkable
+class CompiledForm(Protocol):
+    """A compiled game in one form: frozen, on one device, a batch of payoff vectors over one tree."""
+
+    form: str  # "generic" or "public": for display, files and run identities only
+    name: str
+    batch_names: tuple[str, ...]
+    treeplexes: tuple  # (DecisionSpace, DecisionSpace)
+
+    @property
+    def batch_size(self) -> int: ...
+
+    @property
+    def device(self) -> torch.device: ...
+
+    @property
+    def num_histories(self) -> int: ...
+
+    def sizes(self) -> dict:
+        """What `tensorcfr info --json` reports (the same keys in every form, plus the form's own)."""
+
+    def infoset_players(self) -> dict[str, int]:
+        """{infoset key: the player who moves there}."""
+
+    def operator(self, dtype: torch.dtype, gather: bool = False) -> Operator:
+        """The payoff operator in `dtype` (`gather`: the index form a captured iteration wants)."""
+
+    def estimator(self, scheme: str, samples: int, dtype: torch.dtype, epsilon: float):
+        """The Monte-Carlo estimator of counterfactual values for sampling `scheme`
+        ("chance", "external", "outcome"; `sampling.Estimator`'s interface)."""
+
+    def block(self, rank: int, world: int) -> "CompiledForm":
+        """A copy holding only rank's block of the payoff of `world` ranks (`operators/distributed.py`)."""
+
+    def payoff_bytes(self, dtype: torch.dtype) -> int:
+        """Bytes the payoff operator takes in `dtype` on the device (`sizes.device_estimate_bytes`)."""
+
+    def to(self, device) -> "CompiledForm":
+        """A copy on `device`."""
+
+
+@runtime_checkable
+class CompileWalk(Protocol):
+    """A form's compile walk: which games it takes and how it compiles them (`tensorcfr.compiler.FORMS`)."""
+
+    name: str
+
+    def takes(self, game: Game) -> bool:
+        """Whether `game` has this form."""
+
+    def compile(self, members: list[Game], **options) -> CompiledForm:
+        """Compile made, checked games (a batch over one tree) with `tensorcfr.compile`'s options."""

@@ -1,0 +1,149 @@
+"""The public-tree form of a game dealt once: [public sequence × private type] tensors
+(the layout every part of the public form shares).
+
+In Kuhn, OCP, Leduc, Dudo and Liar's Dice chance deals each player a private type t_p once;
+everything afterwards is public (Leduc's board card included). A player's infosets are then
+the pairs (public node u where p acts, t_p), and the payoff of a terminal public node is a
+small T0 × T1 matrix W_z[t0, t1] = P(t0, t1) · P(public chance on the path | t0, t1) · u0(z,
+t0, t1), shared by every terminal of one payoff class (Dudo: the last bid and who made it).
+
+Layout. Per-sequence tensors keep the generic shape [B, S] with column 0 the empty sequence,
+so the update rules, the iteration skeleton, checkpoints and evaluation are those of the
+generic form; columns 1: are [B, M, T] row-major (M public sequences, T types), column
+1 + (e - 1) T + t the sequence (public edge e >= 1, type t). Infoset j = u T + t ([B, U, T]).
+Index tensors are O(public edges), never O(edges × types): `PublicTreeplex` runs each
+treeplex pass as the generic one with the type as a trailing dimension, and
+`PublicPayoffOperator` computes counterfactual values per payoff class: gather the other
+player's rows, one dense product with W_k, scatter-add.
+
+Example:
+    >>> import tensorcfr
+    >>> cg = tensorcfr.compile("ocp(12)", form="public")
+    >>> cg.sizes()["public_nodes"], cg.sizes()["types"], cg.sizes()["infosets"]
+    (9, [12, 12], [24, 24])
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+
+from tensorcfr.operators.public import SMALL_CLASS, PublicPayoffOperator
+from tensorcfr.spaces.public import PublicTreeplex
+
+
+@dataclass(frozen=True, eq=False)
+class PublicCompiledGame:
+    """A game compiled in the public-tree form (see the module docstring).
+
+    Terminal public nodes z are grouped by payoff class k: `payoff_weights[b, k]` is the
+    matrix W_k [T0, T1] (deal and public-chance probabilities times player 0's utility, of
+    batch member b), and `terminal_seq[:, z]` holds each terminal's last public sequences
+    (e0, e1), 0 for the empty one, sorted by class, `class_offsets` [K+1] slicing them.
+    A `ranked` game (`VectorGame.ranked_deal`) keeps (a, b) [2] instead of each W_k:
+    W_k[t0, t1] = a + b sign(t0 - t1) for t0 != t1 and 0 on the diagonal, probabilities included.
+    """
+
+    name: str
+    batch_names: tuple[str, ...]
+    treeplexes: tuple[PublicTreeplex, PublicTreeplex]
+    terminal_seq: torch.Tensor  # [2, Z] int64
+    class_offsets: torch.Tensor  # [K+1] int64
+    payoff_weights: torch.Tensor  # [B, K, T0, T1] float64, or [B, K, 2] when ranked
+    counts: dict  # sizes counted at compile time (histories, terminals, ... as the generic form counts them)
+    ranked: bool = False
+    # [T0, T1] float64: the deal's probability of each pair of types (what chance sampling draws
+    # from, `sampling/public.py`); None for a ranked deal (every distinct pair, 1 / (n (n - 1)))
+    deal: torch.Tensor | None = None
+
+    form = "public"
+
+    @property
+    def batch_size(self) -> int:
+        return int(self.payoff_weights.shape[0])
+
+    @property
+    def device(self) -> torch.device:
+        return self.payoff_weights.device
+
+    @property
+    def num_histories(self) -> int:
+        return int(self.counts["histories"])
+
+    @property
+    def num_terminals(self) -> int:
+        return int(self.counts["terminals"])
+
+    @property
+    def payoff(self) -> torch.Tensor:
+        """[B, K·T0·T1]: the payoff matrices, flat (what the capture code sizes its choices by)."""
+        return self.payoff_weights.reshape(self.batch_size, -1)
+
+    def infoset_players(self) -> dict[str, int]:
+        return {k: tp.player for tp in self.treeplexes for _, k, _ in tp.infosets()}
+
+    def sizes(self) -> dict:
+        """Sizes as `CompiledGame.sizes` reports them (counted as the generic form counts them),
+        plus `form`, `public_nodes`, `public_sequences`, `types` and `payoff_classes`.
+
+        Example:
+            >>> import tensorcfr
+            >>> s = tensorcfr.compile("kuhn", form="public").sizes()
+            >>> s["histories"], s["infosets"], s["sequences"], s["types"]
+            (58, [6, 6], [12, 12], [3, 3])
+        """
+        t0, t1 = self.treeplexes
+        c = self.counts
+        return {"form": "public", "histories": c["histories"], "terminals": c["terminals"],
+                "chance_nodes": c["chance_nodes"], "decision_nodes": c["decision_nodes"],
+                "infosets": c["infosets"], "infosets_with_choice": c["infosets_with_choice"],
+                "sequences": c["sequences"], "levels": c["levels"], "treeplex_levels": [len(t0.levels), len(t1.levels)],
+                "payoff_nonzeros": self._payoff_nonzeros(),
+                "batch": self.batch_size, "public_nodes": c["public_nodes"],
+                "public_sequences": [t0.num_public_sequences, t1.num_public_sequences],
+                "types": [t0.types, t1.types], "payoff_classes": int(self.class_offsets.numel() - 1),
+                "public_terminals": int(self.terminal_seq.shape[1])}
+
+    def _payoff_nonzeros(self) -> int:
+        """Nonzero entries of the payoff matrices of batch member 0 (a ranked class: the pairs
+        above and below the diagonal where a + b and a - b are not 0)."""
+        if not self.ranked:
+            return int(self.payoff_weights[0].count_nonzero())
+        n = self.treeplexes[0].types
+        a, b = self.payoff_weights[0, :, 0], self.payoff_weights[0, :, 1]
+        return int(((a + b != 0).sum() + (a - b != 0).sum()) * (n * (n - 1) // 2))
+
+    def operator(self, dtype: torch.dtype, gather: bool = False) -> "PublicPayoffOperator":
+        """The payoff operator (`forms.CompiledForm`): per payoff class, one dense product
+        (gathers and scatter-adds already, so `gather` changes nothing)."""
+        return PublicPayoffOperator.of(self, dtype)
+
+    def estimator(self, scheme: str, samples: int, dtype: torch.dtype, epsilon: float):
+        """Monte-Carlo counterfactual values where a sample is a deal of private types
+        (`public_sampling.PublicEstimator`)."""
+        from tensorcfr.sampling.public import PublicEstimator
+        return PublicEstimator(self, scheme, samples, dtype, epsilon)
+
+    def block(self, rank: int, world: int) -> "PublicCompiledGame":
+        """Rank's block of the terminal public nodes [lo, hi) of `world` ranks, each payoff class
+        keeping its matrix and its share of the terminals (`distributed.shard`)."""
+        from tensorcfr.operators.distributed import bounds
+        lo, hi = bounds(int(self.terminal_seq.shape[1]), rank, world)
+        offsets = self.class_offsets.clamp(lo, hi) - lo  # [K+1]: each class's terminals within the block
+        return dataclasses.replace(self, terminal_seq=self.terminal_seq[:, lo:hi].clone(), class_offsets=offsets)
+
+    def payoff_bytes(self, dtype: torch.dtype) -> int:
+        """The class matrices and the small classes' per-terminal ones, in `dtype`."""
+        e = torch.finfo(dtype).bits // 8
+        t0, t1 = self.treeplexes[0].types, self.treeplexes[1].types
+        off = self.class_offsets.tolist()
+        small = sum(off[k + 1] - off[k] for k in range(len(off) - 1) if off[k + 1] - off[k] < SMALL_CLASS)
+        return e * self.payoff_weights.shape[0] * t0 * t1 * (len(off) - 1 + small)
+
+    def to(self, device) -> "PublicCompiledGame":
+        return dataclasses.replace(self, treeplexes=tuple(t.to(device) for t in self.treeplexes),
+                                   terminal_seq=self.terminal_seq.to(device),
+                                   class_offsets=self.class_offsets.to(device),
+                                   payoff_weights=self.payoff_weights.to(device),
+                                   deal=None if self.deal is None else self.deal.to(device))

@@ -1,0 +1,3 @@
+"""Files and other tools' formats: `policies.py` (policy files, JSON and `.npz`) and
+`interop.py` (Gambit `.efg` export, OpenSpiel policies).
+"""

@@ -1,0 +1,342 @@
+"""The solver: a thin owner of a compiled game, its payoff operator, the iteration state and
+the iteration count.
+
+An iteration (`iteration.iterate`) computes each player's counterfactual values and hands
+them to the update rule (`updates/rules.py`); `updates/capture.py` runs it recorded or compiled. `Solver`
+puts them together, and reads the results out: policies, exact evaluation, checkpoints.
+
+Example:
+    >>> import tensorcfr
+    >>> s = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
+    >>> s.step(500)
+    >>> ev = s.evaluate()
+    >>> ev["average"].exploitability.item() < 1e-2
+    True
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+
+import torch
+
+import games as games_pkg
+
+from tensorcfr.updates.capture import Captured, auto_capture, check_capture, gathered_operator
+from tensorcfr.forms.generic import CompiledGame
+from tensorcfr.compiler import compile as compile_game
+from tensorcfr.devices import deterministic as deterministic_mode
+from tensorcfr.devices import resolve_device, resolve_dtype
+from tensorcfr.operators.distributed import ShardedOperator, process_group, shard
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.evaluation import Evaluation, Policy, evaluate, evaluate_plans, infoset_gaps
+from tensorcfr.updates.iteration import IterationState, iterate
+from tensorcfr.memory import copy_releasing
+from tensorcfr.forms.public import PublicCompiledGame
+from tensorcfr.sampling.generic import EPSILON_DEFAULT, SCHEMES, UPDATE_SCOPES, RandomDraws
+from tensorcfr.compiler.sizes import check_device_memory
+from tensorcfr.updates.rules import CFRConfig, Config, _batch, make_config
+
+__all__ = ["Solver"]
+
+
+class Solver:
+    """One compiled game solved by one rule, batched over payoff vectors and settings.
+
+    State (`state`, an `iteration.IterationState`) per player p: `sigma[p]` [B, S_p] the
+    current behavioural strategy, `average[p]` [B, S_p] the weighted sum of realisation plans,
+    and the rule's own state `state.rule[p]` (`regrets` [B, S_p] for the CFR family, column 0
+    unused; `utility` [B, S_p] for FTRL).
+
+    capture: "auto" (default: "cuda-graph" on CUDA where memory allows, else "none";
+          `capture.auto_capture`), "none" (eager), "static", "cuda-graph" or "compile" (`updates/capture.py`).
+    form: "generic", "public" (the public-tree form, `forms/public.py`) or "auto" (the default:
+          `compiler.choose`, the rule `tensorcfr.compile` and the CLI use too), for a game given
+          by name; a compiled game brings its own.
+    deterministic: iterate and evaluate with torch's deterministic kernels
+          (`devices.deterministic`), so a CUDA run repeats bit for bit (a no-op on the CPU,
+          whose kernels are deterministic already).
+    On CUDA, a solver that would not fit in the device's free memory is refused before
+    anything is moved there (`sizes.check_device_memory`).
+    distributed: inside an initialised `torch.distributed` process group, keep only this
+          rank's block of the payoff operator and sum the counterfactual values over the ranks
+          (`operators/distributed.py`: the state is replicated; `game` then holds this rank's block). A
+          game given by name in the generic form is compiled as that block only
+          (`compile(..., shard=)`); a compiled game is split after the fact.
+    sampling: "none" (exact iterations), "chance", "external" or "outcome": Monte-Carlo
+          counterfactual values (`sampling/generic.py`), `samples` per estimate, outcome sampling's
+          exploration `epsilon`, drawn from a generator seeded by `seed` (a checkpoint keeps
+          its state). Sampled iterations run eagerly, on one process, in the generic form
+          (`compiler.choose`'s rule for sampling) or, with form="public", in the public-tree form, where a
+          sample is a deal of private types (`sampling/public.py`); evaluation stays exact.
+    update_scope: with sampling, "all" (default: every sequence is updated and the exact plan
+          averaged each iteration, O(S)) or "touched": only the part of each treeplex above
+          the payoff entries drawn is updated and averaged (`treeplex.touched`; in the
+          public-tree form, the type columns drawn), so an
+          iteration costs what the sample touches. Exact for the rules a zero value leaves
+          alone (CFR and CFR+: no discounting, prediction or regret tolerance); the average
+          then adds each infoset's plan when a sample touches it, as chance-sampled CFR
+          implementations do (an infoset is touched with a probability fixed by chance, which
+          the per-infoset normalisation of the average cancels).
+
+    Example:
+        >>> import tensorcfr
+        >>> s = tensorcfr.Solver("kuhn", "cfr", device="cpu")
+        >>> s.step(10); s.iteration
+        10
+        >>> sorted(s.average_policy().to_dict()["K:pb"])
+        ['bet', 'pass']
+    """
+
+    def __init__(self, game: str | games_pkg.Game | CompiledGame, algo: str | Config = "cfr+", *,
+                 device: str | torch.device = "auto", dtype: str | torch.dtype = "float64",
+                 capture: str = "auto", form: str = "auto", deterministic: bool = False,
+                 distributed: bool = False, sampling: str = "none", samples: int = 1,
+                 epsilon: float = EPSILON_DEFAULT, seed: int = 0, update_scope: str = "all", **options):
+        self.config = make_config(algo, **options)
+        self.sampling = sampling
+        self.update_scope = update_scope
+        if update_scope not in UPDATE_SCOPES:
+            raise TensorCFRError(f"update_scope must be one of {', '.join(UPDATE_SCOPES)}, got {update_scope!r}")
+        if update_scope == "touched":
+            c = self.config
+            if sampling == "none":
+                raise TensorCFRError("update_scope='touched' needs sampling (chance, external or outcome)")
+            if not isinstance(c, CFRConfig) or c.alpha is not None or c.predictive or c.regret_tolerance:
+                raise TensorCFRError(f"update_scope='touched' updates only what a sample touches, which is exact "
+                                     f"for cfr and cfr+ (no discounting as in lcfr and dcfr, no prediction, regret "
+                                     f"tolerance or FTRL), not {c.name}")
+        if sampling not in SCHEMES:
+            raise TensorCFRError(f"sampling must be one of {', '.join(SCHEMES)}, got {sampling!r}")
+        if sampling != "none":
+            if capture not in ("auto", "none"):
+                raise TensorCFRError(f"capture={capture!r} with sampling={sampling!r}: a sampled iteration "
+                                     "gathers a different number of entries each time; only eager "
+                                     "iterations sample (capture='none')")
+            if distributed:
+                raise TensorCFRError("sampling with distributed=True is not supported: sample on one process")
+            capture = "none"
+            if isinstance(seed, bool) or not isinstance(seed, int):
+                raise TensorCFRError(f"seed must be a whole number, got {seed!r}")
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype)
+        self.deterministic = bool(deterministic)
+        check_capture(capture, self.device)
+        # distributed: a generic compile builds only this rank's block of the payoff
+        block = process_group() if distributed else None
+        cg = game if isinstance(game, (CompiledGame, PublicCompiledGame)) else \
+            compile_game(game, form=form, chance=sampling != "none" and form != "public", shard=block)
+        b = cg.batch_size
+        if self.config.batch_size > 1:
+            if b not in (1, self.config.batch_size):
+                raise TensorCFRError(f"a batch of {b} games and of {self.config.batch_size} settings do not match")
+            b = self.config.batch_size
+        self.batch_size = b
+        self.distributed = bool(distributed)
+        if self.distributed:
+            rank, world = block
+            if capture not in ("auto", "none"):
+                raise TensorCFRError(f"capture={capture!r} with distributed=True: only eager iterations are "
+                                     "distributed (capture='none')")
+            capture = "none"
+            cg = shard(cg, rank, world)
+        need = check_device_memory(cg, b, self.dtype, self.device)
+        if capture == "auto":
+            capture = auto_capture(self.device, need)
+        self.game = cg.to(self.device)
+        self.op = self.game.operator(self.dtype, gather=gathered_operator(capture, self.game.payoff.shape[1]))
+        if self.distributed:
+            self.op = ShardedOperator(self.op)
+        self.estimator = self.draws = None
+        if sampling != "none":
+            self.estimator = self.game.estimator(sampling, samples, self.dtype, epsilon)
+            self.draws = RandomDraws(seed)
+        self.seed = seed
+        self.iteration = 0
+        with deterministic_mode(self._deterministic):  # FTRL's entropy weights are per-infoset sums too
+            self.state = IterationState.start(self.game.treeplexes, self.config, b, self.dtype, self.device)
+        self.captured = None if capture == "none" else Captured(
+            capture, self._iterate_in_place, self.config.scalars, batch=b, dtype=self.dtype, device=self.device,
+            save=self.state_dict, restore=self.load_state_dict)
+
+    @property
+    def _deterministic(self) -> bool:
+        """Whether to switch torch's deterministic kernels on (the CPU's already are)."""
+        return self.deterministic and self.device.type == "cuda"
+
+    def _iterate_in_place(self, sc) -> None:
+        """One iteration in the form a captured iteration runs (state written in place)."""
+        iterate(self.game.treeplexes, self.op, self.config, self.state, sc, in_place=True)
+
+    @property
+    def capture(self) -> str:
+        """The capture mode in use ("static" after a failed recording or compile)."""
+        return "none" if self.captured is None else self.captured.mode
+
+    @property
+    def sigma(self) -> list[torch.Tensor]:
+        """Current behavioural strategy per player, [B, S_p]."""
+        return self.state.sigma
+
+    @property
+    def average(self) -> list[torch.Tensor]:
+        """Weighted sum of the realisation plans played, per player, [B, S_p]."""
+        return self.state.average
+
+    @property
+    def regrets(self) -> list[torch.Tensor]:
+        """Cumulative regrets per player, [B, S_p] (CFR family only)."""
+        if not hasattr(self.state.rule[0], "regrets"):
+            raise TensorCFRError(f"{self.config.name} keeps no regrets")
+        return [st.regrets for st in self.state.rule]
+
+    def _sampled_values(self, p, sigma, xs):
+        return self.estimator.values(p, sigma, xs, self.draws)
+
+    def _touched_values(self, p, sigma):
+        return self.estimator.touched_values(p, sigma, self.draws)
+
+    @property
+    def sampled_fraction(self) -> float | None:
+        """Payoff entries gathered per estimate over the game's entries, averaged over the
+        iterations so far (sampling only; an exact product would be 1, one chance sample of a
+        game dealt once is 1 / its deals); None without sampling."""
+        if self.estimator is None:
+            return None
+        return self.estimator.entries / (2 * max(self.iteration, 1) * max(self.estimator.num_entries, 1))
+
+    def step(self, n: int = 1) -> None:
+        """Run `n` iterations."""
+        values = touched = None
+        if self.estimator is not None and self.update_scope == "touched":
+            touched = self._touched_values
+        elif self.estimator is not None:
+            values = self._sampled_values
+        with deterministic_mode(self._deterministic):
+            for _ in range(n):
+                t = self.iteration + 1
+                if self.captured is None:
+                    iterate(self.game.treeplexes, self.op, self.config, self.state,
+                            self.config.scalars(t).as_numbers(self.dtype, self.device), values=values, touched=touched)
+                else:
+                    self.captured.step(t)
+                self.iteration = t
+
+    # -- checkpoints ----------------------------------------------------------------------------
+    def state_dict(self, copy: bool = True) -> dict:
+        """Everything the next iterations depend on (tensors on the CPU), for `load_state_dict`.
+        `copy=False`: a CPU solver's own tensors, not a snapshot, for writing straight to a file
+        (a copy of Dudo(6,2,2)'s state is 8.5 GB at float32)."""
+        cpu = (lambda t: t.detach().cpu().clone()) if copy else (lambda t: t.detach().cpu())  # noqa: E731
+        d = self.state.tensors()
+        out = {"iteration": self.iteration, "sigma": [cpu(t) for t in d["sigma"]],
+               "average": [cpu(t) for t in d["average"]],
+               "state": [{k: cpu(t) for k, t in st.items()} for st in d["state"]]}
+        if self.draws is not None:  # a resumed sampled run draws what the straight run would have
+            out["generator"] = self.draws.state().clone()
+            out["sampled_entries"] = self.estimator.entries
+        return out
+
+    def load_state_dict(self, d: dict) -> None:
+        """Continue from `state_dict()`; the solver must have been built with the same game and settings."""
+        def put(old: torch.Tensor, new: torch.Tensor) -> torch.Tensor:
+            if tuple(new.shape) != tuple(old.shape):
+                raise TensorCFRError(f"checkpoint does not fit this solver: a tensor of shape {tuple(new.shape)} "
+                                     f"where {tuple(old.shape)} is expected")
+            copy_releasing(old, new)  # in place: a captured iteration keeps reading these tensors
+            return old
+        own = self.state.tensors()["state"]
+        if [sorted(st) for st in own] != [sorted(st) for st in d["state"]]:
+            raise TensorCFRError("checkpoint does not fit this solver: it was written by another algorithm")
+        for old, new in zip([*self.state.sigma, *self.state.average], [*d["sigma"], *d["average"]]):
+            put(old, new)
+        for st, new in zip(self.state.rule, d["state"]):
+            for f in fields(st):
+                put(getattr(st, f.name), new[f.name])
+        if self.draws is not None:
+            if "generator" not in d:
+                raise TensorCFRError("checkpoint does not fit this solver: it was written by a run without sampling")
+            self.draws.set_state(d["generator"])
+            self.estimator.entries = int(d.get("sampled_entries", 0))
+        self.iteration = int(d["iteration"])
+
+    # -- reading the result -----------------------------------------------------------------
+    def current_policy(self) -> Policy:
+        """The strategy the next iteration will play."""
+        return Policy(self.game, tuple(s.clone() if self.captured is not None else s for s in self.sigma))
+
+    def average_policy(self) -> Policy:
+        """The average strategy (the one that converges to equilibrium)."""
+        with deterministic_mode(self._deterministic):  # normalising sums over each infoset
+            return Policy(self.game, tuple(tp.normalize(a) for tp, a in zip(self.game.treeplexes, self.average)))
+
+    def evaluate(self) -> dict[str, Evaluation]:
+        """Exact evaluation of the average and the current strategy: {"average": ..., "current": ...}."""
+        with deterministic_mode(self._deterministic):
+            # the average policy's strategies are this call's own: their plans are made in place
+            plans = [tp.sequence_form(s, out=s) for tp, s in zip(self.game.treeplexes, self.average_policy().sigma)]
+            out = {"average": evaluate_plans(self.game, *plans, self.op)}
+            del plans  # before the current strategy's plans are made
+            out["current"] = evaluate(self.game, self.current_policy(), self.op)
+            return out
+
+    def regret_summary(self) -> dict[str, torch.Tensor]:
+        """Largest positive cumulative regret per player over t, [B] each (column 0 is always 0);
+        empty for algorithms that keep no regrets."""
+        if not hasattr(self.state.rule[0], "regrets"):
+            return {}
+        t = max(self.iteration, 1)
+        return {f"max_p{p}": r.amax(1).clamp(min=0) / t for p, r in enumerate(self.regrets)}  # no [B, S] temporary
+
+    def histograms(self, member: int = 0) -> dict[str, torch.Tensor]:
+        """Distributions worth a TensorBoard histogram, of batch member `member`:
+        `regret_p{p}` (cumulative regret per sequence over t; the CFR family) and
+        `infoset_exploitability_p{p}` (what a best response gains at each infoset)."""
+        out = {}
+        if hasattr(self.state.rule[0], "regrets"):
+            t = max(self.iteration, 1)
+            out.update({f"regret_p{p}": r[member, 1:] / t for p, r in enumerate(self.regrets)})
+        with deterministic_mode(self._deterministic):
+            gaps = infoset_gaps(self.game, self.average_policy(), self.op)
+        for p, gap in enumerate(gaps):
+            out[f"infoset_exploitability_p{p}"] = gap[min(member, gap.shape[0] - 1)]
+        return out
+
+    def infoset_keys(self) -> list[str]:
+        """Every infoset's key, player 0's first."""
+        return [k for tp in self.game.treeplexes for _, k, _ in tp.infosets()]
+
+    def strategies(self, keys, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
+        """{key: {"average" | "current": {action: probability}}} at the infosets `keys` (each
+        policy made once for all of them)."""
+        pols = {"average": self.average_policy(), "current": self.current_policy()}
+        return {k: {w: p.infoset(k, member) for w, p in pols.items()} for k in keys}
+
+    def policy_tables(self, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
+        """{"average" | "current": {infoset key: {action: probability}}} of member `member`."""
+        return {"average": self.average_policy().to_dict(member), "current": self.current_policy().to_dict(member)}
+
+    def infoset_players(self) -> dict[str, int]:
+        """{infoset key: the player who moves there}."""
+        return self.game.infoset_players()
+
+    def member_names(self) -> list[str]:
+        """A label per batch member: the game spec, plus the setting where settings differ."""
+        names = list(self.game.batch_names) * (self.batch_size // self.game.batch_size)
+        for k in self.config.BATCHED:
+            vals = _batch(getattr(self.config, k))
+            if vals is not None and len(vals) > 1:
+                names = [f"{n} {k}={v:g}" for n, v in zip(names, vals)]
+        return names
+
+    def describe(self) -> dict:
+        """The resolved configuration, as printed by the CLI."""
+        return {"game": self.game.name, "batch": self.member_names(), "form": self.game.form, "algorithm": self.config.name,
+                **{k: v for k, v in asdict(self.config).items() if k != "name"},
+                "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""), "capture": self.capture,
+                "deterministic": self.deterministic, "distributed": self.distributed,
+                **({} if self.estimator is None else
+                   {"sampling": self.sampling, "samples": self.estimator.samples, "seed": self.seed,
+                    "update_scope": self.update_scope,
+                    **({"epsilon": self.estimator.epsilon} if self.sampling == "outcome" else {})})}
+

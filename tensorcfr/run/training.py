@@ -1,0 +1,298 @@
+"""The training loop shared by the CLI and the Python API: iterate, evaluate, log, stop, checkpoint.
+
+Example:
+    >>> import tensorcfr
+    >>> s = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
+    >>> rows = tensorcfr.train(s, iterations=100, eval_every=50)
+    >>> [r["iteration"] for r in rows], rows.stopped
+    ([50, 100], 'iterations')
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Sequence
+
+import torch
+
+from tensorcfr.operators.distributed import agree
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.run.protocol import IterativeSolver
+from tensorcfr.updates.validate import number, optional
+
+# Scalar tags written at every evaluation: identical for every algorithm, so one
+# TensorBoard view overlays them.
+TAGS = {
+    "exploitability/average": "exploitability",
+    "exploitability/current": "exploitability_current",
+    "nash_conv/average": "nash_conv",
+    "nash_conv/current": "nash_conv_current",
+    "value/average": "game_value",
+    "value/current": "game_value_current",
+    "best_response/p0": "best_response_p0",
+    "best_response/p1": "best_response_p1",
+    "regret/max_p0": "regret_max_p0",
+    "regret/max_p1": "regret_max_p1",
+    "regret/conditional_p0": "regret_conditional_p0",  # normal-form procedures only
+    "regret/conditional_p1": "regret_conditional_p1",
+    "perf/ms_per_iteration": "ms_per_iteration",
+    "perf/iterations_per_second": "iterations_per_second",
+    "perf/sampled_fraction": "sampled_fraction",  # Monte-Carlo runs only
+}
+HPARAM_METRICS = ("exploitability/average", "exploitability/current", "value/average")
+
+
+class TrainResult(list):
+    """The evaluation rows (member 0's), plus `stopped`: why the loop ended — "iterations",
+    "time_limit", "target" (exploitability of the average at or below the target) or
+    "interrupted" (`should_stop` said so)."""
+
+    stopped: str = "iterations"
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def evaluation_row(solver: IterativeSolver, member: int = 0, ev: dict | None = None) -> dict:
+    """One row of figures for batch member `member` at the solver's current iteration
+    (`ev`: the result of `solver.evaluate()`, when already computed)."""
+    ev = ev or solver.evaluate()
+    avg, cur = ev["average"].as_dict(member), ev["current"].as_dict(member)
+    row = {"iteration": solver.iteration,
+           "exploitability": avg["exploitability"], "exploitability_current": cur["exploitability"],
+           "nash_conv": avg["nash_conv"], "nash_conv_current": cur["nash_conv"],
+           "game_value": avg["game_value"], "game_value_current": cur["game_value"],
+           "best_response_p0": avg["best_response"][0], "best_response_p1": avg["best_response"][1]}
+    for k, v in solver.regret_summary().items():
+        row[f"regret_{k}"] = float(v[min(member, v.shape[0] - 1)])
+    fraction = getattr(solver, "sampled_fraction", None)
+    if fraction is not None:
+        row["sampled_fraction"] = fraction
+    return row
+
+
+def tracked_strategies(solver: IterativeSolver, keys, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
+    """{infoset key: {"average" | "current": {action: probability}}} for the infosets `keys`;
+    an unknown key is an error that lists some known ones."""
+    if not keys:
+        return {}
+    known = solver.infoset_keys()
+    missing = [k for k in keys if k not in set(known)]
+    if missing:
+        raise TensorCFRError(f"--track-infosets: unknown infoset(s) {missing} in {solver.game.name}; "
+                             f"some known keys: {known[:8]}")
+    return solver.strategies(keys, member)
+
+
+def log_config(writer, config: dict) -> None:
+    """The resolved configuration as a text summary at step 0 and as TensorBoard hparams (whose
+    metrics are the `HPARAM_METRICS` scalars), so the HParams view compares variants."""
+    from torch.utils.tensorboard.summary import hparams
+
+    writer.add_text("config", "```\n" + json.dumps(config, indent=1) + "\n```", 0)
+    flat = {k: (v if isinstance(v, (int, float, str, bool)) else json.dumps(v)) for k, v in config.items()
+            if v is not None}
+    exp, ssi, sei = hparams(flat, {m: float("nan") for m in HPARAM_METRICS})
+    fw = writer._get_file_writer()
+    for summary in (exp, ssi, sei):
+        fw.add_summary(summary)
+
+
+def _log(writer, solver, rows_by_member: list[dict], track: dict, histograms: dict | None) -> None:
+    step = solver.iteration
+    for b, row in enumerate(rows_by_member):
+        suffix = f"/member{b}" if b else ""
+        for tag, key in TAGS.items():
+            if key in row:  # FTRL keeps no regrets; only matrix games have conditional ones
+                writer.add_scalar(tag + suffix, row[key], step)
+    for key, by in track.items():
+        for which, probs in by.items():
+            for action, p in probs.items():
+                writer.add_scalar(f"strategy/{key}/{action}/{which}", p, step)
+    for name, values in (histograms or {}).items():  # member 0's
+        if values.numel():
+            writer.add_histogram(f"histogram/{name}", values.float().cpu(), step)
+
+
+class Progress:
+    """A one-line progress bar on a terminal (iteration, exploitability, iterations per second,
+    time left); nothing when the stream is not a terminal (the caller prints plain lines)."""
+
+    def __init__(self, total: int, stream=None, enabled: bool | None = None):
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.total, self.last_draw, self.exploitability, self.shown = total, 0.0, None, False
+
+    def update(self, iteration: int, rate: float, exploitability: float | None = None) -> None:
+        if exploitability is not None:
+            self.exploitability = exploitability
+        now = time.monotonic()
+        if not self.enabled or now - self.last_draw < 0.1:
+            return
+        self.last_draw = now
+        frac = min(iteration / max(self.total, 1), 1.0)
+        bar = "#" * int(24 * frac) + "-" * (24 - int(24 * frac))
+        left = (self.total - iteration) / rate if rate > 0 else float("nan")
+        expl = f"{self.exploitability:.3e}" if self.exploitability is not None else "-"
+        self.stream.write(f"\r[{bar}] {iteration:,}/{self.total:,}  exploitability {expl}  {rate:,.0f} it/s"
+                          f"  {left:,.0f}s left ")
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.enabled and self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.shown = False
+
+
+@dataclass
+class TrainOptions:
+    """How `train` evaluates, logs, stops and checkpoints (every field optional).
+
+    eval_every:  iterations between evaluations (default: a tenth of the run)
+    callback:    called with member 0's row at each evaluation
+    writer:      a `SummaryWriter` receiving the scalars of `TAGS` at the iteration as step
+                 (members after the first with a `/member{b}` suffix), the strategies of
+                 `track_infosets` as `strategy/{key}/{action}/{average|current}` and, with
+                 `histograms`, the solver's `histograms()` as `histogram/{name}`
+    time_limit:  stop after this many seconds
+    target_exploitability: stop once the average's exploitability is at or below it
+                 (checked at evaluations)
+    should_stop: stop when it turns true (checked about every 0.2 s)
+    checkpoint:  called with the loop state every `checkpoint_every` iterations and at the end;
+                 passing that state back as `loop_state` (with the solver's `load_state_dict`)
+                 continues the run exactly
+    progress:    a `Progress` bar to update
+
+    Example:
+        >>> TrainOptions(eval_every=10, time_limit=60.0).histograms
+        True
+    """
+
+    eval_every: int | None = None
+    callback: Callable[[dict], None] | None = None
+    writer: Any = None
+    time_limit: float | None = None
+    target_exploitability: float | None = None
+    checkpoint: Callable[[dict], None] | None = None
+    checkpoint_every: int | None = None
+    should_stop: Callable[[], bool] | None = None
+    track_infosets: Sequence[str] = ()
+    histograms: bool = True
+    progress: Progress | None = None
+    loop_state: dict | None = None
+
+
+def train(solver: IterativeSolver, iterations: int, eval_every: int | None = None,
+          options: TrainOptions | None = None, **fields) -> TrainResult:
+    """Run up to `iterations` more iterations, evaluating every `eval_every` (default a tenth)
+    and at the end; `options` (a `TrainOptions`, or its fields as keywords) says how to log,
+    stop and checkpoint.
+
+    Each evaluation produces a row (see `evaluation_row`, plus `ms_per_iteration`,
+    `iterations_per_second` and `seconds`, the solving time so far without evaluations) per
+    batch member. The loop stops early on `time_limit`, `target_exploitability` or
+    `should_stop`. Returns member 0's rows (all of them, those of `loop_state` included) as a
+    `TrainResult`.
+    """
+    try:
+        opts = replace(options or TrainOptions(), **fields)
+    except TypeError as e:
+        raise TensorCFRError(f"train: {e}") from None
+    iterations = number("iterations", iterations, lo=0, integer=True)
+    eval_every = optional("eval_every", eval_every or opts.eval_every, lo=1, integer=True) or max(1, iterations // 10)
+    opts = replace(opts, checkpoint_every=optional("checkpoint_every", opts.checkpoint_every, lo=0, integer=True),
+                   time_limit=optional("time_limit", opts.time_limit, lo=0),
+                   target_exploitability=optional("target_exploitability", opts.target_exploitability))
+    writer, checkpoint, checkpoint_every, progress = opts.writer, opts.checkpoint, opts.checkpoint_every, opts.progress
+    track = list(opts.track_infosets)
+    tracked_strategies(solver, track)  # an unknown key fails now, not at the first evaluation
+    state = dict(opts.loop_state or {"rows": [], "solving": 0.0})
+    rows = TrainResult(state["rows"])
+    target_iteration = solver.iteration + iterations
+    started, chunk = time.perf_counter(), 1
+    since_eval, since_eval_time = 0, 0.0
+
+    def snapshot():
+        return {"rows": list(rows), "solving": state["solving"], "eval_every": eval_every}
+
+    def evaluate_now() -> dict:
+        nonlocal since_eval, since_eval_time
+        ev = solver.evaluate()
+        member_rows = []
+        for b in range(solver.batch_size):
+            row = evaluation_row(solver, b, ev)
+            n, dt = max(since_eval, 1), max(since_eval_time, 1e-12)
+            row.update(ms_per_iteration=1000 * dt / n, iterations_per_second=n / dt, seconds=state["solving"])
+            member_rows.append(row)
+        since_eval, since_eval_time = 0, 0.0
+        rows.append(member_rows[0])
+        # the histograms' best responses are collectives in a distributed run: every rank computes
+        # them (the CLI turns them off on every rank with --no-log), rank 0 writes them
+        hist = (solver.histograms(0) if opts.histograms and (writer is not None or getattr(solver, "distributed", False))
+                else None)
+        if writer is not None:
+            _log(writer, solver, member_rows, tracked_strategies(solver, track), hist)
+        if progress is not None:
+            progress.update(solver.iteration, member_rows[0]["iterations_per_second"], member_rows[0]["exploitability"])
+            progress.clear()
+        if opts.callback is not None:
+            opts.callback(member_rows[0])
+        return member_rows[0]
+
+    while solver.iteration < target_iteration:
+        interrupted, out_of_time = agree(solver, opts.should_stop is not None and opts.should_stop(),
+                                         opts.time_limit is not None and time.perf_counter() - started >= opts.time_limit)
+        if interrupted:
+            rows.stopped = "interrupted"
+            break
+        if out_of_time:
+            rows.stopped = "time_limit"
+            break
+        it = solver.iteration
+        bounds = [target_iteration - it, eval_every - it % eval_every, chunk]
+        if checkpoint is not None and checkpoint_every:
+            bounds.append(checkpoint_every - it % checkpoint_every)
+        n = min(bounds)
+        _sync(solver.device)
+        t0 = time.perf_counter()
+        solver.step(n)
+        _sync(solver.device)
+        dt = time.perf_counter() - t0
+        state["solving"] += dt
+        since_eval, since_eval_time = since_eval + n, since_eval_time + dt
+        chunk = max(1, min(chunk * 2, n * 2)) if dt < 0.2 else max(1, chunk // 2)  # stop checks ~5 per second
+        if progress is not None:
+            progress.update(solver.iteration, since_eval / max(since_eval_time, 1e-9))
+        if solver.iteration % eval_every == 0 or solver.iteration == target_iteration:
+            row = evaluate_now()
+            target = opts.target_exploitability
+            if target is not None and row["exploitability"] <= target:
+                rows.stopped = "target"
+                break
+        if checkpoint is not None and checkpoint_every and solver.iteration % checkpoint_every == 0:
+            checkpoint(snapshot())
+    if progress is not None:
+        progress.clear()
+    if checkpoint is not None:
+        checkpoint(snapshot())  # before a closing evaluation, so a resumed run's rows match
+    if rows.stopped in ("interrupted", "time_limit") and (not rows or rows[-1]["iteration"] != solver.iteration):
+        evaluate_now()
+    if writer is not None:
+        writer.flush()
+    return rows
+
+
+def open_writer(logdir: str, game: str, algo: str, seed: int = 0):
+    """A SummaryWriter on a fresh `logdir/{game}__{algo}__{seed}__{time}`."""
+    from torch.utils.tensorboard import SummaryWriter  # imported late: it is slow to import
+
+    from tensorcfr.run.checkpoints import new_run_dir
+
+    return SummaryWriter(new_run_dir(logdir, game, algo, seed))

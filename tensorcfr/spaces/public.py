@@ -1,0 +1,504 @@
+"""One player's decision space in the public-tree form (`tensorcfr.forms.public` has the layout):
+`PublicTreeplex` runs each pass of the generic `Treeplex` with the private type as a trailing
+dimension, over [B, M, T] views of the [B, S] per-sequence tensors, with index tensors of
+O(public edges), never O(edges × types); and the row helpers the public form's operator and
+estimator share (`add_rows`, `put_rows`, `pick_rows`).
+
+Example:
+    >>> import tensorcfr
+    >>> tp = tensorcfr.compile("ocp(12)", form="public").treeplexes[0]
+    >>> tp.num_public_sequences, tp.types, tp.num_sequences
+    (4, 12, 49)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+import weakref
+from dataclasses import dataclass, field
+from typing import NamedTuple, Sequence
+
+import numpy as np
+import torch
+
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.spaces import fused
+from tensorcfr.spaces.treeplex import WEIGHTS
+
+
+
+# The passes that need no level order (normalising, subtracting infoset values) run over blocks
+# of consecutive levels of at least this many sequence entries (M T): one block for a small
+# game, and temporaries of a block's size, not the whole treeplex's, for a large one.
+BLOCK_ENTRIES = 1 << 22
+
+
+class PublicLevel(NamedTuple):
+    """One treeplex level in public units: public infosets `u0:u1`, public sequences `m0:m1`
+    (rows of the [M, T] view, i.e. public sequence e is row e - 1)."""
+
+    u0: int
+    u1: int
+    m0: int
+    m1: int
+    segment: torch.Tensor  # [m1-m0] int64: public infoset of each sequence, minus u0
+    parent: torch.Tensor  # [u1-u0] int64: row of each infoset's parent sequence (first level: unused)
+    seq_parent: torch.Tensor  # [m1-m0] int64: row of the parent sequence of each sequence's infoset
+    first: bool  # the level whose parent is the empty sequence
+
+
+WIDE_TYPES = 1024  # from this many types a row, `add_rows` adds row by row on the CPU
+# from this many entries `add_rows` sums by a sparse product on the CPU; below, the product's
+# set-up (12 us, and about 20 us more where it follows torch's own threaded kernels) costs
+# more than the scatter saves (9 us for 512 x 6 entries, 37 for 4096 x 6: measured)
+MATRIX_ENTRIES = 1 << 15
+GATHER_ENTRIES = 1 << 15  # from this many entries `pick_rows` gathers whole rows (below, 2.5 us more a call)
+
+
+def add_rows(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """out[:, index[i]] += values[:, i] for out [B, n, T], index [m], values [B, m, T].
+
+    On the CPU with one member the sum is a sparse 0/1 matrix [n, m] (CSR, made once per
+    index, `_summing`) times values [m, T], added into out by `torch.addmm`: on Dudo(5,2,2)'s
+    1M x 15 rows 4.5 ms at float32 (7.5 at float64), against 27 ms for the broadcast
+    `scatter_add_` below (measured). Elsewhere a scatter-add with the index
+    broadcast over B and T (not materialised); `index_add_` along that middle dimension loops
+    over rows on the CPU: 6x slower on Liar's Dice, 1.4x on Dudo(5,2,2) (measured, 4000 x 6
+    and 1e6 x 15 rows)."""
+    if _single(out) and _single(values):  # one member, one type (a sampled column): a flat add is 1.6x faster
+        out.view(-1).index_add_(0, index, values.reshape(-1))
+        return out
+    if _by_matrix(out, values):
+        lo, hi, m = _summing(index, out.dtype)
+        if m is not None:
+            o = out[0, lo:hi]  # the rows the index reaches (a level's parents: the level above)
+            torch.addmm(o, m, values[0].contiguous(), out=o)
+            return out
+    if out.device.type == "cpu" and values.shape[-1] >= WIDE_TYPES:
+        return out.index_add_(1, index, values)  # a few rows of many types: one vectorised add a row
+    return out.scatter_add_(1, index.view(1, -1, 1).expand(values.shape), values)
+
+
+def put_rows(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """out[:, index[i]] = values[:, i] for out [B, n, T], index [m] of distinct rows, values
+    [B, m, T]. With one member a copy of whole rows along the first dimension of [n, T]: 8x
+    faster than a scatter-add on 262K of 1M rows x 15, where rows far apart make each add a
+    cache miss (measured)."""
+    if out.shape[0] == 1 and values.shape[0] == 1 and out[0].is_contiguous():
+        out[0].index_copy_(0, index, values[0])
+        return out
+    return out.scatter_(1, index.view(1, -1, 1).expand(values.shape), values)
+
+
+def pick_rows(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """x[:, index] [B, m, T] for x [B, n, T]. With one member and `GATHER_ENTRIES` or more, a
+    gather of whole rows along the first dimension of the [n, T] matrix: `index_select` along
+    the middle dimension of [1, n, T] is 2.1x slower on a 65K x 15 gather and 3.5x on the flat
+    65K rows of a sampled column (`sampling/public.py`), measured.
+
+    Example:
+        >>> pick_rows(torch.arange(6.0).view(1, 3, 2), torch.tensor([2, 0])).tolist()
+        [[[4.0, 5.0], [0.0, 1.0]]]
+    """
+    if _single(x):
+        return x.reshape(-1).index_select(0, index).view(1, -1, 1)
+    if x.shape[0] == 1 and len(index) * x.shape[2] >= GATHER_ENTRIES:
+        return x[0].index_select(0, index).unsqueeze(0)
+    return x.index_select(1, index)
+
+
+def _is_zero(total: torch.Tensor) -> torch.Tensor:
+    """1 where total (>= 0) is 0, else 0, in total's dtype: arithmetic, not a comparison (a
+    boolean mask and `torch.where` cost 5x a division on the CPU: 675 against 134 us on 655K
+    floats, measured).
+
+    Example:
+        >>> _is_zero(torch.tensor([0.0, 2.0, 0.5])).tolist()
+        [1.0, 0.0, 0.0]
+    """
+    return torch.sign(total).neg_().add_(1)
+
+
+def _single(x: torch.Tensor) -> bool:
+    """Whether x [B, n, T] is one member of one type, laid out flat."""
+    return x.shape[0] == 1 and x.shape[2] == 1 and x.is_contiguous()
+
+
+def _by_matrix(out: torch.Tensor, values: torch.Tensor) -> bool:
+    """Whether `add_rows` sums by a sparse product: one member on the CPU, float32 or float64,
+    out's rows contiguous (addmm writes into them), at least `MATRIX_ENTRIES` values."""
+    return (values.numel() >= MATRIX_ENTRIES and out.shape[0] == 1 and values.shape[0] == 1
+            and out.device.type == "cpu" and out.dtype in (torch.float32, torch.float64)
+            and values.dtype == out.dtype and values.shape[-1] < WIDE_TYPES and out[0].is_contiguous())
+
+
+_SUMMING: dict = {}  # (id of the index, dtype) -> (weak reference to the index, lo, hi, CSR [hi - lo, m])
+
+
+def _summing(index: torch.Tensor, dtype: torch.dtype) -> tuple[int, int, torch.Tensor]:
+    """(lo, hi, the 0/1 CSR matrix [hi - lo, m] with a one at (index[i] - lo, i)) for the rows
+    lo:hi that the index [m] reaches: row r sums the values whose index is lo + r, in
+    increasing i (the order of a sequential scatter-add); None instead of the matrix where
+    those rows are more than 4 m (the product costs a pass over them). Made once per index
+    tensor and kept while the index lives."""
+    key = (id(index), dtype)
+    hit = _SUMMING.get(key)
+    if hit is not None and hit[0]() is index:
+        return hit[1:]
+    lo, hi = (int(index.min()), int(index.max()) + 1) if len(index) else (0, 0)
+    if hi - lo > 4 * len(index):  # rows spread far apart (a payoff class's terminals): the product would walk them all
+        _SUMMING[key] = (weakref.ref(index, lambda _, k=key: _SUMMING.pop(k, None)), lo, hi, None)
+        return lo, hi, None
+    # 32-bit indices where they fit: half the memory, and MKL's product is faster with them
+    # (1M x 15 rows: about 2x, measured beside another job; 187 against 155 us on 65K x 10)
+    kind = torch.int32 if len(index) < 2**31 - 1 else torch.int64
+    order = torch.argsort(index, stable=True).to(kind)
+    crow = torch.zeros(hi - lo + 1, dtype=kind)
+    torch.cumsum(torch.bincount(index - lo, minlength=hi - lo), 0, out=crow[1:])
+    with warnings.catch_warnings():  # "sparse CSR support is in beta": the product used here is long-standing
+        warnings.simplefilter("ignore")
+        m = torch.sparse_csr_tensor(crow, order, torch.ones(len(index), dtype=dtype), size=(hi - lo, len(index)))
+    _SUMMING[key] = (weakref.ref(index, lambda _, k=key: _SUMMING.pop(k, None)), lo, hi, m)
+    return lo, hi, m
+
+
+class PublicKeys(Sequence):
+    """The infoset keys of one player, made on demand from (public node, type): Dudo(6,2,2)
+    has 3.5e8 of them, which do not fit in memory as strings."""
+
+    def __init__(self, tp: "PublicTreeplex"):
+        self.tp = tp
+
+    def __len__(self):
+        return self.tp.num_infosets
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return self.names(np.arange(len(self))[j])
+        if not -len(self) <= j < len(self):
+            raise IndexError(j)
+        return self.names(np.array([j % len(self)]))[0]
+
+    def names(self, js: np.ndarray) -> list[str]:
+        """The key strings of the infosets `js` [k]."""
+        return self.tp.namer(self.tp.player, *np.divmod(np.asarray(js, dtype=np.int64), self.tp.types))
+
+    def __iter__(self):
+        for _, key in self.chunked(np.arange(len(self))):
+            yield key
+
+    def chunked(self, js: np.ndarray, chunk: int = 1 << 16):
+        """(j, key) for the infosets `js` [k], their names made a chunk at a time."""
+        for k in range(0, len(js), chunk):
+            part = js[k:k + chunk]
+            yield from zip(part.tolist(), self.names(part))
+
+
+@dataclass(frozen=True, eq=False)
+class PublicTreeplex:
+    """One player's treeplex in the public-tree form: U public infosets, M public sequences
+    (plus the empty one), T private types; I = U T infosets and S = 1 + M T sequences.
+
+    Offers what the update rules and the evaluation call on a `treeplex.Treeplex`, with the
+    same shapes ([B, S], [B, I]), computed over [B, M, T] / [B, U, T] views.
+    """
+
+    player: int
+    types: int  # T
+    alphabet: tuple[str, ...]  # the game's action names
+    infoset_parent_pub: torch.Tensor  # [U] int64: parent public sequence (0 = empty)
+    infoset_offsets_pub: torch.Tensor  # [U+1] int64: public sequences (numbered from 1) of each infoset
+    action_pub: torch.Tensor  # [M] int64: alphabet index of each public sequence's action
+    level_offsets_pub: torch.Tensor  # [L+1] int64: level l holds public infosets [l]:[l+1]
+    # [U, T] bool: the pairs (u, t) chance can reach (Leduc: not your card on the board); None: all
+    live: torch.Tensor | None = None
+    namer: object = field(default=None, repr=False)  # (player, u [k], t [k]) -> key strings
+    levels: tuple[PublicLevel, ...] = field(init=False, repr=False)
+    blocks: tuple = field(init=False, repr=False)  # levels grouped for the passes that need no level order
+    slot_pub: torch.Tensor = field(init=False, repr=False)  # [M] public infoset of each public sequence
+    _uniform: dict = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        off = self.infoset_offsets_pub
+        counts = off.diff()
+        slot = torch.repeat_interleave(torch.arange(len(counts), device=off.device), counts)  # [M]
+        object.__setattr__(self, "slot_pub", slot)
+        lo, io = self.level_offsets_pub.tolist(), off.tolist()
+        levels = []
+        for u0, u1 in zip(lo[:-1], lo[1:]):
+            m0, m1 = io[u0] - 1, io[u1] - 1
+            segment = slot[m0:m1] - u0
+            parent = self.infoset_parent_pub[u0:u1] - 1
+            first = bool(u1 > u0 and int(self.infoset_parent_pub[u0]) == 0)
+            levels.append(PublicLevel(u0, u1, m0, m1, segment, parent, parent[segment], first))
+        object.__setattr__(self, "levels", tuple(levels))
+        # consecutive levels merged into blocks of at least BLOCK_ENTRIES sequence entries:
+        # (u0, u1, m0, m1, public infoset of each sequence minus u0 [m1-m0])
+        blocks, start = [], 0
+        for k, u1 in enumerate(lo[1:]):
+            m0, m1 = io[lo[start]] - 1, io[u1] - 1
+            if (m1 - m0) * self.types >= BLOCK_ENTRIES or k == len(lo) - 2:
+                # a block of one level shares that level's index
+                blocks.append((lo[start], u1, m0, m1, levels[k].segment if start == k else slot[m0:m1] - lo[start]))
+                start = k + 1
+        object.__setattr__(self, "blocks", tuple(blocks))
+        object.__setattr__(self, "_live_masks", {})
+        object.__setattr__(self, "_uniform", {})
+
+    # -- sizes and names ------------------------------------------------------------------------
+    @property
+    def num_public_infosets(self) -> int:
+        return int(self.infoset_parent_pub.numel())
+
+    @property
+    def num_public_sequences(self) -> int:
+        """M: public sequences without the empty one."""
+        return int(self.action_pub.numel())
+
+    @property
+    def num_infosets(self) -> int:
+        return self.num_public_infosets * self.types
+
+    @property
+    def num_sequences(self) -> int:
+        """Sequences including the empty one (the length of every per-sequence tensor)."""
+        return 1 + self.num_public_sequences * self.types
+
+    @property
+    def infoset_keys(self) -> PublicKeys:
+        return PublicKeys(self)
+
+    @property
+    def action_names(self) -> "_ActionNames":
+        return _ActionNames(self)
+
+    def infosets(self):
+        """(index, key, action names) of every infoset chance can reach, in storage order (the
+        infosets of the generic form; the others hold numbers that never matter)."""
+        js = (np.arange(self.num_infosets) if self.live is None
+              else np.flatnonzero(self.live.reshape(-1).cpu().numpy()))
+        names = self.action_names
+        for j, key in self.infoset_keys.chunked(js):
+            yield j, key, names[j]
+
+    def infoset_index(self) -> dict[str, int]:
+        """{infoset key: storage index} of the reachable infosets, built once on first use."""
+        index = self.__dict__.get("_index")
+        if index is None:
+            index = {k: j for j, k, _ in self.infosets()}
+            object.__setattr__(self, "_index", index)
+        return index
+
+    def _host(self, name: str) -> np.ndarray:
+        """A numpy copy of an index tensor, made once (per-infoset lookups read it, not the device)."""
+        cache = self.__dict__.setdefault("_host_copies", {})
+        if name not in cache:
+            cache[name] = getattr(self, name).cpu().numpy()
+        return cache[name]
+
+    def public_actions(self, u: int) -> tuple[int, int]:
+        """The public sequences e0:e1 (numbered from 1) of public infoset u."""
+        off = self._host("infoset_offsets_pub")
+        return int(off[u]), int(off[u + 1])
+
+    def columns(self, j: int) -> list[int]:
+        """The columns of infoset j's sequences in a per-sequence tensor [B, S]."""
+        u, t = divmod(int(j), self.types)
+        a, b = self.public_actions(u)
+        return [1 + (e - 1) * self.types + t for e in range(a, b)]
+
+    def per_infoset(self, row: list) -> dict[str, dict[str, object]]:
+        """`{infoset key: {action name: row[sequence]}}` for a per-sequence list `row` [S]."""
+        return {key: dict(zip(acts, (row[c] for c in self.columns(j)))) for j, key, acts in self.infosets()}
+
+    def uniform(self, dtype: torch.dtype) -> torch.Tensor:
+        """[M, 1]: 1 / actions of each public sequence's infoset."""
+        if dtype not in self._uniform:
+            self._uniform[dtype] = (1.0 / self.infoset_offsets_pub.diff().to(dtype))[self.slot_pub].unsqueeze(1)
+        return self._uniform[dtype]
+
+    def with_types(self, k: int, live: torch.Tensor | None = None) -> "PublicTreeplex":
+        """The same public tree with k types (the columns a sample touches, `sampling/public.py`),
+        `live` [U, k] the pairs chance can reach; the index tensors are shared, not copied.
+
+        Example:
+            >>> import tensorcfr
+            >>> tp = tensorcfr.compile("kuhn", form="public").treeplexes[0]
+            >>> tp.num_sequences, tp.with_types(1).num_sequences
+            (13, 5)
+        """
+        return PublicTreeplex(self.player, int(k), self.alphabet, self.infoset_parent_pub, self.infoset_offsets_pub,
+                              self.action_pub, self.level_offsets_pub, live=live)
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.init and isinstance(getattr(self, f.name), torch.Tensor)}
+
+    def to(self, device) -> "PublicTreeplex":
+        return PublicTreeplex(self.player, self.types, self.alphabet,
+                              **{k: v.to(device) for k, v in self.tensors().items()}, namer=self.namer)
+
+    # -- views ----------------------------------------------------------------------------------
+    def rows(self, t: torch.Tensor) -> torch.Tensor:
+        """[B, M, T] view of the non-empty sequences of a per-sequence tensor [B, S]."""
+        return t[:, 1:].view(t.shape[0], self.num_public_sequences, self.types)
+
+    def live_mask(self, dtype: torch.dtype) -> torch.Tensor | None:
+        """[U, T] 1 where chance can reach (u, t), else 0, in `dtype` (None: everywhere)."""
+        if self.live is None:
+            return None
+        if dtype not in self._live_masks:
+            self._live_masks[dtype] = self.live.to(dtype)
+        return self._live_masks[dtype]
+
+    def _to_parent(self, lv: PublicLevel, q: torch.Tensor, values: torch.Tensor) -> None:
+        """Add infoset values [B, n, T] of level `lv` into their parent sequences of q [B, S]."""
+        if lv.first:
+            q[:, 0] += values.sum((1, 2))
+        else:
+            add_rows(self.rows(q), lv.parent, values)
+
+    # -- the operations of treeplex.Treeplex ----------------------------------------------------
+    def segment_sum(self, values: torch.Tensor) -> torch.Tensor:
+        """Sum `values` [B, S] over each infoset's sequences -> [B, I]."""
+        out = values.new_zeros(values.shape[0], self.num_public_infosets, self.types)
+        return add_rows(out, self.slot_pub, self.rows(values)).view(values.shape[0], -1)
+
+    def normalize(self, weights: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Behavioural strategy [B, S] proportional to weights >= 0; uniform where they sum to 0.
+        `out` (weights itself allowed) receives the result. One block of levels at a time
+        (`blocks`), so its temporaries are those of a block, not of the whole treeplex."""
+        b = weights.shape[0]
+        w = self.rows(weights)
+        out = torch.empty_like(weights) if out is None else out
+        o, uniform = self.rows(out), self.uniform(weights.dtype)
+        for u0, u1, m0, m1, segment in self.blocks:
+            total = add_rows(weights.new_zeros(b, u1 - u0, self.types), segment, w[:, m0:m1])  # [B, u, T]
+            if fused.wanted(total, (m1 - m0) * self.types) and (out is weights or fused.disjoint(weights, out)):
+                # one pass, the totals gathered as it goes
+                fused.normalize_rows(w[0, m0:m1], total[0], segment, uniform[m0:m1],
+                                     None if out is weights else o[0, m0:m1])
+                continue
+            zero = _is_zero(total)  # [B, u, T] 1 where the weights sum to 0
+            o_ = o[:, m0:m1]
+            torch.div(w[:, m0:m1], pick_rows(total.add_(zero), segment), out=o_)  # 0 / 1 where they do
+            o_.addcmul_(pick_rows(zero, segment), uniform[m0:m1])  # and then 1 / actions
+        out[:, 0] = 1.0
+        return out
+
+    def sequence_form(self, sigma: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Realisation plan x [B, S] of a behavioural strategy sigma [B, S]: top-down per level.
+        `out` (sigma itself allowed: a level reads only levels above it) receives the result."""
+        x = torch.empty_like(sigma) if out is None else out
+        x[:, 0] = 1.0
+        xr, sr = self.rows(x), self.rows(sigma)
+        for lv in self.levels:
+            if lv.first:
+                xr[:, lv.m0:lv.m1] = sr[:, lv.m0:lv.m1]
+            else:
+                torch.mul(pick_rows(xr, lv.seq_parent), sr[:, lv.m0:lv.m1], out=xr[:, lv.m0:lv.m1])
+        return x
+
+    def parent_reach(self, x: torch.Tensor) -> torch.Tensor:
+        """[B, I]: the realisation weight x of each infoset's parent sequence."""
+        b = x.shape[0]
+        ext = torch.cat([x[:, :1, None].expand(b, 1, self.types), self.rows(x)], 1)  # [B, 1 + M, T]
+        return ext.index_select(1, self.infoset_parent_pub).reshape(b, -1)
+
+    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False):
+        """`treeplex.bottom_up`: (q [B, S], v [B, I]), expected values under sigma or, without
+        it, the best response's; with `inplace`, q is g itself where their shapes allow."""
+        batch = max(g.shape[0], 1 if sigma is None else sigma.shape[0])
+        q = g if inplace and g.shape[0] == batch else g.expand(batch, -1).clone()
+        qr = self.rows(q)
+        shape = (batch, self.num_public_infosets, self.types)
+        v = q.new_full(shape, -torch.inf) if sigma is None else q.new_zeros(shape)
+        for lv in reversed(self.levels):
+            ql, vl = qr[:, lv.m0:lv.m1], v[:, lv.u0:lv.u1]
+            if sigma is None:
+                idx = lv.segment.view(1, -1, 1).expand(batch, -1, self.types)
+                vl.scatter_reduce_(1, idx, ql, "amax")
+            else:
+                add_rows(vl, lv.segment, self.rows(sigma)[:, lv.m0:lv.m1] * ql)
+            self._to_parent(lv, q, vl)
+        return q, v.view(batch, -1)
+
+    def instantaneous_regret(self, g: torch.Tensor, sigma: torch.Tensor, inplace: bool = False) -> torch.Tensor:
+        """r(j,a) = q(j,a) - v(j) [B, S-1] (see `Treeplex.instantaneous_regret`); with
+        `inplace`, g's memory holds the result (a block of levels at a time: no [B, S] temporary)."""
+        q, v = self.bottom_up(g, sigma, inplace)
+        b = q.shape[0]
+        v = v.view(b, self.num_public_infosets, self.types)
+        if not inplace:
+            return (self.rows(q) - pick_rows(v, self.slot_pub)).view(b, -1)
+        qr = self.rows(q)
+        for u0, u1, m0, m1, segment in self.blocks:
+            if fused.wanted(q, (m1 - m0) * self.types) and fused.disjoint(q, v):
+                fused.subtract_gathered(qr[0, m0:m1], v[0, u0:u1], segment)
+            else:
+                qr[:, m0:m1].sub_(pick_rows(v[:, u0:u1], segment))
+        return q[:, 1:]
+
+    def softmax_bottom_up(self, u: torch.Tensor, temperature: torch.Tensor):
+        """`treeplex.softmax_bottom_up` over the public tree, temperatures [B or 1, I]."""
+        batch = max(u.shape[0], temperature.shape[0])
+        tau_all = temperature.view(temperature.shape[0], self.num_public_infosets, self.types)
+        q = u.expand(batch, -1).clone()
+        qr = self.rows(q)
+        sigma = torch.empty_like(q)
+        sigma[:, 0] = 1.0
+        sr = self.rows(sigma)
+        for lv in reversed(self.levels):
+            n = lv.u1 - lv.u0
+            tau = tau_all[:, lv.u0:lv.u1]  # [B, n, T]
+            z = qr[:, lv.m0:lv.m1] / tau.index_select(1, lv.segment)  # [B, m, T]
+            idx = lv.segment.view(1, -1, 1).expand(batch, -1, self.types)
+            top = z.new_full((batch, n, self.types), -torch.inf).scatter_reduce_(1, idx, z, "amax")
+            e = torch.exp(z - top.index_select(1, lv.segment))
+            total = add_rows(e.new_zeros(batch, n, self.types), lv.segment, e)
+            torch.div(e, total.index_select(1, lv.segment), out=sr[:, lv.m0:lv.m1])
+            value = tau * (top + torch.log(total))  # [B, n, T]
+            live = self.live_mask(value.dtype)
+            # an infoset chance never reaches is not in the game: its entropy must not reach its parent
+            self._to_parent(lv, q, value if live is None else value * live[lv.u0:lv.u1])
+        return sigma, q[:, 0]
+
+    def softmax(self, u: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
+        return self.softmax_bottom_up(u, temperature)[0]
+
+    def entropy_weights(self, scheme: str = "unit") -> torch.Tensor:
+        """Dilated-entropy weights [I] (float64): the public infoset's, for every type."""
+        if scheme not in WEIGHTS:
+            raise TensorCFRError(f"weights must be one of {', '.join(WEIGHTS)}, got {scheme!r}")
+        dev, T = self.infoset_parent_pub.device, self.types
+        beta = torch.ones(self.num_public_infosets, T, dtype=torch.float64, device=dev)  # [U, T]
+        live = self.live_mask(torch.float64)
+        if scheme != "unit":
+            below = torch.zeros(1 + self.num_public_sequences, T, dtype=torch.float64, device=dev)  # [1 + M, T]
+            for lv in reversed(self.levels):
+                most = torch.zeros(lv.u1 - lv.u0, T, dtype=torch.float64, device=dev)
+                idx = lv.segment.view(-1, 1).expand(-1, T)
+                most.scatter_reduce_(0, idx, below[1 + lv.m0:1 + lv.m1], "amax")
+                beta[lv.u0:lv.u1] = 2 + 2 * most if scheme == "kroer17" else 1 + most
+                b = beta[lv.u0:lv.u1] if live is None else beta[lv.u0:lv.u1] * live[lv.u0:lv.u1]
+                below.index_add_(0, self.infoset_parent_pub[lv.u0:lv.u1], b)
+        return beta.reshape(-1)
+
+
+class _ActionNames(Sequence):
+    """action_names[j]: the action names of infoset j (those of its public infoset)."""
+
+    def __init__(self, tp: PublicTreeplex):
+        self.tp = tp
+
+    def __len__(self):
+        return self.tp.num_infosets
+
+    def __getitem__(self, j):
+        a, b = self.tp.public_actions(int(j) // self.tp.types)
+        return tuple(self.tp.alphabet[k] for k in self.tp._host("action_pub")[a - 1:b - 1].tolist())
+
+    def __iter__(self):
+        for j in range(len(self)):
+            yield self[j]

@@ -1,0 +1,348 @@
+"""One player's decision space (the treeplex) and the tensor operations over it.
+
+A player's infosets are stored by treeplex level, the infosets of one level contiguous, and
+the actions of one infoset are contiguous sequences, so "all actions of an infoset" is a
+segment and "all infosets of a level" is a slice (DESIGN.md §1). The operations every
+update rule and the evaluation share (DESIGN.md §2) are functions here, and methods of
+`Treeplex` for the update rules: a per-infoset normalisation (regret matching), the top-down
+pass to the sequence form, and the bottom-up passes (expected value under a strategy, best
+response, entropy-regularised best response). Python loops run over treeplex levels only.
+
+Per-sequence tensors are [B, S] with column 0 the empty sequence; per-infoset ones [B, I].
+Reductions over an infoset's actions are ragged segment sums (`index_add_`), which on the CPU
+add in a fixed order, so batch members are bit-identical to solo runs.
+
+Example:
+    >>> import torch, tensorcfr
+    >>> from tensorcfr import treeplex
+    >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+    >>> sigma = tp.normalize(torch.zeros(1, tp.num_sequences, dtype=torch.float64))
+    >>> treeplex.sequence_form(tp, sigma)[0, :3].tolist()
+    [1.0, 0.5, 0.5]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import torch
+
+from tensorcfr.spaces import fused
+from tensorcfr.errors import TensorCFRError
+
+WEIGHTS = ("unit", "kroer17", "farina21")  # the dilated-entropy weight schemes
+
+
+class Level(NamedTuple):
+    """One treeplex level: infosets `i0:i1`, sequences `s0:s1`, and their index tensors."""
+
+    i0: int
+    i1: int
+    s0: int
+    s1: int
+    segment: torch.Tensor  # [s1-s0] int64: infoset of each sequence, minus i0
+    parent: torch.Tensor  # [i1-i0] int64: parent sequence of each infoset
+    seq_parent: torch.Tensor  # [s1-s0] int64: parent sequence of each sequence's infoset
+
+
+@dataclass(frozen=True, eq=False)
+class Treeplex:
+    """One player's sequence-form decision space (S sequences incl. the empty one, I infosets).
+
+    Sequence 0 is the empty sequence; infoset j owns sequences
+    `infoset_offsets[j] : infoset_offsets[j+1]`, one per action in `action_names[j]` order.
+    """
+
+    player: int
+    infoset_keys: tuple[str, ...]  # [I]
+    action_names: tuple[tuple[str, ...], ...]  # [I][A_j]
+    infoset_parent: torch.Tensor  # [I] int64: parent sequence of each infoset
+    infoset_offsets: torch.Tensor  # [I+1] int64: CSR offsets of each infoset's sequences
+    seq_infoset: torch.Tensor  # [S] int64: infoset owning each sequence, -1 for the empty one
+    level_offsets: torch.Tensor  # [L+1] int64: level l holds infosets level_offsets[l]:[l+1]
+    # derived on construction, not stored in files:
+    levels: tuple[Level, ...] = field(init=False, repr=False)
+    slot_infoset: torch.Tensor = field(init=False, repr=False)  # [S-1] seq_infoset[1:]
+    num_actions: torch.Tensor = field(init=False, repr=False)  # [I] int64
+    _uniform: dict = field(init=False, repr=False, compare=False)  # dtype -> [S-1] 1 / actions
+
+    def __post_init__(self):
+        lo = self.level_offsets.tolist()
+        io = self.infoset_offsets[self.level_offsets.long()].tolist()  # first sequence of each level
+        levels = []
+        for (i0, i1), (s0, s1) in zip(zip(lo[:-1], lo[1:]), zip(io[:-1], io[1:])):
+            segment = self.seq_infoset[s0:s1] - i0
+            parent = self.infoset_parent[i0:i1]
+            levels.append(Level(i0, i1, s0, s1, segment, parent, parent[segment]))
+        object.__setattr__(self, "levels", tuple(levels))
+        object.__setattr__(self, "slot_infoset", self.seq_infoset[1:])
+        object.__setattr__(self, "num_actions", self.infoset_offsets.diff())
+        object.__setattr__(self, "_uniform", {})
+
+    def uniform(self, dtype: torch.dtype) -> torch.Tensor:
+        """[S-1] the uniform strategy's probability of each sequence (1 / its infoset's actions),
+        made once per dtype: regret matching falls back to it at every iteration."""
+        if dtype not in self._uniform:
+            self._uniform[dtype] = (1.0 / self.num_actions.to(dtype))[self.slot_infoset]
+        return self._uniform[dtype]
+
+    @property
+    def num_infosets(self) -> int:
+        return len(self.infoset_keys)
+
+    @property
+    def num_sequences(self) -> int:
+        """Sequences including the empty one (the length of every per-sequence tensor)."""
+        return int(self.seq_infoset.numel())
+
+    def infoset_index(self) -> dict[str, int]:
+        """{infoset key: storage index}, built once (lookups by key happen at every evaluation)."""
+        index = self.__dict__.get("_index")
+        if index is None:
+            index = {k: i for i, k in enumerate(self.infoset_keys)}
+            object.__setattr__(self, "_index", index)
+        return index
+
+    def sequence_names(self) -> list[str]:
+        """Readable name of every sequence: `""` for the empty one, else `"key/action"`."""
+        return [""] + [f"{k}/{a}" for k, acts in zip(self.infoset_keys, self.action_names) for a in acts]
+
+    def per_infoset(self, row: list) -> dict[str, dict[str, object]]:
+        """`{infoset key: {action name: row[sequence]}}` for a per-sequence list `row` [S].
+
+        Example:
+            >>> import tensorcfr
+            >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+            >>> tp.per_infoset(list(range(tp.num_sequences)))["J:"]
+            {'pass': 1, 'bet': 2}
+        """
+        offsets = self.infoset_offsets.tolist()
+        return {key: dict(zip(acts, row[offsets[j]:offsets[j + 1]])) for j, key, acts in self.infosets()}
+
+    def infosets(self):
+        """(index, key, action names) of every infoset, in storage order."""
+        return ((j, k, a) for j, (k, a) in enumerate(zip(self.infoset_keys, self.action_names)))
+
+    def columns(self, j: int) -> list[int]:
+        """The columns of infoset j's sequences in a per-sequence tensor [B, S]."""
+        return list(range(int(self.infoset_offsets[j]), int(self.infoset_offsets[j + 1])))
+
+    # -- the operations the update rules and the evaluation call (`public.PublicTreeplex`, the
+    # public-tree form's space, offers the same) -------------------------------------------------
+    def segment_sum(self, values: torch.Tensor) -> torch.Tensor:
+        """`segment_sum(self, values)`: [B, S] summed over each infoset's sequences -> [B, I]."""
+        return segment_sum(self, values)
+
+    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False):
+        """`bottom_up(self, g, sigma, inplace)`: (q [B, S], v [B, I])."""
+        return bottom_up(self, g, sigma, inplace)
+
+    def parent_reach(self, x: torch.Tensor) -> torch.Tensor:
+        """[B, I]: the realisation weight x [B, S] of each infoset's parent sequence."""
+        return x[:, self.infoset_parent]
+
+    def normalize(self, weights: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """`normalize(self, weights, out)`: behavioural strategy [B, S] proportional to weights >= 0."""
+        return normalize(self, weights, out)
+
+    def sequence_form(self, sigma: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """`sequence_form(self, sigma, out)`: the realisation plan [B, S] of sigma [B, S]."""
+        return sequence_form(self, sigma, out)
+
+    def instantaneous_regret(self, g: torch.Tensor, sigma: torch.Tensor, inplace: bool = False) -> torch.Tensor:
+        """r(j,a) = q(j,a) - v(j) [B, S-1] for counterfactual values g [B, S] under sigma [B, S]:
+        each action's value against the value of its infoset (the empty sequence has none).
+        With `inplace`, g's memory holds the result."""
+        q, v = bottom_up(self, g, sigma, inplace)  # [B, S], [B, I]
+        if not inplace:
+            return q[:, 1:] - v[:, self.slot_infoset]
+        if fused.wanted(q) and fused.disjoint(q, v):  # v gathered as the loop goes
+            n = q.shape[1] - 1
+            fused.subtract_gathered(q[0, 1:].view(n, 1), v[0].view(-1, 1), self.slot_infoset)
+            return q[:, 1:]
+        return q[:, 1:].sub_(v[:, self.slot_infoset])
+
+    def softmax(self, u: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
+        """`softmax_bottom_up(self, u, temperature)`'s strategy [B, S]."""
+        return softmax_bottom_up(self, u, temperature)[0]
+
+    def entropy_weights(self, scheme: str = "unit") -> torch.Tensor:
+        """`dilated_entropy_weights(self, scheme)` [I] float64."""
+        return dilated_entropy_weights(self, scheme)
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.init and isinstance(getattr(self, f.name), torch.Tensor)}
+
+    def to(self, device) -> "Treeplex":
+        return Treeplex(self.player, self.infoset_keys, self.action_names,
+                        **{k: v.to(device) for k, v in self.tensors().items()})
+
+
+def segment_sum(tp: Treeplex, values: torch.Tensor) -> torch.Tensor:
+    """Sum `values` [B, S] over each infoset's sequences -> [B, I]."""
+    out = values.new_zeros(values.shape[0], tp.num_infosets)
+    return out.index_add_(1, tp.slot_infoset, values[:, 1:])
+
+
+def touched(tp: Treeplex, seqs: torch.Tensor):
+    """The part of `tp` above the sequences `seqs` [n]: their infosets and every infoset on the
+    way up (a treeplex rooted at the empty sequence, its infosets in `tp`'s order, so levels
+    stay levels), as (sub-treeplex, its sequences' ids in `tp` [S'] with 0 first, its
+    infosets' ids in `tp` [I'], and `where(s)`: the positions in the part of sequences s of
+    `tp` that lie in it). A per-sequence tensor x [B, S] restricted to it is x[:, ids]; a
+    sub-treeplex's infosets are nameless. One round per treeplex level; the work is the
+    part's size and n, plus a pass over a boolean per infoset.
+
+    Example:
+        >>> import torch, tensorcfr
+        >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+        >>> sub, ids, infosets, where = touched(tp, torch.tensor([tp.infoset_offsets[-2].item()]))
+        >>> sub.num_infosets, [tp.infoset_keys[j] for j in infosets.tolist()]  # an infoset and its parent
+        (2, ['K:', 'K:pb'])
+    """
+    dev = tp.seq_infoset.device
+    marked = torch.zeros(tp.num_infosets, dtype=torch.bool, device=dev)  # [I]
+    new = tp.seq_infoset[seqs[seqs > 0]]
+    marked[new] = True
+    while len(new):  # upwards, one treeplex level a round
+        parents = tp.infoset_parent[new]
+        up = tp.seq_infoset[parents[parents > 0]]
+        new = up[~marked[up]]
+        marked[new] = True
+    found = torch.nonzero(marked).squeeze(1)  # [I'] sorted
+    rank = torch.cumsum(marked, 0) - 1  # [I] an infoset's index in the part (where it is in it)
+    count = tp.num_actions[found]  # [I']
+    sub_offsets = torch.cat([torch.ones(1, dtype=torch.long, device=dev), 1 + torch.cumsum(count, 0)])  # [I'+1]
+    owner = torch.repeat_interleave(torch.arange(len(found), device=dev), count)  # [S'-1]
+    ids = torch.cat([torch.zeros(1, dtype=torch.long, device=dev),
+                     tp.infoset_offsets[found][owner] + torch.arange(len(owner), device=dev) - sub_offsets[owner] + 1])
+
+    def where(s: torch.Tensor) -> torch.Tensor:
+        """Positions in the part of sequences s [n] of `tp` (every one in the part; 0 -> 0)."""
+        j = tp.seq_infoset[s].clamp(min=0)
+        return torch.where(s > 0, sub_offsets[rank[j]] + s - tp.infoset_offsets[j], 0)
+
+    level = torch.searchsorted(tp.level_offsets.to(dev), found, right=True) - 1  # [I']
+    sub = Treeplex(player=tp.player, infoset_keys=("",) * len(found), action_names=((),) * len(found),
+                   infoset_parent=where(tp.infoset_parent[found]), infoset_offsets=sub_offsets,
+                   seq_infoset=torch.cat([torch.full((1,), -1, dtype=torch.long, device=dev), owner]),
+                   level_offsets=torch.searchsorted(level, torch.arange(len(tp.levels) + 1, device=dev)))
+    return sub, ids, found, where
+
+
+def normalize(tp: Treeplex, weights: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Behavioural strategy proportional to `weights` [B, S] (>= 0); uniform where they sum to 0.
+
+    Regret matching is `normalize(tp, regrets.clamp(min=0))`; the average strategy is
+    `normalize(tp, cumulative sequence-form weights)`. Column 0 of the result is 1. `out`
+    (weights itself allowed) receives the result.
+    """
+    # (the public form's arithmetic in place of the mask, `public._is_zero`, gathers twice here,
+    # where a gather costs more than the mask: Leduc CFR+ 0.40 against 0.32 ms, measured)
+    if fused.wanted(weights) and (out is None or out is weights or fused.disjoint(weights, out)):
+        # one pass, each infoset's total gathered as it goes (a types dimension of 1)
+        out = torch.empty_like(weights) if out is None else out
+        col = lambda t: t[0, 1:].view(-1, 1)  # noqa: E731  [S-1, 1] of a one-member [1, S]
+        fused.normalize_rows(col(weights), segment_sum(tp, weights)[0].view(-1, 1), tp.slot_infoset,
+                             tp.uniform(weights.dtype).view(-1, 1), None if out is weights else col(out))
+        out[:, 0] = 1.0
+        return out
+    total = segment_sum(tp, weights)[:, tp.slot_infoset]  # [B, S-1]
+    positive = total > 0
+    out = torch.empty_like(weights) if out is None else out
+    out[:, 0] = 1.0
+    # where the total is 0 the quotient is 0/0, which the outer where discards
+    torch.where(positive, weights[:, 1:] / total, tp.uniform(weights.dtype), out=out[:, 1:])
+    return out
+
+
+def sequence_form(tp: Treeplex, sigma: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Realisation plan x [B, S] of a behavioural strategy sigma [B, S]: top-down per level.
+    `out` (sigma itself allowed: a level reads only levels above it) receives the result."""
+    x = torch.empty_like(sigma) if out is None else out
+    x[:, 0] = 1.0
+    for lv in tp.levels:
+        torch.mul(x.index_select(1, lv.seq_parent), sigma[:, lv.s0:lv.s1], out=x[:, lv.s0:lv.s1])
+    return x
+
+
+def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False):
+    """Values of sequences and infosets from counterfactual values g [B, S], deepest level first.
+
+    With `sigma` [B, S]: q(j,a) = g(j,a) + sum of child infoset values, v(j) = sum_a sigma q.
+    With `sigma=None`: best response, v(j) = max_a q(j,a).
+    Returns (q [B, S], v [B, I]); q[:, 0] is the value of the whole treeplex. With `inplace`,
+    q is g itself where their shapes allow.
+    """
+    batch = max(g.shape[0], 1 if sigma is None else sigma.shape[0])
+    q = g if inplace and g.shape[0] == batch else g.expand(batch, -1).clone()
+    # filled once, each level reduced into its own columns: two kernels a level fewer than a
+    # fresh [B, n] per level copied in (what a small game's iteration is made of)
+    v = q.new_full((batch, tp.num_infosets), -torch.inf) if sigma is None else q.new_zeros(batch, tp.num_infosets)
+    for lv in reversed(tp.levels):
+        ql, vl = q[:, lv.s0:lv.s1], v[:, lv.i0:lv.i1]
+        if sigma is None:
+            vl.scatter_reduce_(1, lv.segment.expand(batch, -1), ql, "amax")
+        else:
+            vl.index_add_(1, lv.segment, sigma[:, lv.s0:lv.s1] * ql)
+        q.index_add_(1, lv.parent, vl)
+    return q, v
+
+
+def softmax_bottom_up(tp: Treeplex, u: torch.Tensor, temperature: torch.Tensor):
+    """Maximiser of <u, x> + sum_j tau_j x[p_j] H(b_j) over the treeplex (H the entropy of the
+    behavioural strategy b_j at infoset j): the best response to utilities u [B, S]
+    regularised by the dilated entropy, with temperatures tau [B or 1, I] > 0.
+
+    Deepest level first, per infoset: Q(j,a) = u(j,a) + the values of the infosets below (j,a),
+    b(j,.) = softmax(Q(j,.) / tau_j) and V(j) = tau_j logsumexp(Q(j,.) / tau_j), which flows
+    into the parent sequence. Shifting by the per-infoset maximum keeps it finite at any scale.
+    Returns (behavioural strategy [B, S] with column 0 = 1, value [B] of the whole treeplex).
+
+    Example:
+        >>> import torch, tensorcfr
+        >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+        >>> b, _ = softmax_bottom_up(tp, torch.zeros(1, tp.num_sequences), torch.ones(1, tp.num_infosets))
+        >>> [round(v, 4) for v in b[0, :3].tolist()]  # "pass" leads to one more infoset's entropy
+        [1.0, 0.6667, 0.3333]
+    """
+    batch = max(u.shape[0], temperature.shape[0])
+    q = u.expand(batch, -1).clone()
+    sigma = torch.empty_like(q)
+    sigma[:, 0] = 1.0
+    for lv in reversed(tp.levels):
+        tau = temperature[:, lv.i0:lv.i1]  # [B, n] n = infosets of the level
+        z = q[:, lv.s0:lv.s1] / tau.index_select(1, lv.segment)  # [B, m] m = sequences of the level
+        top = z.new_full((batch, lv.i1 - lv.i0), -torch.inf).scatter_reduce_(1, lv.segment.expand(batch, -1), z, "amax")
+        e = torch.exp(z - top.index_select(1, lv.segment))  # [B, m], in (0, 1]
+        total = e.new_zeros(batch, lv.i1 - lv.i0).index_add_(1, lv.segment, e)  # [B, n], >= 1
+        torch.div(e, total.index_select(1, lv.segment), out=sigma[:, lv.s0:lv.s1])
+        q.index_add_(1, lv.parent, tau * (top + torch.log(total)))
+    return sigma, q[:, 0]
+
+
+def dilated_entropy_weights(tp: Treeplex, scheme: str = "unit") -> torch.Tensor:
+    """Per-infoset weights beta_j [I] (float64) of a dilated entropy, by name (see
+    `rules.FTRLConfig`), computed bottom-up over the treeplex levels.
+
+    Example:
+        >>> import tensorcfr
+        >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+        >>> dilated_entropy_weights(tp, "farina21").tolist()[:3]
+        [2.0, 2.0, 2.0]
+    """
+    if scheme not in WEIGHTS:
+        raise TensorCFRError(f"weights must be one of {', '.join(WEIGHTS)}, got {scheme!r}")
+    beta = torch.ones(tp.num_infosets, dtype=torch.float64, device=tp.infoset_parent.device)
+    if scheme == "unit":
+        return beta
+    below = torch.zeros(tp.num_sequences, dtype=torch.float64, device=beta.device)  # [S] sum of child weights
+    for lv in reversed(tp.levels):
+        most = torch.zeros(lv.i1 - lv.i0, dtype=torch.float64, device=beta.device)
+        most.scatter_reduce_(0, lv.segment, below[lv.s0:lv.s1], "amax")
+        beta[lv.i0:lv.i1] = 2 + 2 * most if scheme == "kroer17" else 1 + most
+        below.index_add_(0, lv.parent, beta[lv.i0:lv.i1])
+    return beta

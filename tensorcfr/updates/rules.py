@@ -1,0 +1,405 @@
+"""Update rules: how a player's next strategy follows from its counterfactual values.
+
+A rule is a frozen configuration (`CFRConfig` for the regret-matching family, `FTRLConfig`
+for sequence-form FTRL) with three methods that see only what they need, never a solver:
+
+    state = rule.init_state(space, batch, dtype, device)   # its own typed state per player
+    sigma = rule.initial_strategy(space, state)             # [B, S] before any iteration
+    sigma = rule.next_strategy(space, state, g, sigma, sc)  # after counterfactual values g [B, S]
+
+`space` is the player's decision space (a `treeplex.Treeplex`: `normalize`, `sequence_form`,
+`instantaneous_regret`, `softmax`, `entropy_weights`), `state` a dataclass per rule
+(`RegretState`, `FTRLState`) updated in place, and `sc` the iteration's numbers as typed
+fields (`Scalars`, from `rule.scalars(t)`). `iteration.iterate` calls them; a new rule is a
+configuration with these three methods, or a preset of an existing one (`PRESETS`).
+
+Example:
+    >>> import torch, tensorcfr
+    >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+    >>> rule = make_config("cfr+")
+    >>> st = rule.init_state(tp, 1, torch.float64, "cpu")
+    >>> sigma = rule.initial_strategy(tp, st)
+    >>> g = torch.zeros(1, tp.num_sequences, dtype=torch.float64); g[0, 1] = 1.0  # "J: pass" pays 1
+    >>> rule.next_strategy(tp, st, g, sigma, rule.scalars(1))[0, 1:3].tolist()
+    [1.0, 0.0]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Union
+
+import torch
+
+from tensorcfr.spaces import fused
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.updates.specs import parse_algorithm
+from tensorcfr.spaces.treeplex import WEIGHTS, Treeplex
+from tensorcfr.updates.validate import numbers_or_one
+
+UPDATES = ("simultaneous", "alternating")
+AVERAGING = ("uniform", "linear", "power")
+ETA_DEFAULT = 2.0  # FTRL step size of the presets; see FTRLConfig
+# bounds of the numeric settings: beyond them the weights t^gamma and the softmax temperatures
+# leave float64's range within an ordinary run (a NaN strategy, not an error)
+GAMMA_MAX = 20.0
+DISCOUNT_MAX = 1e3  # |alpha|, |beta|
+ETA_MAX = 1e9
+
+Param = Union[float, tuple[float, ...], None]  # a tuple is a batch of settings, one per member
+Number = Union[float, torch.Tensor]  # a Python float, or a [B, 1] tensor (per member, or captured)
+
+
+def _batch(value: Param) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    return tuple(float(v) for v in value) if isinstance(value, (tuple, list)) else (float(value),)
+
+
+def per_member(values: tuple[float, ...], dtype: torch.dtype, device) -> Number:
+    """A setting as a Python float, or [B, 1] when it differs per batch member."""
+    if len(values) == 1:
+        return values[0]
+    return torch.tensor(values, dtype=dtype, device=device)[:, None]
+
+
+@dataclass(frozen=True)
+class Scalars:
+    """The numbers of one iteration t, per batch member: each a tuple of floats (one, or one
+    per member) from `scalars(t)`, then `Number`s as the iteration reads them (`as_numbers`,
+    or the fixed [B, 1] views a captured iteration refreshes before each replay).
+
+    average_weight: w_t, the weight of the iteration's plan in the average strategy
+    positive/negative: DCFR's multipliers of positive and negative cumulative regrets (None
+                    for the rules that do not discount)
+    """
+
+    average_weight: tuple[float, ...] | Number
+    positive: tuple[float, ...] | Number | None = None
+    negative: tuple[float, ...] | Number | None = None
+
+    def present(self) -> list[str]:
+        """The fields this rule sets (the same at every iteration)."""
+        return [f.name for f in fields(self) if getattr(self, f.name) is not None]
+
+    def as_numbers(self, dtype: torch.dtype, device) -> "Scalars":
+        """Each tuple as a float, or [B, 1] where it differs per member."""
+        return replace(self, **{k: per_member(getattr(self, k), dtype, device) for k in self.present()})
+
+
+@dataclass
+class RegretState:
+    """The regret-matching family's state of one player."""
+
+    regrets: torch.Tensor  # [B, S] cumulative regrets; column 0 (the empty sequence) stays 0
+
+
+@dataclass
+class FTRLState:
+    """FTRL's state of one player."""
+
+    utility: torch.Tensor  # [B, S] cumulative counterfactual values
+    temperature: torch.Tensor  # [B or 1, I] beta_j / eta: the regulariser's weight per infoset
+
+
+RuleState = Union[RegretState, FTRLState]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """What every rule shares: the update schedule and the average-strategy weights.
+
+    updates:    "simultaneous" | "alternating" (player 1 answers player 0's new strategy)
+    averaging:  weights w_t of the average strategy: "uniform" (1), "linear" (t) or
+                "power" (t^gamma); iterations t <= delay get 0 and t counts from the delay
+    delay:      see averaging
+    gamma:      the exponent of "power" averaging
+    """
+
+    name: str = "cfr"
+    updates: str = "simultaneous"
+    averaging: str = "uniform"
+    delay: int = 0
+    gamma: Param = None
+
+    BATCHED = ("gamma",)  # the fields that may be tuples (one setting per batch member)
+    BOUNDS = {"gamma": dict(lo=0.0, hi=GAMMA_MAX), "alpha": dict(lo=-DISCOUNT_MAX, hi=DISCOUNT_MAX),
+              "beta": dict(lo=-DISCOUNT_MAX, hi=DISCOUNT_MAX), "eta": dict(lo=0.0, lo_open=True, hi=ETA_MAX)}
+
+    def __post_init__(self):
+        if self.updates not in UPDATES:
+            raise TensorCFRError(f"updates must be one of {', '.join(UPDATES)}, got {self.updates!r}")
+        if self.averaging not in AVERAGING:
+            raise TensorCFRError(f"averaging must be one of {', '.join(AVERAGING)}, got {self.averaging!r}")
+        if isinstance(self.delay, bool) or not isinstance(self.delay, int) or self.delay < 0:
+            raise TensorCFRError(f"delay must be a non-negative integer, got {self.delay!r}")
+        if (self.averaging == "power") != (self.gamma is not None):
+            raise TensorCFRError("gamma is the exponent of averaging='power' and needs it (and vice versa)")
+        for k in self.BATCHED:
+            if getattr(self, k) is not None:
+                numbers_or_one(k, getattr(self, k), **self.BOUNDS.get(k, {}))
+        self.batch_size  # noqa: B018  (checks that the tuples agree in length)
+
+    @property
+    def batch_size(self) -> int:
+        """Number of hyper-parameter settings carried (1 unless some parameter is a tuple)."""
+        sizes = {len(_batch(getattr(self, k))) for k in self.BATCHED if getattr(self, k) is not None}
+        sizes.discard(1)
+        if len(sizes) > 1:
+            raise TensorCFRError(f"{self.name}: {', '.join(self.BATCHED)} tuples must have one length, "
+                                 f"got {sorted(sizes)}")
+        return sizes.pop() if sizes else 1
+
+    def scalars(self, t: int) -> Scalars:
+        """Every number of iteration t that depends on t, per setting."""
+        return Scalars(average_weight=self.average_weight(t))
+
+    def average_weight(self, t: int) -> tuple[float, ...]:
+        """w_t per setting: uniform, linear (Brown and Sandholm 2019's LCFR) or power averaging
+        (t^gamma, DCFR's gamma), zero up to `delay`."""
+        if t <= self.delay:
+            return (0.0,)
+        if self.averaging == "power":
+            return tuple(float(t - self.delay) ** g for g in _batch(self.gamma))
+        return (float(t - self.delay) if self.averaging == "linear" else 1.0,)
+
+
+
+def _discount(t: int, a: float) -> float:
+    """t^a / (t^a + 1), DCFR's multiplier; 1 where t^a overflows a float (its limit)."""
+    try:
+        x = t ** a
+    except OverflowError:
+        return 1.0
+    return x / (x + 1)
+
+
+@dataclass(frozen=True)
+class CFRConfig(Schedule):
+    """The regret-matching family as parameters of one update (DESIGN.md §2).
+
+    plus:       regret matching+ (cumulative regrets clipped at 0 after each update)
+    alpha/beta: after iteration t, positive cumulative regrets are multiplied by
+                t^alpha/(t^alpha+1) and negative ones by t^beta/(t^beta+1) (None: kept)
+    predictive: the next strategy regret-matches R + r_t (the last instantaneous regret as
+                the prediction of the next one)
+    regret_tolerance: regrets matched on that are at most this times the scale of the batch
+                member's regrets (its largest cumulative regret plus its largest counterfactual
+                value this iteration, in absolute value) count as 0 (None: off). Regrets
+                that are exactly 0 in exact arithmetic come out as +-1e-17 or so depending on
+                the order of summation (CPU or GPU, eager or compiled, generic or public-tree
+                form), and regret matching then plays a pure instead of a uniform strategy;
+                a tolerance of, say, 1e-12 makes the trajectory independent of that order.
+    and the schedule of `Schedule` (updates, averaging, delay, gamma).
+
+    alpha, beta and gamma may be tuples: one setting per batch member, all in one run.
+
+    Example:
+        >>> CFRConfig("my-dcfr", updates="alternating", alpha=(1.0, 2.0), beta=0.0).batch_size
+        2
+    """
+
+    plus: bool = False
+    alpha: Param = None
+    beta: Param = None
+    predictive: bool = False
+    regret_tolerance: float | None = None
+
+    BATCHED = ("alpha", "beta", "gamma")
+
+    def __post_init__(self):
+        super().__post_init__()
+        if (self.alpha is None) != (self.beta is None):
+            raise TensorCFRError("alpha and beta (regret discounting) go together")
+        tol = self.regret_tolerance
+        if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < 1):
+            raise TensorCFRError(f"regret_tolerance must be a number in [0, 1), got {tol!r}")
+
+    def discounts(self, t: int) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+        """(positive, negative) regret multipliers per setting, or None."""
+        if self.alpha is None:
+            return None
+        f = lambda e: tuple(_discount(t, a) for a in _batch(e))  # noqa: E731
+        return f(self.alpha), f(self.beta)
+
+    def scalars(self, t: int) -> Scalars:
+        discounts = self.discounts(t)
+        if discounts is None:
+            return super().scalars(t)
+        return replace(super().scalars(t), positive=discounts[0], negative=discounts[1])
+
+    def init_state(self, space: Treeplex, batch: int, dtype: torch.dtype, device) -> RegretState:
+        return RegretState(torch.zeros(batch, space.num_sequences, dtype=dtype, device=device))
+
+    def initial_strategy(self, space: Treeplex, st: RegretState) -> torch.Tensor:
+        """Uniform: regret matching on zero regrets."""
+        return space.normalize(st.regrets)
+
+    def next_strategy(self, space: Treeplex, st: RegretState, g: torch.Tensor, sigma: torch.Tensor,
+                      sc: Scalars) -> torch.Tensor:
+        """Regret matching on the cumulative regrets after adding this iteration's, from
+        counterfactual values g [B, S] against the strategy sigma [B, S] just played (Zinkevich,
+        Johanson, Bowling and Piccione 2007), with the family's variations:
+        - `plus`, regret matching+: regrets clipped at 0 after each update (Tammelin 2014, CFR+);
+        - `alpha`/`beta`, discounting (Brown and Sandholm 2019, LCFR and DCFR);
+        - `predictive`: matched on R + r_t, the last regret as the prediction of the next one
+          (Farina, Kroer and Sandholm 2021, PCFR+)."""
+        # g is this update's to overwrite: the instantaneous regrets take its memory, and each
+        # temporary below is made in place where it can be (Dudo(6,2,2): 1.4 GB an array)
+        g_scale = g.abs().amax(1, keepdim=True) if self.regret_tolerance else None  # [B, 1]
+        inst = space.instantaneous_regret(g, sigma, inplace=True)  # [B, S-1]
+        del g
+        regret = st.regrets  # [B, S]
+        if (fused.wanted(regret) and not self.predictive and not self.regret_tolerance
+                and fused.disjoint(regret, inst)):
+            # one pass over the regrets (eager: up to six); regret matching+ without discounting
+            # keeps its regrets non-negative, so they are matched as they are
+            positive = None if self.plus and sc.positive is None else torch.empty_like(regret)
+            if positive is not None:
+                positive[:, 0] = 0.0
+            fused.regret_step(regret[0, 1:], inst[0], None if positive is None else positive[0, 1:],
+                              sc.positive, sc.negative, self.plus)
+            del inst
+            return space.normalize(regret) if positive is None else space.normalize(positive, out=positive)
+        regret[:, 1:].add_(inst)  # (not +=, which copies the slice onto itself afterwards)
+        if self.plus:
+            regret.clamp_(min=0)
+        if sc.positive is not None:  # r+ times one factor, r- the other: no boolean mask (5x a product here)
+            negative = regret.clamp(max=0)
+            regret.clamp_(min=0).mul_(_like(sc.positive, regret)).addcmul_(negative, _like(sc.negative, regret))
+            del negative
+        if self.predictive:
+            predicted = regret.clone()
+            predicted[:, 1:].add_(inst)
+            del inst
+            positive = predicted.clamp_(min=0)
+        else:
+            del inst
+            # regret matching+ keeps its regrets non-negative: no second clamp
+            positive = regret if self.plus and sc.positive is None else regret.clamp(min=0)
+        matched = self._matched(positive, regret, g_scale)
+        return space.normalize(matched, out=None if matched is regret else matched)
+
+    def _matched(self, positive: torch.Tensor, regret: torch.Tensor, g_scale: torch.Tensor | None) -> torch.Tensor:
+        """`positive` [B, S] with the entries within `regret_tolerance` of 0 set to 0. The scale
+        counts the largest counterfactual value `g_scale` [B, 1] as well as the regrets: where
+        every regret is 0 in exact arithmetic (a symmetric game's first iteration), the largest
+        regret is rounding itself."""
+        if not self.regret_tolerance:
+            return positive
+        scale = regret.abs().amax(1, keepdim=True) + g_scale  # [B, 1]
+        return torch.where(positive > scale * self.regret_tolerance, positive, 0.0)
+
+
+def _like(x: Number, t: torch.Tensor) -> torch.Tensor:
+    """A scalar or [B, 1] number as a tensor of t's dtype and device (torch.where of two Python
+    floats would be float32), filled where t lives (no copy from the host)."""
+    return x if isinstance(x, torch.Tensor) else t.new_full((), x)
+
+
+@dataclass(frozen=True)
+class FTRLConfig(Schedule):
+    """Sequence-form FTRL with a dilated-entropy regulariser, and its optimistic form.
+
+    The strategy after t iterations maximises <U_t, x> - psi(x) / eta over the treeplex, where
+    U_t is the sum of the counterfactual-value vectors g_1..g_t (plus g_t once more when
+    `optimistic`) and psi(x) = sum_j beta_j x[p_j] sum_a b(j,a) log b(j,a) is the dilated
+    entropy with per-infoset weights beta_j. The maximiser is a bottom-up softmax per infoset
+    (`treeplex.softmax_bottom_up`) with temperature beta_j / eta.
+
+    eta:        step size (a tuple: one per batch member). Counterfactual values carry the
+                chance probabilities, so a good eta grows with the number of chance outcomes.
+    weights:    "unit"     beta_j = 1, the weight-one dilated entropy (DilEnt) of Fan, Kroer
+                           and Farina (2024), iterate-equivalent to kernelised OMWU;
+                "kroer17"  beta_j = 2 + 2 max_a sum_{j' below (j,a)} beta_j'  (Kroer, Waugh,
+                           Kilinc-Karzan and Sandholm, "Faster algorithms for extensive-form
+                           game solving via improved smoothing functions");
+                "farina21" beta_j = 1 + max_a sum_{j' below (j,a)} beta_j'  (Farina, Kroer and
+                           Sandholm, "Better regularization for sequential decision spaces").
+    optimistic: predict the next utility by the last one (optimistic FTRL).
+    and the schedule of `Schedule` (updates, averaging, delay, gamma).
+
+    Example:
+        >>> FTRLConfig("my-oftrl", optimistic=True, eta=(0.5, 1.0, 2.0)).batch_size
+        3
+    """
+
+    eta: Param = 1.0
+    weights: str = "unit"
+    optimistic: bool = False
+
+    BATCHED = ("eta", "gamma")
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.weights not in WEIGHTS:
+            raise TensorCFRError(f"weights must be one of {', '.join(WEIGHTS)}, got {self.weights!r}")
+        if self.eta is None:
+            raise TensorCFRError("eta (the step size) must be a positive number, got None")
+
+    def init_state(self, space: Treeplex, batch: int, dtype: torch.dtype, device) -> FTRLState:
+        beta = space.entropy_weights(self.weights).to(dtype)  # [I]
+        temperature = beta[None, :] / per_member(_batch(self.eta), dtype, device)  # [B or 1, I]
+        return FTRLState(torch.zeros(batch, space.num_sequences, dtype=dtype, device=device), temperature)
+
+    def initial_strategy(self, space: Treeplex, st: FTRLState) -> torch.Tensor:
+        """The regulariser's minimiser (FTRL on no utilities). Not uniform: an action with
+        infosets below it leads to more entropy, so it gets more weight."""
+        return space.softmax(st.utility, st.temperature)
+
+    def next_strategy(self, space: Treeplex, st: FTRLState, g: torch.Tensor, sigma: torch.Tensor,
+                      sc: Scalars) -> torch.Tensor:
+        """FTRL: the regularised best response to the cumulative values (Farina, Kroer and
+        Sandholm 2021 for its optimistic form on treeplexes)."""
+        st.utility += g
+        return space.softmax(st.utility + g if self.optimistic else st.utility, st.temperature)
+
+
+Config = Union[CFRConfig, FTRLConfig]
+
+PRESETS: dict[str, Config] = {
+    "cfr": CFRConfig("cfr"),
+    "cfr+": CFRConfig("cfr+", plus=True, updates="alternating", averaging="linear"),
+    "lcfr": CFRConfig("lcfr", updates="alternating", alpha=1.0, beta=1.0, averaging="linear"),
+    "dcfr": CFRConfig("dcfr", updates="alternating", alpha=1.5, beta=0.0, averaging="power", gamma=2.0),
+    "pcfr+": CFRConfig("pcfr+", plus=True, updates="alternating", predictive=True, averaging="power", gamma=2.0),
+    "ftrl": FTRLConfig("ftrl", eta=ETA_DEFAULT),
+    "oftrl": FTRLConfig("oftrl", eta=ETA_DEFAULT, optimistic=True),
+}
+
+
+def algorithms() -> list[str]:
+    """Names of the algorithm presets."""
+    return list(PRESETS)
+
+
+def make_config(algo: str | Config, **overrides) -> Config:
+    """Resolve a preset name or spec (`"cfr+"`, `"cfr+(delay=10)"`, `"oftrl(eta=2)"`) plus
+    overrides (None values ignored). An option the algorithm does not have is an error.
+
+    Example:
+        >>> make_config("cfr+", updates="simultaneous").updates
+        'simultaneous'
+        >>> make_config("oftrl(eta=(1,2))").batch_size
+        2
+    """
+    if isinstance(algo, Schedule):
+        base, params = algo, {}
+    else:
+        name, params = parse_algorithm(algo)
+        if name not in PRESETS:
+            raise TensorCFRError(f"unknown algorithm {name!r}; available: {', '.join(PRESETS)}")
+        base = PRESETS[name]
+    params.update({k: v for k, v in overrides.items() if v is not None})
+    allowed = {f.name for f in fields(base)} - {"name"}
+    unknown = set(params) - allowed
+    if unknown:
+        raise TensorCFRError(f"unknown option(s) {sorted(unknown)} for {base.name}; options: {sorted(allowed)}")
+    if "gamma" in params and "averaging" not in params:
+        params["averaging"] = "power"
+    elif params.get("averaging") in ("uniform", "linear"):
+        params.setdefault("gamma", None)
+    try:
+        return replace(base, **params)
+    except TypeError as e:
+        raise TensorCFRError(f"{base.name}: {e}") from None
