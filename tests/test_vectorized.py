@@ -158,16 +158,16 @@ def test_chunked_walk_equals_per_node(spec, chunk, monkeypatch):
     """Levels expanded in chunks of a few rows (as 10^8-history games are) give the same game,
     whether the node arrays are kept, never kept, or dropped once the walk passes a size limit
     (as OCP(5000) drops them after its first levels)."""
-    from tensorcfr.compiler import generic as compiler  # where the walk reads CHUNK
+    from tensorcfr.compiler import generic, walks  # the walk and the payoff entries read walks.CHUNK
 
     per_node = tensorcfr.compile(spec, method="per-node", cache=False)
-    monkeypatch.setattr(compiler, "CHUNK", chunk)
+    monkeypatch.setattr(walks, "CHUNK", chunk)
     assert_identical(per_node, tensorcfr.compile(spec, method="vectorized", cache=False))
     vg = vector_form(games.make(spec))
-    for walk in (compiler._LevelWalk(vg, False), compiler._LevelWalk(vg, None, max_nodes=per_node.num_histories // 3)):
+    for walk in (walks._LevelWalk(vg, False), walks._LevelWalk(vg, None, max_nodes=per_node.num_histories // 3)):
         raw = walk.run().raw()
         assert raw.nodes is None and raw.counts == per_node.node_counts.tolist()
-        _, seqs, payoff, _ = compiler._structure(raw)
+        _, seqs, payoff, _ = generic._structure(raw)
         assert torch.equal(payoff, per_node.payoff[0]) and torch.equal(seqs, per_node.payoff_seq)
 
 

@@ -1,0 +1,221 @@
+"""The command line's flags: `build_parser()` builds the `tensorcfr` argument parser, `compile_limits` turns
+a command's size flags into `tensorcfr.compile`'s keywords; each flag is checked as it is
+read (one line `tensorcfr: error: ...`, exit 2).
+
+Example:
+    >>> args = build_parser().parse_args(["solve", "kuhn", "--iterations", "10"])
+    >>> args.game, args.iterations, compile_limits(args)["form"]
+    (['kuhn'], 10, 'auto')
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.normal_form import PROCEDURES
+from tensorcfr.sampling.generic import EPSILON_DEFAULT, SCHEMES, UPDATE_SCOPES
+from tensorcfr.spaces.treeplex import WEIGHTS
+from tensorcfr.updates.capture import CAPTURE
+from tensorcfr.updates.rules import AVERAGING, PRESETS, UPDATES
+
+NOT_SETTINGS = ("command", "json", "save_policy", "logdir", "no_log")  # per invocation, not part of a run
+# (the policy file is kept in run.json beside the settings, as "save_policy", so a resumed run rewrites it)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit code 2
+        self.exit(2, f"tensorcfr: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _duration(text: str) -> float:
+    from tensorcfr.run.checkpoints import parse_duration
+
+    try:
+        return parse_duration(text)
+    except TensorCFRError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _max_memory(text: str):
+    from tensorcfr.compiler.sizes import parse_bytes
+
+    try:
+        return parse_bytes(text)
+    except TensorCFRError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _size_flags(s: argparse.ArgumentParser, form: bool = True) -> None:
+    """The limits of every command that compiles (tensorcfr/sizes.py), and the compiled form."""
+    if form:
+        s.add_argument("--form", choices=("auto", "generic", "public"), default="auto",
+                       help="compiled form: public (the [public node x type] form of games dealt once: kuhn, "
+                            "ocp, leduc, dudo, liars_dice), generic (one sparse payoff matrix), auto "
+                            "(default: the library's rule, tensorcfr.compiler.choose: public from 10^6 "
+                            "histories, for a ranked deal (OCP from 256 cards) or where only it fits, "
+                            "else generic)")
+    s.add_argument("--max-histories", type=_positive_int, default=None, metavar="N",
+                   help="refuse a game of more than N histories (default: no count limit)")
+    s.add_argument("--max-memory", type=_max_memory, default="auto", metavar="BYTES",
+                   help="refuse a game whose compile and solve need more than BYTES (e.g. 16G), auto (default: "
+                        "the available memory less 256 MiB) or none")
+
+
+def compile_limits(args) -> dict:
+    """compile()'s keywords from a command's flags (a command without --form compiles generic)."""
+    return {"max_histories": getattr(args, "max_histories", None), "max_memory": getattr(args, "max_memory", "auto"),
+            "form": getattr(args, "form", None) or "generic"}
+
+
+def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]) -> None:
+    s.add_argument("game", nargs="+", metavar="GAME",
+                   help="game spec, e.g. kuhn, 'kuhn(ante=2)', leduc; several specs over one tree "
+                        "are solved together as a batch")
+    s.add_argument("--algo", nargs="+", default=several_algos_default,
+                   help=f"algorithm preset(s): {', '.join(PRESETS)}; parameters as "
+                        "'dcfr(alpha=1.5,beta=0,gamma=2)'; several run one after another with the same "
+                        f"evaluation points. Matrix games also take the normal-form procedures "
+                        f"{', '.join(PROCEDURES)}")
+    s.add_argument("--iterations", type=_positive_int, default=1000)
+    s.add_argument("--eval-every", type=_positive_int, default=None,
+                   help="evaluate every K iterations (default: iterations / 10)")
+    s.add_argument("--updates", choices=UPDATES, default=None, help="override the preset's schedule")
+    s.add_argument("--averaging", choices=AVERAGING, default=None, help="override the preset's averaging")
+    s.add_argument("--delay", type=int, default=None, help="averaging delay in iterations")
+    s.add_argument("--alpha", type=float, default=None, help="discount of positive regrets (DCFR)")
+    s.add_argument("--beta", type=float, default=None, help="discount of negative regrets (DCFR)")
+    s.add_argument("--gamma", type=float, default=None, help="average weights t^gamma")
+    s.add_argument("--regret-tolerance", type=float, default=None,
+                   help="CFR family, rm and rm+: regrets within this fraction of their scale count as 0, so rounding "
+                        "(CPU/GPU, eager/compiled, generic/public form) cannot flip a tie (e.g. 1e-12; default off)")
+    s.add_argument("--eta", type=float, default=None, help="FTRL step size (ftrl, oftrl; default 2)")
+    s.add_argument("--weights", choices=WEIGHTS, default=None,
+                   help="FTRL dilated-entropy weights (default unit)")
+    s.add_argument("--mu", type=float, default=None, help="inertia of conditional-rm (default (m-1) x payoff range)")
+    s.add_argument("--seed", type=int, default=0,
+                   help="random seed of the sampled procedures, and part of the run's name (default 0)")
+    s.add_argument("--runs", type=_positive_int, default=None,
+                   help="independent runs of a sampled procedure, as one batch (default 1)")
+    s.add_argument("--sampling", choices=SCHEMES, default=None,
+                   help="Monte-Carlo CFR (tree algorithms): chance (sample the deal and every chance outcome, the "
+                        "thesis' method), external (also the other player's actions), outcome (one terminal per "
+                        "sample); none (default): exact iterations. Evaluation stays exact; generic form")
+    s.add_argument("--samples", type=_positive_int, default=None, metavar="K",
+                   help="with --sampling: samples drawn and averaged per estimate (default 1)")
+    s.add_argument("--update-scope", choices=UPDATE_SCOPES, default=None,
+                   help="with --sampling: all (default) updates every sequence each iteration; touched updates "
+                        "only what the sample touches (cfr and cfr+; an iteration then costs what it samples)")
+    s.add_argument("--epsilon", type=float, default=None, metavar="E",
+                   help=f"with --sampling outcome: exploration of the sampled player, in (0, 1] "
+                        f"(default {EPSILON_DEFAULT})")
+    s.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
+    s.add_argument("--dtype", choices=("float32", "float64"), default="float64")
+    s.add_argument("--capture", choices=CAPTURE, default=None,
+                   help="auto (default): cuda-graph on a GPU where memory allows, else none; cuda-graph: "
+                        "record one iteration as a CUDA graph and replay it; compile: torch.compile the "
+                        "iteration (small games, CPU or GPU: fastest an iteration, after seconds of "
+                        "compiling); static: the in-place form both use, run eagerly; none: eager")
+    s.add_argument("--distributed", action="store_true",
+                   help="under torchrun: each rank keeps 1/N of the payoff operator and the values are summed "
+                        "over the ranks (torch.distributed: NCCL on GPUs, gloo on CPUs); rank 0 logs and saves")
+    s.add_argument("--deterministic", action="store_true",
+                   help="on CUDA, sums in a fixed order (torch's deterministic kernels), so a run repeats and "
+                        "resumes bit for bit; costs time (see the README); the CPU always is")
+    s.add_argument("--time-limit", type=_duration, default=None, metavar="T",
+                   help="stop after T (seconds, or e.g. 90m, 2h, 1h30m); a checkpoint is saved")
+    s.add_argument("--target-exploitability", type=_positive_float, default=None, metavar="E",
+                   help="stop once the average strategy's exploitability is at most E (checked at evaluations)")
+    s.add_argument("--checkpoint-every", type=_positive_int, default=None, metavar="N",
+                   help="save a checkpoint in the run directory every N iterations (always at the end "
+                        "and when stopped)")
+    s.add_argument("--track-infosets", nargs="+", default=[], metavar="KEY",
+                   help="log these infosets' current and average strategies to TensorBoard")
+    s.add_argument("--no-histograms", action="store_true",
+                   help="skip the regret and per-infoset exploitability histograms")
+    s.add_argument("--logdir", default=os.environ.get("TENSORCFR_LOGDIR", "runs"),
+                   help="TensorBoard runs and checkpoints go to LOGDIR/{game}__{algo}__{seed}__{time} "
+                        "(default runs, or $TENSORCFR_LOGDIR)")
+    s.add_argument("--no-log", action="store_true", help="write no run directory (no TensorBoard, no checkpoints)")
+    s.add_argument("--save-policy", default=None, metavar="FILE",
+                   help="write the average and current policy to FILE (.json, or .npz for large games)")
+    s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    _size_flags(s)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="tensorcfr", description="Solve two-player zero-sum imperfect-information games "
+                "with CFR as tensor operations.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p.solve = sub.add_parser("solve", help="run a solver and report exploitability and game value")
+    _training_flags(p.solve, ["cfr+"])
+    _training_flags(sub.add_parser("compare", help="run several algorithms with identical evaluation points "
+                                   "into one log directory and print a table"), ["cfr", "cfr+", "dcfr"])
+
+    r = sub.add_parser("resume", help="continue a stopped run from its checkpoint")
+    r.add_argument("run_dir", metavar="RUN_DIR")
+    r.add_argument("--iterations", type=_positive_int, default=None,
+                   help="total iterations to reach (default: the run's own)")
+    r.add_argument("--time-limit", type=_duration, default=None, metavar="T",
+                   help="stop after T more (default: the run's own limit, counted afresh)")
+    r.add_argument("--save-policy", default=None, metavar="FILE")
+    r.add_argument("--json", action="store_true")
+
+    e = sub.add_parser("eval", help="exploitability of a saved policy, or the exact value of one policy against another")
+    e.add_argument("game", metavar="GAME")
+    e.add_argument("policies", nargs="+", metavar="POLICY", help="one policy file, or two (A against B)")
+    e.add_argument("--strategy", choices=("average", "current"), default="average",
+                   help="which strategy of the files (default average)")
+    e.add_argument("--json", action="store_true")
+    _size_flags(e)
+
+    pl = sub.add_parser("play", help="simulate POLICY_A against POLICY_B, or play against POLICY yourself")
+    pl.add_argument("game", metavar="GAME")
+    pl.add_argument("policies", nargs="+", metavar="POLICY",
+                    help="two files: A (player 1) against B (player 2), sampled; one file: you play against it")
+    pl.add_argument("--games", type=_positive_int, default=None,
+                    help="games to simulate (default 10000), or to play against the policy (default: until q)")
+    pl.add_argument("--seed", type=int, default=None, help="random seed (default 0 for simulations)")
+    pl.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat against a policy (0: first to act)")
+    pl.add_argument("--strategy", choices=("average", "current"), default="average")
+    pl.add_argument("--json", action="store_true")
+    _size_flags(pl)
+
+    lp = sub.add_parser("lp", help="the exact value and an equilibrium by the sequence-form LP (scipy's HiGHS; "
+                        "games up to about 10^5 sequences)")
+    lp.add_argument("game", metavar="GAME")
+    lp.add_argument("--save-policy", default=None, metavar="FILE", help="write the equilibrium (.json or .npz)")
+    lp.add_argument("--json", action="store_true")
+    _size_flags(lp, form=False)  # the LP is built from the generic form
+
+    i = sub.add_parser("info", help="print the sizes of a compiled game (and, first, what it would need)")
+    i.add_argument("game", metavar="GAME")
+    i.add_argument("--json", action="store_true")
+    _size_flags(i)
+    sub.add_parser("games", help="list the registered games")
+    return p
+
+
+# -- lp ----------------------------------------------------------------------------------------------
