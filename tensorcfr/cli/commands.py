@@ -395,6 +395,15 @@ def _stored_args(run_dir: str, info: dict) -> argparse.Namespace:
     parsed = parser.parse_args(["solve", *argv])
     if "form" not in stored:  # a run from before the public-tree form: its checkpoint is the generic form's
         parsed.form = "generic"
+    elif parsed.form == "auto" and isinstance(info.get("config"), dict):  # a run's own run.json (not a
+        # comparison's plan, whose runs not yet started take today's rule): the form it was compiled in
+        config = info["config"]
+        if config.get("form") in ("generic", "public"):
+            parsed.form = config["form"]
+        else:  # a run from before the form was recorded: "auto" took the public form wherever a game had it
+            from tensorcfr.compiler import has_public_form, members_of
+
+            parsed.form = "public" if all(has_public_form(g) for g in members_of(parsed.game)) else "generic"
     for k, v in stored.items():  # settings the parser does not know (older or newer runs) are kept
         if not hasattr(parsed, k):
             setattr(parsed, k, v)

@@ -39,6 +39,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _eval_every(text: str) -> int | str:
+    """--eval-every: a whole number >= 1, "log" or "trend" (`tensorcfr.run.training.schedule`)."""
+    if text in ("log", "trend"):
+        return text
+    return _positive_int(text)
+
+
 def _duration(text: str) -> float:
     from tensorcfr.run.checkpoints import parse_duration
 
@@ -99,8 +106,10 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                         f"evaluation points. Matrix games also take the normal-form procedures "
                         f"{', '.join(PROCEDURES)}")
     s.add_argument("--iterations", type=_positive_int, default=1000)
-    s.add_argument("--eval-every", type=_positive_int, default=None,
-                   help="evaluate every K iterations (default: iterations / 10)")
+    s.add_argument("--eval-every", type=_eval_every, default=None, metavar="K|log|trend",
+                   help="evaluate every K iterations, at log-spaced iterations (log: 10 a decade), or where the "
+                        "exploitability's trend crosses --target-exploitability (trend); default: trend with a "
+                        "target, else every iterations / 10")
     s.add_argument("--updates", choices=UPDATES, default=None, help="override the preset's schedule")
     s.add_argument("--averaging", choices=AVERAGING, default=None, help="override the preset's averaging")
     s.add_argument("--delay", type=int, default=None, help="averaging delay in iterations")

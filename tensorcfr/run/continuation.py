@@ -31,6 +31,7 @@ from tensorcfr.errors import TensorCFRError
 from tensorcfr.paths import values_file
 from tensorcfr.run.checkpoints import check_checkpoint, load_checkpoint, save_checkpoint
 from tensorcfr.run.solver import Solver
+from tensorcfr.run.training import evaluation_row, train
 
 TARGET_NASH_CONV = 1e-7  # moves the larger game's payoffs, so its value, by at most this
 MAX_ITERATIONS = 20_000
@@ -127,28 +128,29 @@ def _solve(name: str, inputs: list[float], device: str) -> dict:
     if before is None:  # a state that failed half-way through loading: a fresh solver
         solver, before = Solver(name, "dcfr", device=device, dtype="float64", form="auto"), 0.0
 
-    def best() -> tuple[str, object]:
-        evs = solver.evaluate()
-        return min(evs.items(), key=lambda kv: kv[1].nash_conv.item())
-
-    profile, ev = best()
-    last_save = time.perf_counter()
-    while ev.nash_conv.item() > TARGET_NASH_CONV and solver.iteration < MAX_ITERATIONS:
-        solver.step(EVAL_EVERY)
-        profile, ev = best()
-        now = time.perf_counter()
-        if now - t0 >= PROGRESS_AFTER:
+    def progress(row: dict) -> None:
+        elapsed = time.perf_counter() - t0
+        if elapsed >= PROGRESS_AFTER:
             print(f"tensorcfr: solving {name} for its value (Dudo's continuation values): "
-                  f"{solver.iteration:,} iterations, NashConv {ev.nash_conv.item():.2e} (target {TARGET_NASH_CONV:g}), "
-                  f"{before + now - t0:,.0f} s", file=sys.stderr, flush=True)
-        if now - last_save >= SAVE_EVERY and ev.nash_conv.item() > TARGET_NASH_CONV:
-            _save_partial(solver, path, identity, before + now - t0)
-            last_save = time.perf_counter()
+                  f"{row['iteration']:,} iterations, NashConv {min(row['nash_conv'], row['nash_conv_current']):.2e} "
+                  f"(target {TARGET_NASH_CONV:g}), {before + elapsed:,.0f} s", file=sys.stderr, flush=True)
+
+    # the one training loop: evaluate both profiles every EVAL_EVERY iterations, stop when
+    # either is at the target (exploitability = NashConv / 2), save the state every SAVE_EVERY s
+    rows = train(solver, max(MAX_ITERATIONS - solver.iteration, 0), eval_every=EVAL_EVERY,
+                 target_exploitability=TARGET_NASH_CONV / 2, stop_on="either", callback=progress,
+                 checkpoint=lambda _: _save_partial(solver, path, identity, before + time.perf_counter() - t0),
+                 checkpoint_seconds=SAVE_EVERY, histograms=False)
+    if not rows or rows[-1]["iteration"] != solver.iteration:  # (a solve resumed at its budget)
+        rows.append(evaluation_row(solver))
+    last = rows[-1]
+    profile = "average" if last["nash_conv"] <= last["nash_conv_current"] else "current"
+    suffix = "" if profile == "average" else "_current"
     try:
         os.remove(path)
     except OSError:
         pass
-    entry = {"game": name, "value": ev.game_value.item(), "nash_conv": ev.nash_conv.item(),
+    entry = {"game": name, "value": last["game_value" + suffix], "nash_conv": last["nash_conv" + suffix],
              "iterations": solver.iteration, "seconds": round(before + time.perf_counter() - t0, 3),
              "profile": profile}
     entry["checksum"] = _checksum(entry)

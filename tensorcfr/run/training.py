@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import json
+import math
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -151,21 +152,126 @@ class Progress:
             self.shown = False
 
 
+class Every:
+    """Evaluate every `k` iterations (and at the end).
+
+    Example:
+        >>> Every(50).next(120, [])
+        150
+    """
+
+    def __init__(self, k: int):
+        self.k = k
+
+    def next(self, iteration: int, points: list[tuple[int, float]]) -> int:
+        return (iteration // self.k + 1) * self.k
+
+    def __repr__(self) -> str:
+        return str(self.k)
+
+
+class LogSpaced:
+    """Evaluate at iterations spaced evenly on a log axis, `per_decade` a decade (1, 2, 3, 4, 5,
+    6, 8, 10, 13, 16, 20, 25, ... at 10), so a curve on a log axis has points everywhere.
+
+    Example:
+        >>> s = LogSpaced(); [s.next(i, []) for i in (0, 10, 100, 1000)]
+        [1, 13, 126, 1259]
+    """
+
+    def __init__(self, per_decade: int = 10):
+        self.per_decade = per_decade
+
+    def next(self, iteration: int, points: list[tuple[int, float]]) -> int:
+        j = math.floor(self.per_decade * math.log10(max(iteration, 1))) if iteration >= 1 else -1
+        while True:
+            j += 1
+            at = round(10 ** (j / self.per_decade))
+            if at > iteration:
+                return at
+
+    def __repr__(self) -> str:
+        return "log"
+
+
+class Trend:
+    """Evaluate where the exploitability's trend says the target will be crossed: twice the last
+    gap, at most `most` iterations (an evaluation costs about 2 iterations, so often early and
+    less later), but no further than 5% past the iteration where the power law through the last
+    two evaluations meets the target, and at least `least` (the rule of the thesis tables:
+    Dudo(5,2,2), NashConv 4.7e-4 at 310 and 1.07e-4 at 510, target 1e-4 of NashConv: the next
+    evaluation falls at 549, not 710).
+
+    Example:
+        >>> Trend(1e-4).next(510, [(310, 4.725e-4), (510, 1.073e-4)])
+        549
+    """
+
+    def __init__(self, target: float, first: int = 10, most: int = 200, least: int = 10):
+        self.target, self.first, self.most, self.least = target, first, most, least
+
+    def next(self, iteration: int, points: list[tuple[int, float]]) -> int:
+        if not points:
+            return iteration + self.first
+        gap = points[-1][0] - points[-2][0] if len(points) >= 2 else points[-1][0]
+        step = min(max(2 * gap, self.least), self.most)
+        if len(points) >= 2:
+            (t1, e1), (t2, e2) = points[-2:]
+            if t2 > t1 and e1 > e2 > self.target > 0:
+                slope = math.log(e1 / e2) / math.log(t2 / t1)
+                meets = t2 * (e2 / self.target) ** (1 / slope)
+                step = max(self.least, min(step, math.ceil(1.05 * meets) - t2))
+        return iteration + step
+
+    def __repr__(self) -> str:
+        return "trend"
+
+
+def schedule(eval_every, iterations: int, target: float | None):
+    """The evaluation schedule of `train(eval_every=...)`: a whole number k (`Every`), "log"
+    (`LogSpaced`), "trend" (`Trend`, which needs a target), a schedule object, or None: with a
+    target the trend, else every tenth of the run.
+
+    Example:
+        >>> schedule(None, 1000, None), schedule("log", 1000, None), schedule(None, 1000, 1e-3)
+        (100, log, trend)
+    """
+    if eval_every is None:
+        return Trend(target) if target is not None else Every(max(1, iterations // 10))
+    if hasattr(eval_every, "next"):
+        return eval_every
+    if eval_every == "log":
+        return LogSpaced()
+    if eval_every == "trend":
+        if target is None:
+            raise TensorCFRError("eval_every='trend' (--eval-every trend) places evaluations where the trend crosses the "
+                                  "target: give target_exploitability (--target-exploitability)")
+        return Trend(target)
+    return Every(optional("eval_every", eval_every, lo=1, integer=True))
+
+
+STOP_ON = ("average", "current", "either")  # whose exploitability the target is held to
+
+
 @dataclass
 class TrainOptions:
     """How `train` evaluates, logs, stops and checkpoints (every field optional).
 
-    eval_every:  iterations between evaluations (default: a tenth of the run)
+    eval_every:  where to evaluate (`schedule`): every k iterations, "log" (log-spaced),
+                 "trend" (where the target will be crossed; the default with a target),
+                 or a schedule object; default: a tenth of the run
     callback:    called with member 0's row at each evaluation
     writer:      a `SummaryWriter` receiving the scalars of `TAGS` at the iteration as step
                  (members after the first with a `/member{b}` suffix), the strategies of
                  `track_infosets` as `strategy/{key}/{action}/{average|current}` and, with
                  `histograms`, the solver's `histograms()` as `histogram/{name}`
     time_limit:  stop after this many seconds
-    target_exploitability: stop once the average's exploitability is at or below it
+    target_exploitability: stop once the exploitability of `stop_on` is at or below it
                  (checked at evaluations)
+    stop_on:     "average" (default), "current", or "either" (whichever profile first)
     should_stop: stop when it turns true (checked about every 0.2 s)
-    checkpoint:  called with the loop state every `checkpoint_every` iterations and at the end;
+    checkpoint:  called with the loop state every `checkpoint_every` iterations, every
+                 `checkpoint_seconds` of solving, and at the end;
                  passing that state back as `loop_state` (with the solver's `load_state_dict`)
                  continues the run exactly
     progress:    a `Progress` bar to update
@@ -175,13 +281,15 @@ class TrainOptions:
         True
     """
 
-    eval_every: int | None = None
+    eval_every: int | str | Any = None
     callback: Callable[[dict], None] | None = None
     writer: Any = None
     time_limit: float | None = None
     target_exploitability: float | None = None
+    stop_on: str = "average"
     checkpoint: Callable[[dict], None] | None = None
     checkpoint_every: int | None = None
+    checkpoint_seconds: float | None = None
     should_stop: Callable[[], bool] | None = None
     track_infosets: Sequence[str] = ()
     histograms: bool = True
@@ -191,8 +299,9 @@ class TrainOptions:
 
 def train(solver: IterativeSolver, iterations: int, eval_every: int | None = None,
           options: TrainOptions | None = None, **fields) -> TrainResult:
-    """Run up to `iterations` more iterations, evaluating every `eval_every` (default a tenth)
-    and at the end; `options` (a `TrainOptions`, or its fields as keywords) says how to log,
+    """Run up to `iterations` more iterations, evaluating by the schedule `eval_every` (every k,
+    "log", "trend": see `schedule`; default a tenth, or the trend with a target) and at the
+    end; `options` (a `TrainOptions`, or its fields as keywords) says how to log,
     stop and checkpoint.
 
     Each evaluation produces a row (see `evaluation_row`, plus `ms_per_iteration`,
@@ -206,10 +315,13 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
     except TypeError as e:
         raise TensorCFRError(f"train: {e}") from None
     iterations = number("iterations", iterations, lo=0, integer=True)
-    eval_every = optional("eval_every", eval_every or opts.eval_every, lo=1, integer=True) or max(1, iterations // 10)
     opts = replace(opts, checkpoint_every=optional("checkpoint_every", opts.checkpoint_every, lo=0, integer=True),
+                   checkpoint_seconds=optional("checkpoint_seconds", opts.checkpoint_seconds, lo=0),
                    time_limit=optional("time_limit", opts.time_limit, lo=0),
                    target_exploitability=optional("target_exploitability", opts.target_exploitability))
+    if opts.stop_on not in STOP_ON:
+        raise TensorCFRError(f"train: stop_on must be one of {', '.join(STOP_ON)}, got {opts.stop_on!r}")
+    plan = schedule(eval_every if eval_every is not None else opts.eval_every, iterations, opts.target_exploitability)
     writer, checkpoint, checkpoint_every, progress = opts.writer, opts.checkpoint, opts.checkpoint_every, opts.progress
     track = list(opts.track_infosets)
     tracked_strategies(solver, track)  # an unknown key fails now, not at the first evaluation
@@ -218,9 +330,20 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
     target_iteration = solver.iteration + iterations
     started, chunk = time.perf_counter(), 1
     since_eval, since_eval_time = 0, 0.0
+    target = opts.target_exploitability
+    key = {"average": ("exploitability",), "current": ("exploitability_current",),
+           "either": ("exploitability", "exploitability_current")}[opts.stop_on]
+
+    def points() -> list[tuple[int, float]]:  # (iteration, the stop rule's exploitability) so far
+        return [(r["iteration"], min(r[k] for k in key)) for r in rows]
+
+    # where the next evaluation falls: a resumed run goes on with the one it had planned
+    next_eval = state.get("next_eval") or plan.next(solver.iteration, points())
+    last_save = time.perf_counter()
 
     def snapshot():
-        return {"rows": list(rows), "solving": state["solving"], "eval_every": eval_every}
+        return {"rows": list(rows), "solving": state["solving"], "eval_every": repr(plan) if not isinstance(plan, Every)
+                else plan.k, "next_eval": next_eval}
 
     def evaluate_now() -> dict:
         nonlocal since_eval, since_eval_time
@@ -256,7 +379,7 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
             rows.stopped = "time_limit"
             break
         it = solver.iteration
-        bounds = [target_iteration - it, eval_every - it % eval_every, chunk]
+        bounds = [target_iteration - it, max(next_eval - it, 1), chunk]
         if checkpoint is not None and checkpoint_every:
             bounds.append(checkpoint_every - it % checkpoint_every)
         n = min(bounds)
@@ -270,14 +393,17 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         chunk = max(1, min(chunk * 2, n * 2)) if dt < 0.2 else max(1, chunk // 2)  # stop checks ~5 per second
         if progress is not None:
             progress.update(solver.iteration, since_eval / max(since_eval_time, 1e-9))
-        if solver.iteration % eval_every == 0 or solver.iteration == target_iteration:
+        if solver.iteration >= next_eval or solver.iteration == target_iteration:
             row = evaluate_now()
-            target = opts.target_exploitability
-            if target is not None and row["exploitability"] <= target:
+            next_eval = plan.next(solver.iteration, points())
+            if target is not None and min(row[k] for k in key) <= target:
                 rows.stopped = "target"
                 break
-        if checkpoint is not None and checkpoint_every and solver.iteration % checkpoint_every == 0:
+        due = checkpoint_every and solver.iteration % checkpoint_every == 0
+        if checkpoint is not None and (due or (opts.checkpoint_seconds is not None
+                                              and time.perf_counter() - last_save >= opts.checkpoint_seconds)):
             checkpoint(snapshot())
+            last_save = time.perf_counter()
     if progress is not None:
         progress.clear()
     if checkpoint is not None:
