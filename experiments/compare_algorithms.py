@@ -25,7 +25,7 @@ import sys
 import torch
 
 import tensorcfr
-from tensorcfr.run.training import TrainOptions, open_writer, train
+from tensorcfr.run.training import open_writer, train
 
 from readme_section import command, replace_section
 
@@ -38,13 +38,22 @@ def fmt(v: float) -> str:
     return f"≤ {FLOOR:.0e}" if v <= FLOOR else f"{v:.2e}"
 
 
-def checkpoints(n: int) -> list[int]:
-    """1, 2, 5, 10, 20, 50, ... up to n (and n)."""
-    out, k = [], 1
-    while k <= n:
-        out += [m * k for m in (1, 2, 5) if m * k <= n]
-        k *= 10
-    return sorted(set(out + [n]))
+class OneTwoFive:
+    """An evaluation schedule for `train`: at 1, 2, 5, 10, 20, 50, ... (and at the end, where
+    `train` always evaluates).
+
+    Example:
+        >>> [OneTwoFive().next(i, []) for i in (0, 1, 2, 5, 60)]
+        [1, 2, 5, 10, 100]
+    """
+
+    def next(self, iteration: int, points) -> int:
+        k = 1
+        while True:
+            for m in (1, 2, 5):
+                if m * k > iteration:
+                    return m * k
+            k *= 10
 
 
 def best_eta(game, algo: str, etas: list[float], iterations: int, device: str) -> float:
@@ -56,7 +65,7 @@ def best_eta(game, algo: str, etas: list[float], iterations: int, device: str) -
 
 
 def run(game, spec: str, algo: str, iterations: int, device: str, logdir: str | None) -> list[dict]:
-    """Train with `tensorcfr.train`, evaluating at `checkpoints(iterations)`; each row has
+    """Train with `tensorcfr.train`, evaluating at 1, 2, 5, 10, ... (`OneTwoFive`); each row has
     iteration, seconds (solving only) and exploitability of the average and the current
     strategy. TensorBoard gets train's tags plus `wallclock/exploitability_average|current`."""
     solver = tensorcfr.Solver(game, algo, device=device)
@@ -68,13 +77,7 @@ def run(game, spec: str, algo: str, iterations: int, device: str, logdir: str | 
             writer.add_scalar("wallclock/exploitability_average", row["exploitability"], ms)
             writer.add_scalar("wallclock/exploitability_current", row["exploitability_current"], ms)
 
-    rows = []
-    for target in checkpoints(iterations):
-        # one evaluation, at the checkpoint (train evaluates at multiples of eval_every); the
-        # loop state carries the rows and the solving time on
-        loop = {"rows": list(rows), "solving": rows[-1]["seconds"] if rows else 0.0}
-        options = TrainOptions(writer=writer, callback=wallclock, histograms=False, loop_state=loop)
-        rows = train(solver, target - solver.iteration, target, options)
+    rows = train(solver, iterations, OneTwoFive(), writer=writer, callback=wallclock, histograms=False)
     if writer is not None:
         writer.close()
     return [{k: r[k] for k in ("iteration", "seconds", "exploitability", "exploitability_current")} for r in rows]

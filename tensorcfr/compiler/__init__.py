@@ -95,9 +95,10 @@ def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling
     - the generic form otherwise.
 
     Measured (experiments/form_rule.py: one thread, CFR+, float64, ms an iteration, generic /
-    public): Kuhn 0.13 / 0.25, Leduc 0.24 / 0.43, Dudo(4,1,2) 1.09 / 1.29, Liar's Dice with two
-    3-faced dice each (663,511 histories) 1.00 / 1.27; Dudo(5,1,2) (4.9M) 14.8 / 8.0, Liar's
-    Dice with 8 faces (8.4M) 23.3 / 12.9, Dudo(4,2,2) 31.2 / 17.4; OCP(256), ranked, 0.57 / 0.29.
+    public): Kuhn 0.14 / 0.27, Leduc 0.26 / 0.46, Dudo(4,1,2) 1.28 / 1.48, Liar's Dice with two
+    3-faced dice each (663,511 histories) 1.30 / 1.43; Dudo(5,1,2) (4.9M) 15.95 / 9.07,
+    Liar's Dice with 8 faces (8.4M) 25.77 / 14.78, Dudo(4,2,2) 30.51 / 16.44; OCP(256), ranked,
+    0.62 / 0.31.
 
     Example:
         >>> choose("kuhn").name, choose("kuhn", form="public").name, choose("dudo(5,2,2)").name
