@@ -90,6 +90,8 @@ def test_a_general_sum_game_is_refused_in_every_form(form):
     g.zero_sum = False
     with pytest.raises(tensorcfr.TensorCFRError, match="kuhn is general-sum"):
         tensorcfr.compile(g, form=form)
+    with pytest.raises(tensorcfr.TensorCFRError, match="kuhn is general-sum"):
+        compile_public(g)  # the public walk called directly holds it too
 
 
 def test_a_key_that_sees_the_other_players_card_has_no_public_form():

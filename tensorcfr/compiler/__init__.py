@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-import games as games_pkg
-from games import Game, GameError
+from games import Game
 from games.vector import vector_form
 from tensorcfr.compiler.generic import cache_file, compile_generic  # noqa: F401  (cache_file: a public name)
+from tensorcfr.compiler.members import members_of
 from tensorcfr.compiler.public import RANKED_MIN_PAIRS, compile_public, has_public_form
 from tensorcfr.compiler.sizes import public_limit, walk_limit
 from tensorcfr.errors import TensorCFRError
@@ -65,17 +65,6 @@ FORMS: dict[str, Form] = {
 PUBLIC_FROM_HISTORIES = 1_000_000
 
 
-def members_of(game) -> list[Game]:
-    """The games of a spec, a `Game`, or a list of them, made (a `TensorCFRError` for a bad spec)."""
-    members = list(game) if isinstance(game, (list, tuple)) else [game]
-    if not members:
-        raise TensorCFRError("compile: empty list of games")
-    try:
-        return [games_pkg.make(g) for g in members]
-    except GameError as e:
-        raise TensorCFRError(str(e)) from None
-
-
 def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling: bool = False,
            max_histories: int | None = None, max_memory: int | str | None = "auto", generic_only: bool = False) -> Form:
     """The form a game (or a batch over one tree) is compiled in: `form` itself when it names
@@ -91,7 +80,7 @@ def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling
       them too, its own limit's error (`sizes.public_limit`);
     - the public-tree form from `PUBLIC_FROM_HISTORIES` histories (`Game.size_hint`; a game
       without a closed-form size is small) and where its deal is ranked (OCP from 256 cards:
-      no table of pairs of types, `public.RANKED_MIN_PAIRS`);
+      no table of pairs of types, `compiler/public.py`'s `RANKED_MIN_PAIRS`);
     - the generic form otherwise.
 
     Measured (experiments/form_rule.py: one thread, CFR+, float64, ms an iteration, generic /
@@ -193,11 +182,6 @@ def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance
     if form not in NAMES:
         raise TensorCFRError(f"compile: form must be one of {', '.join(NAMES)}, got {form!r}")
     members = members_of(game)
-    for g in members:
-        if not getattr(g, "zero_sum", True):
-            raise TensorCFRError(f"{g.name} is general-sum: the tree solvers need a zero-sum game; the "
-                                 "normal-form procedures (tensorcfr.normal_form: rm, rm+, sampled-rm, "
-                                 "conditional-rm, invariant-rm) take it")
     if chance and form == "public":
         raise TensorCFRError("compile: chance=True (the chance tree of Monte-Carlo sampling) needs form='generic'")
     if form == "public":

@@ -16,10 +16,10 @@ from typing import Sequence
 import numpy as np
 import torch
 
-import games as games_pkg
-from games import CHANCE, TERMINAL, Game, GameError
+from games import CHANCE, TERMINAL, Game
 from games.checks import actions_problem, chance_rows, utility_rows
 from games.vector import vector_form
+from tensorcfr.compiler.members import members_of
 from tensorcfr.compiler.sizes import MAX_LEVELS, too_deep
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.forms.public import PublicCompiledGame
@@ -335,11 +335,7 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         >>> cg.sizes()["histories"] == compile_public("dudo(4,1,1)").num_histories
         True
     """
-    members = list(game) if isinstance(game, (list, tuple)) else [game]
-    try:
-        members = [games_pkg.make(g) for g in members]
-    except GameError as e:
-        raise TensorCFRError(str(e)) from None
+    members = members_of(game)
     for g in members:
         if not has_public_form(g):
             raise TensorCFRError(f"{g.name} has no public-tree form (its private information is not dealt once "
