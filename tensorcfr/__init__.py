@@ -19,7 +19,8 @@ those listed before it):
     evaluation    exact best responses, NashConv, policies; needs no solver
     lp            the exact value by the sequence-form LP
     normal_form   regret-matching procedures on matrix games
-    run/          solver.Solver, training.train, checkpoints, protocol, continuation values
+    run/          spec.RunSpec (a run's settings, checked once), solver.Solver, training.train,
+                  checkpoints, protocol, continuation values
     io/           policy files, Gambit and OpenSpiel interop
     cli/          the command line
 

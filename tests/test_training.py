@@ -98,3 +98,39 @@ def test_a_run_of_the_old_default_resumes_in_the_form_it_was_compiled_in(tmp_pat
     json.dump(info, open(f"{run_dir}/run.json", "w"))
     resumed, straight = resume_equals_straight(main, capsys, args, run_dir, 40, tmp_path)
     assert resumed["config"]["form"] == straight["config"]["form"] == "public"
+
+
+def test_the_cli_and_the_library_build_one_run_spec_and_parse_the_algorithm_once(monkeypatch, capsys):
+    """`tensorcfr solve` builds the same `RunSpec` as `Solver`'s keywords, and a run parses its
+    algorithm spec once (the CLI used to parse it before compiling and the solver again)."""
+    from tensorcfr.cli.commands import run_spec
+    from tensorcfr.cli.parser import build_parser
+    from tensorcfr.run.spec import RunSpec
+    from tensorcfr.updates import rules
+
+    args = build_parser().parse_args(["solve", "leduc", "--algo", "dcfr", "--device", "cpu", "--sampling", "chance",
+                                      "--samples", "4", "--seed", "3", "--form", "generic", "--max-memory", "8G"])
+    cli = run_spec(args, "dcfr", {"alpha": 2.0, "sampling": "chance", "samples": 4})
+    lib = RunSpec.of("dcfr", alpha=2.0, device="cpu", sampling="chance", samples=4, seed=3, form="generic",
+                     max_memory=8 << 30)
+    assert cli == lib and cli.capture == "none"
+    calls = []
+    real = rules.parse_algorithm
+    monkeypatch.setattr(rules, "parse_algorithm", lambda *a, **k: calls.append(a) or real(*a, **k))
+    assert main(["solve", "kuhn", "--algo", "dcfr(alpha=2)", "--iterations", "10", "--no-log", "--json"]) == 0
+    assert len(calls) == 1
+    capsys.readouterr()
+
+
+def test_settings_that_cannot_go_together_are_refused_before_compiling(monkeypatch):
+    import tensorcfr.run.solver as solver_module
+
+    monkeypatch.setattr(solver_module, "compile_game", lambda *a, **k: pytest.fail("compiled first"))
+    for kw, message in (({"sampling": "chance", "capture": "static"}, "only eager iterations sample"),
+                        ({"sampling": "chance", "distributed": True}, "sample on one process"),
+                        ({"sampling": "outcome", "epsilon": 0}, "epsilon"),
+                        ({"sampling": "chance", "samples": 0}, "samples must be a whole number"),
+                        ({"update_scope": "touched", "sampling": "chance", "algo": "dcfr"}, "exact for cfr and cfr+")):
+        algo = kw.pop("algo", "cfr+")
+        with pytest.raises(tensorcfr.TensorCFRError, match=message):
+            tensorcfr.Solver("leduc", algo, device="cpu", **kw)

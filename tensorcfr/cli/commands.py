@@ -30,7 +30,6 @@ from tensorcfr.cli.parser import NOT_SETTINGS, build_parser, compile_limits
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.memory import keep_freed_memory
 from tensorcfr.io.policies import check_policy_path
-from tensorcfr.updates.rules import make_config
 
 def _lp(args) -> int:
     from tensorcfr.compiler import compile as compile_game
@@ -143,21 +142,25 @@ def _make_solver(args, algo: str):
     if is_procedure(algo):
         return RegretMatching(game, algo, device=args.device, dtype=args.dtype, seed=args.seed,
                               deterministic=getattr(args, "deterministic", False), **mine)
-    from tensorcfr.compiler import compile as compile_game
+    return Solver.from_spec(game, run_spec(args, algo, {k: v for k, v in mine.items() if v is not None}))
 
-    sampler = ("capture", "sampling", "samples", "epsilon", "update_scope")
-    make_config(algo, **{k: v for k, v in mine.items() if v is not None and k not in sampler})  # bad settings first
+
+def run_spec(args, algo: str, settings: dict):
+    """The `RunSpec` of a tree algorithm's run from the command's flags (and the algorithm's
+    own `settings`): the one place the CLI's run is checked and its algorithm parsed.
+
+    Example:
+        >>> args = build_parser().parse_args(["solve", "leduc", "--algo", "dcfr", "--device", "cpu"])
+        >>> run_spec(args, "dcfr", {"alpha": 2.0}).config.alpha
+        2.0
+    """
+    from tensorcfr.run.spec import RunSpec
+
     limits = compile_limits(args)
-    if sampling not in (None, "none") and limits["form"] != "public":
-        limits["chance"] = True  # Monte-Carlo iterations' chance tree (--form public: the deal); auto: generic
-    if getattr(args, "distributed", False):  # this rank builds only its block of a generic payoff
-        from tensorcfr.operators.distributed import process_group
-
-        limits["shard"] = process_group()
-    game = compile_game(game, **limits)
-    return Solver(game, algo, device=args.device, dtype=args.dtype, deterministic=getattr(args, "deterministic", False),
-                  distributed=getattr(args, "distributed", False), seed=getattr(args, "seed", 0),
-                  **{k: v for k, v in mine.items() if v is not None})
+    return RunSpec.of(algo, device=args.device, dtype=args.dtype, deterministic=getattr(args, "deterministic", False),
+                      distributed=getattr(args, "distributed", False), seed=getattr(args, "seed", 0),
+                      form=limits["form"], max_histories=limits["max_histories"], max_memory=limits["max_memory"],
+                      **settings)
 
 
 def _save_policy(path: str, solver) -> None:

@@ -22,20 +22,20 @@ import torch
 
 import games as games_pkg
 
-from tensorcfr.updates.capture import Captured, auto_capture, check_capture, gathered_operator
+from tensorcfr.updates.capture import Captured, auto_capture, gathered_operator
 from tensorcfr.forms.generic import CompiledGame
 from tensorcfr.compiler import compile as compile_game
 from tensorcfr.devices import deterministic as deterministic_mode
-from tensorcfr.devices import resolve_device, resolve_dtype
 from tensorcfr.operators.distributed import ShardedOperator, process_group, shard
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.evaluation import Evaluation, Policy, evaluate, evaluate_plans, infoset_gaps
 from tensorcfr.updates.iteration import IterationState, iterate
 from tensorcfr.memory import copy_releasing
 from tensorcfr.forms.public import PublicCompiledGame
-from tensorcfr.sampling.generic import EPSILON_DEFAULT, SCHEMES, UPDATE_SCOPES, RandomDraws
+from tensorcfr.sampling.generic import EPSILON_DEFAULT, RandomDraws
 from tensorcfr.compiler.sizes import check_device_memory
-from tensorcfr.updates.rules import CFRConfig, Config, _batch, make_config
+from tensorcfr.run.spec import RunSpec
+from tensorcfr.updates.rules import Config, _batch
 
 __all__ = ["Solver"]
 
@@ -93,39 +93,36 @@ class Solver:
                  capture: str = "auto", form: str = "auto", deterministic: bool = False,
                  distributed: bool = False, sampling: str = "none", samples: int = 1,
                  epsilon: float = EPSILON_DEFAULT, seed: int = 0, update_scope: str = "all", **options):
-        self.config = make_config(algo, **options)
-        self.sampling = sampling
-        self.update_scope = update_scope
-        if update_scope not in UPDATE_SCOPES:
-            raise TensorCFRError(f"update_scope must be one of {', '.join(UPDATE_SCOPES)}, got {update_scope!r}")
-        if update_scope == "touched":
-            c = self.config
-            if sampling == "none":
-                raise TensorCFRError("update_scope='touched' needs sampling (chance, external or outcome)")
-            if not isinstance(c, CFRConfig) or c.alpha is not None or c.predictive or c.regret_tolerance:
-                raise TensorCFRError(f"update_scope='touched' updates only what a sample touches, which is exact "
-                                     f"for cfr and cfr+ (no discounting as in lcfr and dcfr, no prediction, regret "
-                                     f"tolerance or FTRL), not {c.name}")
-        if sampling not in SCHEMES:
-            raise TensorCFRError(f"sampling must be one of {', '.join(SCHEMES)}, got {sampling!r}")
-        if sampling != "none":
-            if capture not in ("auto", "none"):
-                raise TensorCFRError(f"capture={capture!r} with sampling={sampling!r}: a sampled iteration "
-                                     "gathers a different number of entries each time; only eager "
-                                     "iterations sample (capture='none')")
-            if distributed:
-                raise TensorCFRError("sampling with distributed=True is not supported: sample on one process")
-            capture = "none"
-            if isinstance(seed, bool) or not isinstance(seed, int):
-                raise TensorCFRError(f"seed must be a whole number, got {seed!r}")
-        self.device = resolve_device(device)
-        self.dtype = resolve_dtype(dtype)
-        self.deterministic = bool(deterministic)
-        check_capture(capture, self.device)
+        self._start(game, RunSpec.of(algo, device=device, dtype=dtype, capture=capture, form=form,
+                                     deterministic=deterministic, distributed=distributed, sampling=sampling,
+                                     samples=samples, epsilon=epsilon, seed=seed, update_scope=update_scope,
+                                     **options))
+
+    @classmethod
+    def from_spec(cls, game: str | games_pkg.Game | CompiledGame, spec: RunSpec) -> "Solver":
+        """A solver of `game` by a `RunSpec` (what the CLI builds from its flags).
+
+        Example:
+            >>> from tensorcfr.run.spec import RunSpec
+            >>> Solver.from_spec("kuhn", RunSpec.of("cfr+", device="cpu")).config.name
+            'cfr+'
+        """
+        solver = cls.__new__(cls)
+        solver._start(game, spec)
+        return solver
+
+    def _start(self, game, spec: RunSpec) -> None:
+        """`__init__`'s body, from the checked settings: compile (with the spec's form and
+        limits), place the game on the device, build the operator, estimator and state."""
+        self.spec = spec
+        self.config, self.sampling, self.update_scope = spec.config, spec.sampling, spec.update_scope
+        self.device, self.dtype, self.deterministic = spec.device, spec.dtype, spec.deterministic
+        capture, distributed, sampling, seed = spec.capture, spec.distributed, spec.sampling, spec.seed
         # distributed: a generic compile builds only this rank's block of the payoff
         block = process_group() if distributed else None
         cg = game if isinstance(game, (CompiledGame, PublicCompiledGame)) else \
-            compile_game(game, form=form, chance=sampling != "none" and form != "public", shard=block)
+            compile_game(game, form=spec.form, chance=sampling != "none" and spec.form != "public", shard=block,
+                         max_histories=spec.max_histories, max_memory=spec.max_memory)
         b = cg.batch_size
         if self.config.batch_size > 1:
             if b not in (1, self.config.batch_size):
@@ -135,10 +132,6 @@ class Solver:
         self.distributed = bool(distributed)
         if self.distributed:
             rank, world = block
-            if capture not in ("auto", "none"):
-                raise TensorCFRError(f"capture={capture!r} with distributed=True: only eager iterations are "
-                                     "distributed (capture='none')")
-            capture = "none"
             cg = shard(cg, rank, world)
         need = check_device_memory(cg, b, self.dtype, self.device)
         if capture == "auto":
@@ -149,7 +142,7 @@ class Solver:
             self.op = ShardedOperator(self.op)
         self.estimator = self.draws = None
         if sampling != "none":
-            self.estimator = self.game.estimator(sampling, samples, self.dtype, epsilon)
+            self.estimator = self.game.estimator(sampling, spec.samples, self.dtype, spec.epsilon)
             self.draws = RandomDraws(seed)
         self.seed = seed
         self.iteration = 0
