@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import math
 import os
 import platform
 import resource
@@ -35,7 +34,7 @@ import tensorcfr
 from games.dudo import Dudo
 from tensorcfr.run.continuation import dudo_chain
 from tensorcfr.devices import resolve_device
-from tensorcfr.run.training import TAGS, evaluation_row, open_writer
+from tensorcfr.run.training import TAGS, Trend, evaluation_row, open_writer
 
 from readme_section import command, replace_section
 
@@ -127,7 +126,8 @@ def checkpoint_path(args: Args, name: str) -> str:
 
 
 def following_chunk(chunk: int, points: list[tuple[int, float]], target: float) -> int:
-    """Iterations to the next evaluation: twice the last chunk, at most 200 (often early, less
+    """Iterations to the next evaluation, by `tensorcfr.run.training.Trend` (the rule `train`
+    places evaluations by under a target): twice the last chunk, at most 200 (often early, less
     later: an evaluation costs about 2 iterations), but no further than 5% past the iteration
     where the power law through the last two evaluations (iteration, NashConv) meets the
     target, and at least 10. Dudo(5,2,2): NashConv 4.7e-4 at 310 and 1.07e-4 at 510 put the
@@ -137,14 +137,7 @@ def following_chunk(chunk: int, points: list[tuple[int, float]], target: float) 
         >>> following_chunk(200, [(310, 4.725e-4), (510, 1.073e-4)], 1e-4)
         39
     """
-    nxt = min(2 * chunk, 200)
-    if len(points) >= 2:
-        (t1, e1), (t2, e2) = points[-2:]
-        if t2 > t1 and e1 > e2 > target > 0:
-            slope = math.log(e1 / e2) / math.log(t2 / t1)
-            meets = t2 * (e2 / target) ** (1 / slope)
-            nxt = max(10, min(nxt, math.ceil(1.05 * meets) - t2))
-    return nxt
+    return Trend(target).step(points, chunk)
 
 
 def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:

@@ -214,6 +214,10 @@ class Trend:
         if not points:
             return iteration + self.first
         gap = points[-1][0] - points[-2][0] if len(points) >= 2 else points[-1][0]
+        return iteration + self.step(points, gap)
+
+    def step(self, points: list[tuple[int, float]], gap: int) -> int:
+        """Iterations from the last evaluation to the next, `gap` the last one's."""
         step = min(max(2 * gap, self.least), self.most)
         if len(points) >= 2:
             (t1, e1), (t2, e2) = points[-2:]
@@ -221,7 +225,7 @@ class Trend:
                 slope = math.log(e1 / e2) / math.log(t2 / t1)
                 meets = t2 * (e2 / self.target) ** (1 / slope)
                 step = max(self.least, min(step, math.ceil(1.05 * meets) - t2))
-        return iteration + step
+        return step
 
     def __repr__(self) -> str:
         return "trend"
