@@ -9,7 +9,7 @@ Each game runs the best exact presets (CFR+ and DCFR) once (they are determinist
 external (both with CFR+) and outcome sampling (with CFR: regret matching+ stalls there), with
 K = 1 sample per estimate and a large K, over several seeds, each for the same solving-time
 budget; "chance/touched" is chance sampling updating only what each sample touches, and a scheme
-ending in ":public" samples in the public-tree form (`tensorcfr.public_sampling`: a sample is a
+ending in ":public" samples in the public-tree form (`tensorcfr.sampling.public`: a sample is a
 deal of types, touching one type column of each player). Time counts iterations only; the exact
 evaluations between them are not timed. The table gives, per configuration, the time and
 iterations to exploitability 1e-2 (median over the seeds, and the slowest seed) and the

@@ -1,4 +1,4 @@
-"""Monte-Carlo sampling in the public-tree form (`tensorcfr.public_sampling`): unbiased, exactly,
+"""Monte-Carlo sampling in the public-tree form (`tensorcfr.sampling.public`): unbiased, exactly,
 by enumerating every deal of types and every pure strategy drawn; statistically for the spread;
 convergence; resume; the CLI (the touched columns' update equals the full update: in
 tests/test_sampling.py, with the generic form's)."""

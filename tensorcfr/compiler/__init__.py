@@ -148,7 +148,7 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             (`tensorcfr.sizes`; max_memory in bytes, "auto" for the available memory less
             256 MiB, or None).
     form:   "generic" (one sparse payoff matrix), "public" (the public-tree form of a game
-            dealt once, `tensorcfr.public`: a `PublicCompiledGame`), or "auto" (the default:
+            dealt once, `tensorcfr.forms.public`: a `PublicCompiledGame`), or "auto" (the default:
             `choose`'s rule, shared with `Solver` and the CLI: the public form from
             `PUBLIC_FROM_HISTORIES` histories, for a ranked deal or where only it fits,
             else generic; `method`, `nodes` and `cache`, which only the generic form has,

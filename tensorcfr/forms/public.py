@@ -121,7 +121,7 @@ class PublicCompiledGame:
 
     def estimator(self, scheme: str, samples: int, dtype: torch.dtype, epsilon: float):
         """Monte-Carlo counterfactual values where a sample is a deal of private types
-        (`public_sampling.PublicEstimator`)."""
+        (`sampling.public.PublicEstimator`)."""
         from tensorcfr.sampling.public import PublicEstimator
         return PublicEstimator(self, scheme, samples, dtype, epsilon)
 
