@@ -34,7 +34,7 @@ import tensorcfr
 from games.dudo import Dudo
 from tensorcfr.run.continuation import dudo_chain
 from tensorcfr.devices import resolve_device
-from tensorcfr.run.training import TAGS, Trend, evaluation_row, open_writer
+from tensorcfr.run.training import Trend, open_writer
 
 from readme_section import command, replace_section
 
@@ -47,7 +47,7 @@ ROWS = ["ocp(3)", "ocp(12)", "ocp(50)", "ocp(200)", "ocp(1000)",
 LARGE_ROWS = ["ocp(5000)", "dudo(6,1,2)", "dudo(6,2,1)", "dudo(5,2,2)"]
 # The thesis' largest game (1.5e10 histories): the public-tree form only, hours on the CPU; --largest.
 LARGEST_ROWS = ["dudo(6,2,2)"]
-STEP_ITERATIONS = 10  # a chunk between evaluations runs in steps of this many (see solve_row)
+MAX_ITERATIONS = 10**9  # a row runs to its target or its --minutes
 LP_MAX_SEQUENCES = 100_000  # both players' sequences: the "exact (LP)" column's games (seconds to a minute each)
 LP_MAX_HISTORIES = 5_000_000  # past this (by the closed form), a game is not even compiled for the LP
 PROBE_ROWS = ["ocp(50)", "dudo(5,1,1)", "dudo(4,2,1)", "domino(2,2)"]
@@ -125,19 +125,15 @@ def checkpoint_path(args: Args, name: str) -> str:
     return os.path.join(args.out, "checkpoints", f"{name}.pt")
 
 
-def following_chunk(chunk: int, points: list[tuple[int, float]], target: float) -> int:
-    """Iterations to the next evaluation, by `tensorcfr.run.training.Trend` (the rule `train`
-    places evaluations by under a target): twice the last chunk, at most 200 (often early, less
-    later: an evaluation costs about 2 iterations), but no further than 5% past the iteration
-    where the power law through the last two evaluations (iteration, NashConv) meets the
-    target, and at least 10. Dudo(5,2,2): NashConv 4.7e-4 at 310 and 1.07e-4 at 510 put the
-    target at 522, so the next evaluation falls at 549, not 710.
-
-    Example:
-        >>> following_chunk(200, [(310, 4.725e-4), (510, 1.073e-4)], 1e-4)
-        39
-    """
-    return Trend(target).step(points, chunk)
+def loop_of_old_checkpoint(ckpt: dict) -> dict:
+    """`train`'s loop state from a checkpoint of this script's first format (its evaluation
+    points as (iteration, NashConv), the solving seconds, and where the next evaluation fell)."""
+    points = [(int(t), float(e)) for t, e in ckpt.get("points", [])]
+    rows = [{"iteration": t, "nash_conv": e, "exploitability": e / 2} for t, e in points]
+    nxt = ckpt.get("next_eval")
+    if nxt is None:
+        nxt = (points[-1][0] if points else 0) + int(ckpt.get("next_chunk", 10))
+    return {"rows": rows, "solving": float(ckpt.get("solving", 0.0)), "next_eval": int(nxt)}
 
 
 def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
@@ -152,7 +148,7 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
     t_compile = time.perf_counter() - t0 - t_chain
     solver = tensorcfr.Solver(cg, args.algo, device=args.device, dtype=args.dtype)
     ckpt_path = checkpoint_path(args, game.name)
-    before = {"seconds": 0.0, "solving": 0.0, "next_chunk": 10, "points": []}  # what earlier, interrupted runs did
+    before, loop = 0.0, None  # what earlier, interrupted runs did: seconds, and train's loop state
     # mapped, not read: the state is copied in from the file, never held twice in memory
     ckpt = (torch.load(ckpt_path, weights_only=True, mmap=True) if args.resume and os.path.exists(ckpt_path)
             else None)
@@ -160,72 +156,45 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
         print(f"  {spec}: {ckpt_path} holds a {ckpt.get('form', 'generic')} {ckpt.get('dtype', 'float64')} run, "
               f"not {cg.form} {args.dtype}: starting afresh", flush=True)
         ckpt = None
-    next_eval = None  # a checkpoint saved inside a chunk: the iteration of that chunk's evaluation
     if ckpt is not None:
         solver.load_state_dict(ckpt["solver"])
-        before = {k: ckpt.get(k, before[k]) for k in before}
-        if ckpt.get("next_eval") is not None:
-            next_eval, before["next_chunk"] = int(ckpt["next_eval"]), int(ckpt["chunk"])
+        before, loop = float(ckpt.get("seconds", 0.0)), ckpt.get("loop") or loop_of_old_checkpoint(ckpt)
         t_compile = ckpt.get("compile_seconds", t_compile)
         print(f"  {spec}: continuing from iteration {solver.iteration} ({ckpt_path})", flush=True)
         del ckpt  # unmaps the file
     writer = open_writer(writer_dir, spec, solver.config.name) if writer_dir else None
     deadline = t0 + 60 * args.minutes
-    solving, chunk, row = before["solving"], before["next_chunk"], None  # evaluated where an unbroken run would be
-    points = [tuple(x) for x in before["points"]]  # (iteration, NashConv) of every evaluation so far
-    last_save = time.perf_counter()
+    past = {"deadline": False}  # read at evaluations only: a chunk runs to its evaluation, as a row's points must
 
-    def save(goal=None):
-        """After an evaluation (goal None), or inside a chunk whose evaluation is at `goal`."""
+    def save(state):
         os.makedirs(os.path.dirname(ckpt_path), exist_ok=True)
         torch.save({"solver": solver.state_dict(copy=False), "form": cg.form, "dtype": args.dtype,
-                    "seconds": before["seconds"] + time.perf_counter() - t0,
-                    "solving": solving, "compile_seconds": t_compile,
-                    "next_chunk": chunk if goal is not None else following_chunk(chunk, points, args.target),
-                    "chunk": chunk, "next_eval": goal, "points": points},
+                    "seconds": before + time.perf_counter() - t0, "compile_seconds": t_compile, "loop": state},
                    ckpt_path + ".tmp")
         os.replace(ckpt_path + ".tmp", ckpt_path)
 
-    while True:
-        goal = next_eval if next_eval is not None else solver.iteration + chunk  # where this chunk evaluates
-        next_eval = None
-        t1 = time.perf_counter()
-        while solver.iteration < goal:
-            # in steps, so that a checkpoint falls every --checkpoint-minutes even inside a chunk of
-            # hours (Dudo(6,2,2): 200 iterations at 20 s) and a stopped session loses no more
-            solver.step(min(STEP_ITERATIONS, goal - solver.iteration))
-            if solver.iteration < goal and time.perf_counter() - last_save > 60 * args.checkpoint_minutes:
-                solving += time.perf_counter() - t1
-                save(goal)
-                last_save = t1 = time.perf_counter()
-        if solver.device.type == "cuda":
-            torch.cuda.synchronize()
-        solving += time.perf_counter() - t1
-        row = evaluation_row(solver)
+    def show(row):
         if writer is not None:
-            for tag, key in TAGS.items():
-                if key in row:
-                    writer.add_scalar(tag, row[key], solver.iteration)
-            writer.add_scalar("perf/seconds", solving, solver.iteration)
-        print(f"  {spec}: {solver.iteration:>6} it  NashConv {row['nash_conv']:.3e}  value {row['game_value']:+.6f}"
-              f"  {solving:7.1f} s", flush=True)
-        points.append((solver.iteration, row["nash_conv"]))
-        if row["nash_conv"] <= args.target or time.perf_counter() > deadline:
-            break
-        if time.perf_counter() - last_save > 60 * args.checkpoint_minutes:
-            save()
-            last_save = time.perf_counter()
-        chunk = following_chunk(chunk, points, args.target)
-    if row["nash_conv"] > args.target:
-        save()  # out of time: a later --resume continues here
-    elif os.path.exists(ckpt_path):
-        os.remove(ckpt_path)
+            writer.add_scalar("perf/seconds", row["seconds"], row["iteration"])
+        print(f"  {spec}: {row['iteration']:>6} it  NashConv {row['nash_conv']:.3e}  value {row['game_value']:+.6f}"
+              f"  {row['seconds']:7.1f} s", flush=True)
+        past["deadline"] = time.perf_counter() > deadline
+
+    # the one training loop: evaluations by the NashConv trend (exploitability = NashConv / 2),
+    # the solver saved every --checkpoint-minutes, inside a chunk too
+    rows = tensorcfr.train(solver, MAX_ITERATIONS, eval_every=Trend(args.target / 2),
+                           target_exploitability=args.target / 2, callback=show, writer=writer, histograms=False,
+                           checkpoint=save, checkpoint_seconds=60 * args.checkpoint_minutes,
+                           should_stop=lambda: past["deadline"], loop_state=loop)
+    row, solving = rows[-1], rows[-1]["seconds"]
+    if row["nash_conv"] <= args.target and os.path.exists(ckpt_path):
+        os.remove(ckpt_path)  # reached: nothing to continue (else the last save is where --resume goes on)
     if writer is not None:
         writer.close()
     sizes = cg.sizes()
     return {"game": game.name, "histories": sizes["histories"], "infosets": sizes["infosets_with_choice"],
             "algorithm": solver.config.name, "iterations": solver.iteration,
-            "seconds": round(before["seconds"] + time.perf_counter() - t0, 1), "solve_seconds": round(solving, 1),
+            "seconds": round(before + time.perf_counter() - t0, 1), "solve_seconds": round(solving, 1),
             "compile_seconds": round(t_compile, 1), "chain_seconds": round(t_chain, 1),
             "device": str(solver.device), "form": cg.form, "dtype": args.dtype,
             # the process's peak so far (rows run earlier in the same process count too)

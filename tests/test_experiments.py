@@ -61,17 +61,19 @@ def test_thesis_tables_solve_small_rows_to_the_target(tmp_path):
     assert "| OCP(12) |" in open(tmp_path / "thesis_table.md").read()
 
 
-def test_thesis_tables_places_evaluations_by_the_nashconv_trend():
-    """Chunks double up to 200, but stop at most 5% past where the power law through the last
-    two evaluations meets the target: Dudo(5,2,2) read 4.725e-4 at 310 and 1.073e-4 at 510,
-    slope log(4.403)/log(1.645) = 2.98, target met at 522.2, next evaluation at ceil(548.3) = 549."""
-    from thesis_tables import following_chunk
+def test_evaluations_follow_the_nashconv_trend():
+    """`train`'s trend (the thesis tables' rule): gaps double up to 200, but stop at most 5% past
+    where the power law through the last two evaluations meets the target: Dudo(5,2,2) read
+    4.725e-4 at 310 and 1.073e-4 at 510, slope log(4.403)/log(1.645) = 2.98, target met at 522.2,
+    next evaluation at ceil(548.3) = 549."""
+    from tensorcfr.run.training import Trend
 
-    assert following_chunk(200, [(310, 4.725e-4), (510, 1.073e-4)], 1e-4) == 39
-    assert following_chunk(10, [(10, 0.1)], 1e-4) == 20  # one point: no trend yet
-    assert following_chunk(160, [(150, 1e-3), (310, 5e-4)], 1e-4) == 200  # far from the target: the cap
-    assert following_chunk(160, [(150, 1e-3), (310, 2e-3)], 1e-4) == 200  # rising: no trend to follow
-    assert following_chunk(20, [(90, 2e-4), (100, 1.0001e-4)], 1e-4) == 10  # at least 10 (5% of 100 is 5)
+    step = Trend(1e-4).step
+    assert step([(310, 4.725e-4), (510, 1.073e-4)], 200) == 39
+    assert step([(10, 0.1)], 10) == 20  # one point: no trend yet
+    assert step([(150, 1e-3), (310, 5e-4)], 160) == 200  # far from the target: the cap
+    assert step([(150, 1e-3), (310, 2e-3)], 160) == 200  # rising: no trend to follow
+    assert step([(90, 2e-4), (100, 1.0001e-4)], 20) == 10  # at least 10 (5% of 100 is 5)
 
 
 def test_thesis_tables_resume_a_row_cut_short_from_its_checkpoint(tmp_path):
@@ -107,15 +109,15 @@ def test_thesis_tables_resume_from_a_checkpoint_inside_a_chunk(tmp_path, monkeyp
     thesis_tables.main(base + ["--minutes", "0", "--target", "1e-12"])  # 10 iterations, evaluated, saved
     step = tensorcfr.Solver.step
 
-    def killed_at_20(self, n=1):
-        if self.iteration == 20:
+    def killed_past_20(self, n=1):
+        if self.iteration >= 20:
             raise RuntimeError("killed")
         step(self, n)
-    monkeypatch.setattr(tensorcfr.Solver, "step", killed_at_20)
+    monkeypatch.setattr(tensorcfr.Solver, "step", killed_past_20)
     with pytest.raises(RuntimeError, match="killed"):
-        thesis_tables.main(base + ["--resume"])  # the chunk 10 -> 30, saved at 20, killed
+        thesis_tables.main(base + ["--resume"])  # the chunk 10 -> 30, saved after every step, killed
     saved = torch.load(ckpt, weights_only=True)
-    assert (saved["solver"]["iteration"], saved["next_eval"]) == (20, 30)
+    assert 20 <= saved["solver"]["iteration"] < 30 and saved["loop"]["next_eval"] == 30
     monkeypatch.setattr(tensorcfr.Solver, "step", step)
     thesis_tables.main(base + ["--resume"])
     resumed = json.load(open(tmp_path / "thesis_table.json"))["rows"][0]
@@ -248,3 +250,26 @@ def test_sampling_experiment_against_openspiel(tmp_path):
     assert [r["sampling"] for r in rows] == ["external", "outcome"]
     assert all(r["iterations"] == 20 and r["exploitability"] > 0 and r["openspiel_exploitability"] > 0 for r in rows)
     assert "| leduc | external | 20 | 1 |" in open(tmp_path / "sampling_openspiel.md").read()
+
+
+def test_thesis_tables_resume_a_checkpoint_of_the_first_format(tmp_path):
+    """A checkpoint written before the script ran on `train` (its points as (iteration, NashConv)
+    and the next chunk) still resumes, and ends where an unbroken run ends."""
+    import thesis_tables
+
+    base = ["--rows", "ocp(12)", "--no-readme", "--no-probe", "--no-lp", "--out", str(tmp_path), "--logdir", "",
+            "--device", "cpu"]
+    ckpt = tmp_path / "checkpoints" / "ocp(12).pt"
+    thesis_tables.main(base + ["--minutes", "0", "--target", "1e-12"])  # 10 iterations, evaluated, saved
+    new = torch.load(ckpt, weights_only=True)
+    rows = new["loop"]["rows"]
+    old = {"solver": new["solver"], "form": new["form"], "dtype": new["dtype"], "seconds": new["seconds"],
+           "solving": new["loop"]["solving"], "compile_seconds": new["compile_seconds"], "next_chunk": 20,
+           "chunk": 10, "next_eval": None, "points": [(r["iteration"], r["nash_conv"]) for r in rows]}
+    torch.save(old, ckpt)
+    thesis_tables.main(base + ["--resume"])
+    resumed = json.load(open(tmp_path / "thesis_table.json"))["rows"][0]
+    thesis_tables.main(base + ["--out", str(tmp_path / "straight")])
+    straight = json.load(open(tmp_path / "straight" / "thesis_table.json"))["rows"][0]
+    assert resumed["reached_target"] and not ckpt.exists()
+    assert (resumed["iterations"], resumed["nash_conv"]) == (straight["iterations"], straight["nash_conv"])
