@@ -5,13 +5,14 @@
     python experiments/thesis_tables.py --rows "ocp(12)" "dudo(4,1,1)" --no-readme
     python experiments/thesis_tables.py --large --resume   # adds OCP(5000), Dudo(6,1,2), Dudo(6,2,1), Dudo(5,2,2)
 
-For each row it compiles the game, runs the algorithm until NashConv <= --target (or
---minutes pass), logs the curves to TensorBoard (`--logdir`, one run per row, the tags of
-`tensorcfr.run.training.TAGS`) and writes the table as Markdown and JSON into --out after every
-row, so an interrupted run keeps what it finished: `--resume` skips those rows and continues a
+For each row it compiles the game, runs the algorithm with `tensorcfr.train` until NashConv <=
+--target (or --minutes pass, read at evaluations, which the NashConv trend places), logs the
+curves to TensorBoard (`--logdir`, one run per row, the tags of `tensorcfr.run.training.TAGS`)
+and writes the table as Markdown and JSON into --out after every row, so an interrupted run
+keeps what it finished: `--resume` skips those rows and continues a
 row cut short from its last checkpoint (saved every --checkpoint-minutes and at the time limit,
 removed once the row reaches the target). Dudo's
-continuation values are solved first (tensorcfr.continuation) and listed under the table.
+continuation values are solved first (tensorcfr.run.continuation) and listed under the table.
 Before the rows it measures which algorithm reaches the target fastest on four mid-size
 rows (`--probe`), and the table says which algorithm it used.
 """
