@@ -134,7 +134,7 @@ class Evaluation:
 def best_response_value(cg: CompiledGame, player: int, x_other: torch.Tensor,
                         op: PayoffOperator | None = None) -> torch.Tensor:
     """Value [B] of player's best response against the other's realisation plan [B, S]."""
-    op = op or PayoffOperator.of(cg, x_other.dtype)
+    op = op or cg.operator(x_other.dtype)
     q, _ = cg.treeplexes[player].bottom_up(op.cfv(player, x_other), inplace=True)
     return q[:, 0].clone()  # not a view, which would keep all of q alive
 
@@ -155,7 +155,7 @@ def infoset_gaps(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = N
         0.916667
     """
     plans = policy.sequence_form()
-    op = op or PayoffOperator.of(cg, plans[0].dtype)
+    op = op or cg.operator(plans[0].dtype)
     out = []
     for p, (tp, sigma) in enumerate(zip(cg.treeplexes, policy.sigma)):
         q, v = tp.bottom_up(op.cfv(p, plans[1 - p]))  # best response below each infoset
@@ -187,7 +187,7 @@ def evaluate_plans(cg: CompiledGame, x: torch.Tensor, y: torch.Tensor, op: Payof
         >>> round(evaluate_plans(cg, *tensorcfr.Policy.uniform(cg).sequence_form()).nash_conv.item(), 6)
         0.916667
     """
-    op = op or PayoffOperator.of(cg, x.dtype)
+    op = op or cg.operator(x.dtype)
     g = op.cfv(0, y)  # [B, S_0]
     value = _dot(x, g)
     br0 = cg.treeplexes[0].bottom_up(g, inplace=True)[0][:, 0].clone()

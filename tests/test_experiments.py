@@ -61,6 +61,19 @@ def test_thesis_tables_solve_small_rows_to_the_target(tmp_path):
     assert "| OCP(12) |" in open(tmp_path / "thesis_table.md").read()
 
 
+def resume_ends_as_straight(base: list[str], tmp_path, ckpt) -> None:
+    """`--resume` the row of `base` to its target; it ends where an unbroken run ends, and
+    its checkpoint goes."""
+    import thesis_tables
+
+    thesis_tables.main(base + ["--resume"])
+    resumed = json.load(open(tmp_path / "thesis_table.json"))["rows"][0]
+    thesis_tables.main(base + ["--out", str(tmp_path / "straight")])
+    straight = json.load(open(tmp_path / "straight" / "thesis_table.json"))["rows"][0]
+    assert resumed["reached_target"] and not ckpt.exists()
+    assert (resumed["iterations"], resumed["nash_conv"]) == (straight["iterations"], straight["nash_conv"])
+
+
 def test_evaluations_follow_the_nashconv_trend():
     """`train`'s trend (the thesis tables' rule): gaps double up to 200, but stop at most 5% past
     where the power law through the last two evaluations meets the target: Dudo(5,2,2) read
@@ -119,12 +132,7 @@ def test_thesis_tables_resume_from_a_checkpoint_inside_a_chunk(tmp_path, monkeyp
     saved = torch.load(ckpt, weights_only=True)
     assert 20 <= saved["solver"]["iteration"] < 30 and saved["loop"]["next_eval"] == 30
     monkeypatch.setattr(tensorcfr.Solver, "step", step)
-    thesis_tables.main(base + ["--resume"])
-    resumed = json.load(open(tmp_path / "thesis_table.json"))["rows"][0]
-    thesis_tables.main(base + ["--out", str(tmp_path / "straight")])
-    straight = json.load(open(tmp_path / "straight" / "thesis_table.json"))["rows"][0]
-    assert resumed["reached_target"] and not ckpt.exists()
-    assert (resumed["iterations"], resumed["nash_conv"]) == (straight["iterations"], straight["nash_conv"])
+    resume_ends_as_straight(base, tmp_path, ckpt)
 
 
 def test_sampling_experiment_runs_every_scheme_and_the_thesis_setting(tmp_path):
@@ -267,9 +275,4 @@ def test_thesis_tables_resume_a_checkpoint_of_the_first_format(tmp_path):
            "solving": new["loop"]["solving"], "compile_seconds": new["compile_seconds"], "next_chunk": 20,
            "chunk": 10, "next_eval": None, "points": [(r["iteration"], r["nash_conv"]) for r in rows]}
     torch.save(old, ckpt)
-    thesis_tables.main(base + ["--resume"])
-    resumed = json.load(open(tmp_path / "thesis_table.json"))["rows"][0]
-    thesis_tables.main(base + ["--out", str(tmp_path / "straight")])
-    straight = json.load(open(tmp_path / "straight" / "thesis_table.json"))["rows"][0]
-    assert resumed["reached_target"] and not ckpt.exists()
-    assert (resumed["iterations"], resumed["nash_conv"]) == (straight["iterations"], straight["nash_conv"])
+    resume_ends_as_straight(base, tmp_path, ckpt)

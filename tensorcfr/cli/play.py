@@ -5,7 +5,7 @@ Sampling walks the game through its own protocol (`games.Game`), one game at a t
 
 Example:
     >>> import tensorcfr
-    >>> from tensorcfr.play import exact_value, simulate
+    >>> from tensorcfr.cli.play import exact_value, simulate
     >>> cg = tensorcfr.compile("kuhn")
     >>> uniform = tensorcfr.Policy.uniform(cg).to_dict()
     >>> round(exact_value(cg, uniform, uniform), 12)
@@ -31,13 +31,12 @@ from tensorcfr.errors import TensorCFRError
 def exact_value(cg, table_a: dict, table_b: dict) -> float:
     """Player 0's exact expected payoff when player 0 plays `table_a`'s strategy and player 1
     `table_b`'s (each table checked against the game by `Policy.from_dict`)."""
-    from tensorcfr.operators.payoff import PayoffOperator
     from tensorcfr.evaluation import Policy
 
     a, b = Policy.from_dict(cg, table_a), Policy.from_dict(cg, table_b)
     x = cg.treeplexes[0].sequence_form(a.sigma[0])
     y = cg.treeplexes[1].sequence_form(b.sigma[1])
-    return float(PayoffOperator.of(cg, x.dtype).value(x, y)[0])
+    return float(cg.operator(x.dtype).value(x, y)[0])
 
 
 def _choose(table: dict, key: str, actions, rng: random.Random, who: str) -> str:

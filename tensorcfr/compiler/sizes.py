@@ -212,6 +212,5 @@ def check_device_memory(cg, batch: int, dtype, device) -> int:
             f"{cg.name}: a solver needs about {_gb(need['total'])} on {device} (game {_gb(need['game'])}, payoff "
             f"{_gb(need['payoff'])}, iteration state {_gb(need['state'])}), {_gb(free)} free of {_gb(total)}; "
             "a smaller game or batch, " + ("" if dtype == torch.float32 else "--dtype float32, ")
-            + ("" if cg.form == "public" else "the public-tree form (--form public) where the game has one, ")
-            + "or --device cpu")
+            + cg.smaller_form + "or --device cpu")
     return need["total"]

@@ -105,6 +105,7 @@ class CompiledForm(Protocol):
     """A compiled game in one form: frozen, on one device, a batch of payoff vectors over one tree."""
 
     form: str  # "generic" or "public": for display, files and run identities only
+    smaller_form: str  # what an error for want of memory suggests instead ("" where nothing smaller exists)
     name: str
     batch_names: tuple[str, ...]
     treeplexes: tuple  # (DecisionSpace, DecisionSpace)

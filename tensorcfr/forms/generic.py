@@ -49,6 +49,7 @@ class CompiledGame:
     """
 
     form = "generic"  # `forms.CompiledForm`; `public.PublicCompiledGame` is the other
+    smaller_form = "the public-tree form (--form public) where the game has one, "  # what an out-of-memory error suggests
 
     name: str  # spec of the game (of the first batch member)
     batch_names: tuple[str, ...]  # [B] spec of each batch member

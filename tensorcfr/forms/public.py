@@ -58,6 +58,7 @@ class PublicCompiledGame:
     deal: torch.Tensor | None = None
 
     form = "public"
+    smaller_form = ""  # the smallest layout already: an out-of-memory error suggests no other
 
     @property
     def batch_size(self) -> int:

@@ -3,7 +3,7 @@ other's realisation plan, in a chosen dtype (DESIGN.md §2).
 
 Example:
     >>> import torch, tensorcfr
-    >>> from tensorcfr.payoff import PayoffOperator
+    >>> from tensorcfr.operators.payoff import PayoffOperator
     >>> cg = tensorcfr.compile("kuhn")
     >>> y = torch.zeros(1, cg.treeplexes[1].num_sequences, dtype=torch.float64)
     >>> PayoffOperator.of(cg, torch.float64).cfv(0, y).abs().sum().item()

@@ -10,7 +10,7 @@ says how far it is on stderr and saves its state beside that file every few minu
 interrupted one continues from there the next time it is asked for.
 
 Example:
-    >>> from tensorcfr.continuation import dudo_value
+    >>> from tensorcfr.run.continuation import dudo_value
     >>> round(dudo_value(4, 1, 1), 6)
     -0.125
 """
@@ -135,12 +135,16 @@ def _solve(name: str, inputs: list[float], device: str) -> dict:
                   f"{row['iteration']:,} iterations, NashConv {min(row['nash_conv'], row['nash_conv_current']):.2e} "
                   f"(target {TARGET_NASH_CONV:g}), {before + elapsed:,.0f} s", file=sys.stderr, flush=True)
 
+    def save(loop: dict) -> None:  # (train saves once more at the end: a finished solve keeps nothing)
+        last = loop["rows"][-1] if loop["rows"] else None
+        if last is None or min(last["nash_conv"], last["nash_conv_current"]) > TARGET_NASH_CONV:
+            _save_partial(solver, path, identity, before + time.perf_counter() - t0)
+
     # the one training loop: evaluate both profiles every EVAL_EVERY iterations, stop when
     # either is at the target (exploitability = NashConv / 2), save the state every SAVE_EVERY s
     rows = train(solver, max(MAX_ITERATIONS - solver.iteration, 0), eval_every=EVAL_EVERY,
                  target_exploitability=TARGET_NASH_CONV / 2, stop_on="either", callback=progress,
-                 checkpoint=lambda _: _save_partial(solver, path, identity, before + time.perf_counter() - t0),
-                 checkpoint_seconds=SAVE_EVERY, histograms=False)
+                 checkpoint=save, checkpoint_seconds=SAVE_EVERY, histograms=False)
     if not rows or rows[-1]["iteration"] != solver.iteration:  # (a solve resumed at its budget)
         rows.append(evaluation_row(solver))
     last = rows[-1]

@@ -115,8 +115,6 @@ class Solver:
         """`__init__`'s body, from the checked settings: compile (with the spec's form and
         limits), place the game on the device, build the operator, estimator and state."""
         self.spec = spec
-        self.config, self.sampling, self.update_scope = spec.config, spec.sampling, spec.update_scope
-        self.device, self.dtype, self.deterministic = spec.device, spec.dtype, spec.deterministic
         capture, distributed, sampling, seed = spec.capture, spec.distributed, spec.sampling, spec.seed
         # distributed: a generic compile builds only this rank's block of the payoff
         block = process_group() if distributed else None
@@ -129,8 +127,7 @@ class Solver:
                 raise TensorCFRError(f"a batch of {b} games and of {self.config.batch_size} settings do not match")
             b = self.config.batch_size
         self.batch_size = b
-        self.distributed = bool(distributed)
-        if self.distributed:
+        if distributed:
             rank, world = block
             cg = shard(cg, rank, world)
         need = check_device_memory(cg, b, self.dtype, self.device)
@@ -138,19 +135,28 @@ class Solver:
             capture = auto_capture(self.device, need)
         self.game = cg.to(self.device)
         self.op = self.game.operator(self.dtype, gather=gathered_operator(capture, self.game.payoff.shape[1]))
-        if self.distributed:
+        if distributed:
             self.op = ShardedOperator(self.op)
         self.estimator = self.draws = None
         if sampling != "none":
             self.estimator = self.game.estimator(sampling, spec.samples, self.dtype, spec.epsilon)
             self.draws = RandomDraws(seed)
-        self.seed = seed
         self.iteration = 0
         with deterministic_mode(self._deterministic):  # FTRL's entropy weights are per-infoset sums too
             self.state = IterationState.start(self.game.treeplexes, self.config, b, self.dtype, self.device)
         self.captured = None if capture == "none" else Captured(
             capture, self._iterate_in_place, self.config.scalars, batch=b, dtype=self.dtype, device=self.device,
             save=self.state_dict, restore=self.load_state_dict)
+
+    # the settings, as the spec holds them (`RunSpec`)
+    config = property(lambda self: self.spec.config, doc="The resolved algorithm (a `Config`).")
+    device = property(lambda self: self.spec.device)
+    dtype = property(lambda self: self.spec.dtype)
+    deterministic = property(lambda self: self.spec.deterministic)
+    distributed = property(lambda self: self.spec.distributed)
+    sampling = property(lambda self: self.spec.sampling)
+    update_scope = property(lambda self: self.spec.update_scope)
+    seed = property(lambda self: self.spec.seed)
 
     @property
     def _deterministic(self) -> bool:

@@ -32,7 +32,7 @@ with 0 on the columns not drawn.
 
 Example:
     >>> import torch, tensorcfr
-    >>> from tensorcfr.sampling import RandomDraws
+    >>> from tensorcfr.sampling.generic import RandomDraws
     >>> cg = tensorcfr.compile("kuhn", form="public")
     >>> est = PublicEstimator(cg, "chance", samples=1)
     >>> sigma = [tp.normalize(torch.ones(1, tp.num_sequences, dtype=torch.float64)) for tp in cg.treeplexes]

@@ -10,8 +10,8 @@ capture or logging: `Solver` owns the state and `capture.py` wraps this function
 
 Example:
     >>> import tensorcfr
-    >>> from tensorcfr.payoff import PayoffOperator
-    >>> from tensorcfr.rules import make_config
+    >>> from tensorcfr.operators.payoff import PayoffOperator
+    >>> from tensorcfr.updates.rules import make_config
     >>> cg, rule = tensorcfr.compile("kuhn"), make_config("cfr")
     >>> state = IterationState.start(cg.treeplexes, rule, 1, torch.float64, "cpu")
     >>> op = PayoffOperator.of(cg, torch.float64)
