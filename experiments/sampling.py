@@ -68,29 +68,52 @@ def settings(sampling: str) -> tuple[str, dict]:
     return form or "generic", kw
 
 
+class Budget:
+    """The evaluation schedule and stop rule of one curve under a solving-time budget, for
+    `tensorcfr.train`: the next evaluation doubles the last gap (at most half the iterations so
+    far, about 2 points per doubling of t) but falls near the budget where that comes first, and
+    the run stops at the first evaluation past the budget. Time is train's solving time, which
+    leaves the evaluations out.
+
+    Example:
+        >>> b = Budget(10.0); b.next(0, []), b.next(1, [(1, 0.5)])
+        (1, 2)
+    """
+
+    def __init__(self, seconds: float):
+        self.seconds, self.solving, self.gap = seconds, 0.0, 0
+
+    def next(self, iteration: int, points: list) -> int:
+        gap = max(1, min(2 * self.gap, int(iteration * 0.5) or 1)) if iteration else 1
+        if iteration and self.solving > 0:  # the last one near the budget
+            gap = min(gap, int((self.seconds - self.solving) / (self.solving / iteration)) + 1)
+        self.gap = max(gap, 1)
+        return iteration + self.gap
+
+    def seen(self, row: dict) -> None:  # train's callback: the solving seconds so far
+        self.solving = row["seconds"]
+
+    def spent(self) -> bool:  # train's should_stop
+        return self.solving >= self.seconds
+
+
 def curve(game: str, algo: str, sampling: str, samples: int, seed: int, seconds: float, cg=None) -> dict:
-    """One run: [(solving seconds, iteration, exploitability)] at geometrically spaced points."""
+    """One run by `tensorcfr.train` under `Budget(seconds)`: [(solving seconds, iteration,
+    exploitability, NashConv, game value)] at geometrically spaced points."""
     form, kw = settings(sampling)
     if kw:
         kw.update(samples=samples, seed=seed)
     if cg is None:
         kw["form"] = form
     s = tensorcfr.Solver(cg if cg is not None else game, algo, device="cpu", **kw)
-    points, solving, chunk = [], 0.0, 1
-    while solving < seconds:
-        t0 = time.perf_counter()
-        s.step(chunk)
-        solving += time.perf_counter() - t0
-        per = solving / s.iteration
-        ev = s.evaluate()["average"]
-        points.append((solving, s.iteration, float(ev.exploitability[0]), float(ev.nash_conv[0]),
-                       float(ev.game_value[0])))
-        # about 2 points per doubling of t, the last one near the budget
-        chunk = max(1, min(chunk * 2, int(s.iteration * 0.5) or 1, int((seconds - solving) / per) + 1))
+    budget = Budget(seconds)
+    rows = tensorcfr.train(s, 2**62, eval_every=budget, callback=budget.seen, should_stop=budget.spent,
+                           histograms=False)
+    points = [(r["seconds"], r["iteration"], r["exploitability"], r["nash_conv"], r["game_value"]) for r in rows]
     reach = next(((t, it) for t, it, e, _, _ in points if e <= TARGET), None)
     return {"game": game, "algorithm": algo, "sampling": sampling, "samples": samples, "seed": seed,
             "points": points, "reached": reach, "final": points[-1][2], "iterations": s.iteration,
-            "ms_per_iteration": 1000 * solving / s.iteration, "sampled_fraction": s.sampled_fraction}
+            "ms_per_iteration": 1000 * points[-1][0] / s.iteration, "sampled_fraction": s.sampled_fraction}
 
 
 COST_SCHEMES = ("none", "chance", "external", "outcome", "chance/touched", "external/touched", "outcome/touched")
