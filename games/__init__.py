@@ -29,6 +29,7 @@ from .matrix import (MatrixGame, battle_of_sexes, biased_rps, bimatrix, blotto, 
 from .ocp import OCP
 from .random_game import RandomGame
 from .random_dealt import RandomDealt
+from .holdem import holdem_river, holdem_turn
 
 __all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "MatrixGame", "available", "bimatrix", "check_game",
            "make", "matrix", "parse_spec", "register"]
@@ -49,25 +50,65 @@ def available() -> list[str]:
 
 
 def parse_spec(spec: str) -> tuple[str, list, dict]:
-    """Split `"name(1, x=2)"` into `("name", [1], {"x": 2})`; literals only.
+    """Split `"name(1, x=2)"` into `("name", [1], {"x": 2})`; values are Python literals, and a
+    bare word that is none is read as a string (`board=Ks7d2c9h4s`, `bets=(0.5,1,allin)`).
 
     Example:
         >>> parse_spec("kuhn(ante=2)")
         ('kuhn', [], {'ante': 2})
+        >>> parse_spec("holdem_river(board=9h4sKs7d2c, bets=(1,allin))")
+        ('holdem_river', [], {'board': '9h4sKs7d2c', 'bets': (1, 'allin')})
     """
-    try:
-        node = ast.parse(spec.strip(), mode="eval").body
-        if isinstance(node, ast.Name):
-            return node.id, [], {}
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            args = [ast.literal_eval(a) for a in node.args]
-            kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
-            if None in kwargs:
-                raise ValueError
-            return node.func.id, args, kwargs
-    except (SyntaxError, ValueError):
-        pass
+    for text in (spec.strip(), _quote_bare(spec.strip())):
+        try:
+            node = ast.parse(text, mode="eval").body
+            if isinstance(node, ast.Name):
+                return node.id, [], {}
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                args = [ast.literal_eval(a) for a in node.args]
+                kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords}
+                if None in kwargs:
+                    raise ValueError
+                return node.func.id, args, kwargs
+        except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+            pass
     raise GameError(f"cannot parse game spec {spec!r}: expected NAME or NAME(arg, key=value)")
+
+
+_BARE_END = set("(),=[]{} \t\n'\"")
+
+
+def _quote_bare(text: str) -> str:
+    """`text` with each bare word inside the outer parentheses that is not a number, a keyword's
+    name, True, False or None put in quotes; quoted strings are left as they are."""
+    start = text.find("(")
+    if start < 0:
+        return text
+    out, i = [text[:start + 1]], start + 1
+    while i < len(text):
+        ch = text[i]
+        if ch in "'\"":  # a quoted string, copied through
+            j = i + 1
+            while j < len(text) and text[j] != ch:
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif ch in _BARE_END:
+            out.append(ch)
+            i += 1
+        else:
+            j = i
+            while j < len(text) and text[j] not in _BARE_END:
+                j += 1
+            word, rest = text[i:j], text[j:].lstrip()
+            try:
+                literal = isinstance(ast.literal_eval(word), (int, float, complex, bool, type(None)))
+            except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+                literal = False
+            keyword = rest.startswith("=") and not rest.startswith("==") and word.isidentifier()
+            out.append(word if literal or keyword else repr(word))
+            i = j
+    return "".join(out)
 
 
 def make(spec: str | Game) -> Game:
@@ -123,3 +164,5 @@ register("ficha_domino", ficha_domino)
 register("blotto", blotto)
 register("battle_of_sexes", battle_of_sexes)
 register("prisoners_dilemma", prisoners_dilemma)
+register("holdem_river", holdem_river)
+register("holdem_turn", holdem_turn)

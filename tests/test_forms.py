@@ -23,7 +23,10 @@ FORMS = ["generic", "public"]
 GAMES = ["kuhn", "ocp(12)", "leduc", "dudo(4,1,2)", "dudo(4,2,1)", "liars_dice(faces=4)",
          "liars_dice(numdice=2,faces=2)",  # two dice each: types are multisets, dealt in either order
          "random_dealt(seed=0)", "random_dealt(seed=1,types=4,depth=5,max_actions=3)",
-         "random_dealt(seed=2,types=2,depth=6,max_actions=2)"]
+         "random_dealt(seed=2,types=2,depth=6,max_actions=2)",
+         # hold'em on a small deck: a river spot, and a turn spot with its river card dealt in public
+         "holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh)",
+         "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)"]
 ALGOS = list(tensorcfr.PRESETS)  # every preset of the CFR family and of FTRL
 TOL = 1e-12  # evaluations: exploitability, NashConv, value, best responses
 # Iterates are sums over sequences taken in another order in each form, and the rules amplify
@@ -127,11 +130,14 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
                 if f != "temperature":
                     assert_close(x[:, ca], getattr(b.state.rule[p], f)[:, cb], f"iteration {t}, {f} of player {p}",
                                  ITERATE_TOL)
-    for which in ("average", "current"):
+    # the current profile's evaluation inherits the rounding of its strategies (held to
+    # STRATEGY_TOL), the average's that of sums (ITERATE_TOL): worst measured for the current one
+    # 1.44e-12 (NashConv, lcfr, the small hold'em turn, whose payoffs reach 7 chips)
+    for which, tol in (("average", TOL), ("current", 10 * TOL)):
         ea, eb = a.evaluate()[which], b.evaluate()[which]
         for f in ("exploitability", "nash_conv", "game_value"):
             x, y = getattr(ea, f).item(), getattr(eb, f).item()
-            assert abs(x - y) <= TOL * max(1.0, abs(x)), (which, f)
+            assert abs(x - y) <= tol * max(1.0, abs(x)), (which, f)
 
 
 @pytest.mark.parametrize("algo", ["dcfr", "pcfr+", "cfr+"])

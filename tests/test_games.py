@@ -9,7 +9,9 @@ SMALL_SPECS = ["kuhn", "kuhn(ante=2)", "leduc", "random(seed=0)", "random(seed=1
                "matching_pennies", "biased_rps", "ficha_domino", "blotto(3,2)", "battle_of_sexes", "prisoners_dilemma",
                "ocp(4)", "dudo(3,1,1)", "domino(2,2)",
                "liars_dice(faces=3)", "liars_dice(numdice=2,faces=2)", "random_dealt(seed=0)",
-               "random_dealt(seed=5,types=4,depth=5,max_actions=2)"]
+               "random_dealt(seed=5,types=4,depth=5,max_actions=2)",
+               "holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh)",
+               "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)"]
 
 
 def test_every_registered_game_is_covered():

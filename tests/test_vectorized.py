@@ -19,9 +19,14 @@ EXTRA = ["kuhn(ante=2)", "ocp(2)", "ocp(12)", "ocp(60)", "dudo(3,1,1)", "dudo(4,
 SMALL = 2_000_000  # histories; both walks run on games up to this size
 
 
+# games that need parameters to be made, with small ones
+MADE_WITH = {"holdem_river": "holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh)",
+             "holdem_turn": "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)"}
+
+
 def vectorised_specs():
-    specs = [name for name in games.available() if vector_form(games.make(name)) is not None]
-    return specs + EXTRA
+    specs = [MADE_WITH.get(name, name) for name in games.available()]
+    return [s for s in specs if vector_form(games.make(s)) is not None] + EXTRA
 
 
 def assert_identical(a: tensorcfr.CompiledGame, b: tensorcfr.CompiledGame):

@@ -1,0 +1,465 @@
+"""Heads-up no-limit hold'em subgames: a river or a turn spot with a known board, the two
+players' ranges, a pot, an effective stack and a bet abstraction.
+
+The two hands are dealt once, with probability proportional to r0(h0) r1(h1) over the pairs
+that share no card with each other or the board; everything after is public (the bets, and on
+the turn the river card, dealt by chance from the cards neither hand holds), so the game has a
+public-tree form with a type per hand. Player 0 is out of position and acts first on each
+street.
+
+Money: the pot at the start holds `pot`, half from each player; each has `stack` more behind.
+A fold loses what the folder put in; a showdown wins what the loser put in; a tie pays 0.
+
+Bets are fractions of the pot (the pot including every bet so far): a bet of f puts in f x pot;
+a raise of f calls, then adds f x the pot after the call; a size at or past the stack is the
+all-in, which is an action of its own where `bets` (or `raises`) holds "allin". At most `cap`
+raises a street (an all-in facing a bet counts as one). Sizes may differ per street: `bets=((0.5,
+1), (0.75, allin))` gives the turn's, then the river's.
+
+Example:
+    >>> import games
+    >>> g = games.make("holdem_river(board=Ks7d2c9h4s, range0='AA,KK', range1='AA,KK', bets=(1,))")
+    >>> s = g.initial_state()
+    >>> for a in ["AsAd", "KhKc", "bet 1", "call"]:
+    ...     s = g.next_state(s, a)
+    >>> g.utilities(s)  # trips of kings beat aces: player 0 loses the half pot and the bet
+    (-15.0, 15.0)
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import CHANCE, TERMINAL, Game, GameError
+from .cards import HANDS, NUM_CARDS, NUM_HANDS, RANKS, SUITS, card_name, card_names, hand_index, hand_name, \
+    parse_cards, parse_range, strengths
+from .vector import VectorGame
+
+ALLIN = "allin"
+FOLD0, FOLD1, SHOWDOWN = 1, 2, 3  # terminal kinds
+MAX_NODES = 1_000_000  # betting nodes of one spot's abstraction
+
+
+def _size(x, what: str):
+    """A bet size: a positive finite fraction of the pot, or "allin"."""
+    if isinstance(x, str) and x.strip().lower() in ("allin", "all-in", "a"):
+        return ALLIN
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise GameError(f"{what}: a bet size is a fraction of the pot or 'allin', got {x!r}")
+    if not (math.isfinite(x) and x > 0):
+        raise GameError(f"{what}: a bet size must be a finite fraction of the pot > 0, got {x!r}")
+    return float(x)
+
+
+def _sizes(value, streets: int, what: str) -> list[list]:
+    """Per street the sizes of `bets` / `raises`: one tuple for every street or one per street."""
+    if isinstance(value, (int, float, str)):
+        value = (value,)
+    if not isinstance(value, (tuple, list)):
+        raise GameError(f"{what}: expected a tuple of bet sizes such as (0.5, 1, allin), got {value!r}")
+    per_street = value and all(isinstance(v, (tuple, list)) for v in value)
+    if per_street and len(value) != streets:
+        raise GameError(f"{what}: {len(value)} streets of sizes for a spot of {streets}")
+    rows = list(value) if per_street else [value] * streets
+    out = []
+    for row in rows:
+        sizes = [_size(x, what) for x in row]
+        fractions = sorted({x for x in sizes if x != ALLIN})
+        out.append(fractions + ([ALLIN] if ALLIN in sizes else []))
+    return out
+
+
+def _fmt(f: float) -> str:
+    return f"{f:g}"
+
+
+class HoldemSpot(Game):
+    """A hold'em subgame from the turn (`streets=2`) or the river (`streets=1`); see the module
+    docstring. `ranks` and `suits` shrink the deck (small games for tests: the generic form and
+    the LP can solve them)."""
+
+    public_form = True  # dealt once, then public
+
+    def __init__(self, board: str, pot: float = 10, stack: float = 100, range0: str | None = None,
+                 range1: str | None = None, bets=(0.5, 1, ALLIN), raises=None, cap: int = 2,
+                 ranks: str = RANKS, suits: str = SUITS, *, streets: int, kind: str):
+        self.streets, self.kind = streets, kind
+        self.board = parse_cards(board, f"{kind}: board")
+        want = 6 - streets
+        if len(self.board) != want:
+            raise GameError(f"{kind}: board {board!r} has {len(self.board)} cards; the {kind.split('_')[1]} "
+                            f"needs {want}")
+        for what, v in (("pot", pot), ("stack", stack)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise GameError(f"{kind}: {what} must be a finite number, got {v!r}")
+        if not pot > 0:
+            raise GameError(f"{kind}: pot must be > 0, got {pot!r}")
+        if not stack > 0:
+            raise GameError(f"{kind}: stack must be > 0, got {stack!r}")
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0:
+            raise GameError(f"{kind}: cap (raises a street) must be a whole number >= 0, got {cap!r}")
+        self.pot, self.stack, self.cap = float(pot), float(stack), cap
+        self.bets = _sizes(bets, streets, f"{kind}: bets")
+        self.raises = _sizes(bets if raises is None else raises, streets, f"{kind}: raises")
+        self.deck = self._deck(ranks, suits)
+        off = [c for c in self.board if not self.deck[c]]
+        if off:
+            raise GameError(f"{kind}: board card {card_name(off[0])} is not in the deck ({ranks} x {suits})")
+        # hands that hold a board card or a card outside the deck get no weight
+        usable = self.deck[HANDS].all(axis=1) & ~np.isin(HANDS, self.board).any(axis=1)
+        self.weights = []
+        for p, text in enumerate((range0, range1)):
+            w = parse_range(text, f"{kind}: range{p}") * usable
+            if not w.any():
+                raise GameError(f"{kind}: range{p} {text!r} holds no hand that the board and deck leave possible")
+            self.weights.append(w)
+        # compat [1326, 1326]: the hands share no card
+        share = (HANDS[:, None, :, None] == HANDS[None, :, None, :]).any(axis=(2, 3))
+        self.compat = ~share
+        mass = self.weights[1] @ self.compat.T  # [1326] player 1's weight left beside each hand of player 0
+        deal0 = self.weights[0] * mass
+        if not deal0.sum() > 0:
+            raise GameError(f"{kind}: every pair of hands of the two ranges shares a card; nothing can be dealt")
+        self.deal0 = deal0 / deal0.sum()
+        self._build_tree()
+        names = {"ranks": ranks, "suits": suits, "range0": range0, "range1": range1, "raises": raises}
+        defaults = {"ranks": RANKS, "suits": SUITS, "range0": None, "range1": None, "raises": None}
+        extra = "".join(f", {k}={v!r}" for k, v in names.items() if v != defaults[k])
+        self.name = (f"{kind}(board={''.join(card_names(self.board))!r}, pot={pot:g}, stack={stack:g}, "
+                     f"bets={self._bets_text(bets)}, cap={cap}{extra})")
+        self._strength = None
+
+    @staticmethod
+    def _bets_text(bets) -> str:
+        if isinstance(bets, (tuple, list)):
+            return "(" + ", ".join(HoldemSpot._bets_text(b) for b in bets) + ("," if len(bets) == 1 else "") + ")"
+        return _fmt(bets) if isinstance(bets, (int, float)) else repr(bets)
+
+    def _deck(self, ranks: str, suits: str) -> np.ndarray:
+        if not isinstance(ranks, str) or not ranks or any(r not in RANKS for r in ranks):
+            raise GameError(f"{self.kind}: ranks {ranks!r} must be some of {RANKS}")
+        if not isinstance(suits, str) or not suits or any(s not in SUITS for s in suits):
+            raise GameError(f"{self.kind}: suits {suits!r} must be some of {SUITS}")
+        deck = np.zeros(NUM_CARDS, bool)
+        for r in ranks:
+            for s in suits:
+                deck[RANKS.index(r) * 4 + SUITS.index(s)] = True
+        return deck
+
+    # -- the betting tree, built once: a table of nodes --------------------------------------
+
+    def _build_tree(self):
+        alphabet = ["fold", "check", "call"]
+        alphabet += sorted({f"bet {_fmt(f)}" for row in self.bets for f in row if f != ALLIN},
+                           key=lambda a: float(a.split()[1]))
+        alphabet += sorted({f"raise {_fmt(f)}" for row in self.raises for f in row if f != ALLIN},
+                           key=lambda a: float(a.split()[1]))
+        alphabet.append(ALLIN)
+        self.actions = tuple(alphabet)
+        index = {a: i for i, a in enumerate(alphabet)}
+        mover, nxt, kind, contrib, street, line = [], [], [], [], [], []
+
+        def node(p, k, c, s, ln) -> int:
+            if len(mover) >= MAX_NODES:
+                raise GameError(f"{self.kind}: the bet abstraction has more than {MAX_NODES:,} betting nodes")
+            mover.append(p)
+            nxt.append([-1] * len(alphabet))
+            kind.append(k)
+            contrib.append(tuple(c))
+            street.append(s)
+            line.append(ln)
+            return len(mover) - 1
+
+        def end_street(c, s, ln):
+            if s + 1 == self.streets:
+                return node(TERMINAL, SHOWDOWN, c, s, ln)
+            u = node(CHANCE, 0, c, s, ln)  # the next card
+            nxt[u][0] = begin(c, s + 1, ln + ("",))
+            return u
+
+        def begin(c, s, ln):
+            if c[0] >= self.stack:  # both all in: no more betting
+                return end_street(c, s, ln)
+            return decide(0, c, s, ln, 0, False)
+
+        def decide(p, c, s, ln, raises, acted):
+            u = node(p, 0, c, s, ln)
+            pot = self.pot + c[0] + c[1]
+            to_call = c[1 - p] - c[p]
+            left = self.stack - c[p]
+
+            def after(action, cc, then):  # the child `then` makes after `action`, with contributions cc
+                nxt[u][index[action]] = then(cc, ln[:-1] + ((ln[-1] + " " + action).strip(),))
+
+            if to_call == 0:
+                after("check", c, lambda cc, l2: end_street(cc, s, l2) if acted
+                      else decide(1 - p, cc, s, l2, raises, True))
+                allin = ALLIN in self.bets[s]
+                for f in self.bets[s]:
+                    if f == ALLIN:
+                        continue
+                    amount = f * pot
+                    if amount >= left:
+                        allin = True
+                        continue
+                    cc = list(c)
+                    cc[p] += amount
+                    after(f"bet {_fmt(f)}", cc, lambda cc, l2: decide(1 - p, cc, s, l2, raises, True))
+                if allin and left > 0:
+                    cc = list(c)
+                    cc[p] = self.stack
+                    after(ALLIN, cc, lambda cc, l2: decide(1 - p, cc, s, l2, raises, True))
+            else:
+                after("fold", c, lambda cc, l2: node(TERMINAL, FOLD0 if p == 0 else FOLD1, cc, s, l2))
+                cc = list(c)
+                cc[p] = c[1 - p]
+                after("call", cc, lambda cc, l2: end_street(cc, s, l2))
+                if raises < self.cap and left > to_call:
+                    allin = ALLIN in self.raises[s]
+                    for f in self.raises[s]:
+                        if f == ALLIN:
+                            continue
+                        total = c[1 - p] + f * (pot + to_call)
+                        if total >= self.stack:
+                            allin = True
+                            continue
+                        cc = list(c)
+                        cc[p] = total
+                        after(f"raise {_fmt(f)}", cc, lambda cc, l2: decide(1 - p, cc, s, l2, raises + 1, True))
+                    if allin:
+                        cc = list(c)
+                        cc[p] = self.stack
+                        after(ALLIN, cc, lambda cc, l2: decide(1 - p, cc, s, l2, raises + 1, True))
+            return u
+
+        begin([0.0, 0.0], 0, ("",))
+        self._mover = np.array(mover, dtype=np.int64)  # [N] 0, 1, CHANCE (the river card) or TERMINAL
+        self._next = np.array(nxt, dtype=np.int64)  # [N, A] node after each action (-1 illegal); a chance node's in column 0
+        self._kind = np.array(kind, dtype=np.int64)  # [N] FOLD0, FOLD1, SHOWDOWN or 0
+        self._contrib = np.array(contrib, dtype=np.float64)  # [N, 2] chips put in beyond the half pot each
+        self._street = np.array(street, dtype=np.int64)  # [N]
+        self._line = ["/".join(ln) for ln in line]  # [N] the betting so far, streets split by "/"
+        self._legal = (self._next >= 0) & (self._mover[:, None] >= 0)
+        # payoff classes: terminals of one kind and one amount pay alike for every pair of hands
+        amount = np.where(self._kind == FOLD1, self._contrib[:, 1], self._contrib[:, 0])
+        _, self._amount_id = np.unique(amount, return_inverse=True)
+
+    # -- sizes --------------------------------------------------------------------------------
+
+    def _pairs(self) -> int:
+        return int(np.count_nonzero((self.weights[0] > 0)[:, None] & (self.weights[1] > 0)[None] & self.compat))
+
+    def _rivers(self) -> int:
+        """River cards a deal leaves (the deck less the board and the four hole cards)."""
+        return int(self.deck.sum()) - len(self.board) - 4
+
+    def _subtree(self) -> np.ndarray:
+        """[N] nodes in each node's subtree, a river card counted once."""
+        n = np.ones(len(self._mover), np.int64)
+        for u in range(len(n) - 1, -1, -1):  # children have larger ids
+            kids = self._next[u][self._next[u] >= 0]
+            n[u] += n[kids].sum()
+        return n
+
+    def size_hint(self):
+        """The deal (a root, then a chance node per hand of player 0), then per deal the betting
+        tree with, at each river card node, one river betting subtree per river card left."""
+        sub = self._subtree()
+        per_deal = len(self._mover)
+        for u in np.flatnonzero(self._mover == CHANCE):
+            per_deal += (self._rivers() - 1) * int(sub[self._next[u, 0]])
+        return 1 + int(np.count_nonzero(self.deal0)) + self._pairs() * per_deal, True
+
+    def public_size_hint(self):
+        """Public nodes: the betting nodes, a river subtree per river card the board leaves."""
+        sub = self._subtree()
+        public = len(self._mover)
+        cards = int(self.deck.sum()) - len(self.board)
+        for u in np.flatnonzero(self._mover == CHANCE):
+            public += (cards - 1) * int(sub[self._next[u, 0]])
+        t1 = (self.weights[1] > 0) & (self.weights[0] @ self.compat > 0)
+        return public, (int(np.count_nonzero(self.deal0)), int(np.count_nonzero(t1)))
+
+    # -- hand strength ------------------------------------------------------------------------
+
+    def strength(self) -> np.ndarray:
+        """[52 + 1, 1326] int64: row 1 + c the hands' strengths on the board plus river card c
+        (the turn), row 0 on the board (the river); -1 where a hand holds a board card."""
+        if self._strength is None:
+            table = np.full((NUM_CARDS + 1, NUM_HANDS), -1, dtype=np.int64)
+            if self.streets == 1:
+                table[0] = strengths(self.board)
+            else:
+                for c in np.flatnonzero(self.deck):
+                    if c not in self.board:
+                        table[1 + c] = strengths(self.board + (int(c),))
+            self._strength = table
+        return self._strength
+
+    # -- the per-node protocol: state = (hand 0, hand 1, river card, betting node), -1 unset ---
+
+    def initial_state(self):
+        return (-1, -1, -1, 0)
+
+    def player(self, state):
+        h0, h1, _, u = state
+        return CHANCE if h1 < 0 else int(self._mover[u])
+
+    def chance_outcomes(self, state):
+        row = self.vectorized().chance(np.array([state], dtype=np.int64))[0]
+        h0, h1, _, _ = state
+        name = hand_name if h1 < 0 else card_name
+        return [(name(int(o)), float(row[o])) for o in np.flatnonzero(row)]
+
+    def legal_actions(self, state):
+        return tuple(self.actions[a] for a in np.flatnonzero(self._legal[state[3]]))
+
+    def next_state(self, state, action):
+        h0, h1, river, u = state
+        if h1 < 0:
+            h = hand_index(parse_cards(action, "deal"))
+            return (h, -1, -1, u) if h0 < 0 else (h0, h, -1, u)
+        if self._mover[u] == CHANCE:
+            return (h0, h1, parse_cards(action, "river")[0], int(self._next[u, 0]))
+        return (h0, h1, river, int(self._next[u, self.actions.index(action)]))
+
+    def utilities(self, state):
+        u = float(self.vectorized().utility(np.array([state], dtype=np.int64))[0])
+        return (u, -u)
+
+    def infoset_key(self, state):
+        vg = self.vectorized()
+        return vg.infoset_names(vg.infoset(np.array([state], dtype=np.int64)))[0]
+
+    def describe(self, state, player):
+        h0, h1, river, u = state
+        board = card_names(self.board) + ([card_name(river)] if river >= 0 else [])
+        own = hand_name(h0 if player == 0 else h1)
+        return (f"your hand {own}; board {' '.join(board)}; pot {self.pot:g}, you put in "
+                f"{self._contrib[u, player]:g} more, the other {self._contrib[u, 1 - player]:g}; "
+                f"betting: {self._line[u] or '-'}")
+
+    def vectorized(self):
+        if not hasattr(self, "_vector"):
+            self._vector = HoldemVector(self)
+        return self._vector
+
+
+class HoldemVector(VectorGame):
+    """The vectorised form of a hold'em spot: state row = (hand 0, hand 1, river card, betting
+    node), as in the per-node protocol. The deal is two chance levels (player 0's hand by its
+    marginal, then player 1's given it), so no level holds more than 1,326 x 1,326 outcomes."""
+
+    width = 4
+    public_hands = (0, 1)
+    num_outcomes = NUM_HANDS
+
+    def __init__(self, game: HoldemSpot):
+        self.game, self.name, self.actions = game, game.name, game.actions
+
+    def initial(self):
+        return np.array([[-1, -1, -1, 0]], dtype=np.int64)
+
+    def player(self, s):
+        return np.where(s[:, 1] < 0, CHANCE, self.game._mover[s[:, 3]])
+
+    def legal(self, s):
+        return self.game._legal[s[:, 3]]
+
+    def chance(self, s):
+        g = self.game
+        out = np.zeros((len(s), NUM_HANDS))
+        first = s[:, 0] < 0
+        out[first] = g.deal0
+        second = ~first & (s[:, 1] < 0)
+        if second.any():
+            w = g.weights[1][None] * g.compat[s[second, 0]]  # [m, 1326]
+            out[second] = w / w.sum(axis=1, keepdims=True)
+        river = ~first & ~second
+        if river.any():
+            held = np.zeros((int(river.sum()), NUM_CARDS), bool)
+            held[:, list(g.board)] = True
+            rows = np.arange(len(held))[:, None]
+            held[rows, HANDS[s[river, 0]]] = True
+            held[rows, HANDS[s[river, 1]]] = True
+            left = g.deck[None] & ~held
+            out[river, :NUM_CARDS] = left / left.sum(axis=1, keepdims=True)
+        return out
+
+    def next(self, s, a):
+        g = self.game
+        out = s.copy()
+        first, second = s[:, 0] < 0, (s[:, 0] >= 0) & (s[:, 1] < 0)
+        out[first, 0] = a[first]
+        out[second, 1] = a[second]
+        move = ~first & ~second
+        u = s[move, 3]
+        card = g._mover[u] == CHANCE
+        rows = np.flatnonzero(move)
+        out[rows[card], 2] = a[move][card]
+        out[rows, 3] = np.where(card, g._next[u, 0], g._next[u, np.where(card, 0, a[move])])
+        return out
+
+    def utility(self, s):
+        g = self.game
+        u = s[:, 3]
+        c0, c1 = g._contrib[u, 0], g._contrib[u, 1]
+        half = g.pot / 2
+        strength = g.strength()  # rows by river card (row 0: the river spot's board)
+        s0, s1 = strength[s[:, 2] + 1, s[:, 0]], strength[s[:, 2] + 1, s[:, 1]]
+        show = np.where(s0 > s1, half + c1, np.where(s0 < s1, -(half + c0), 0.0))
+        kind = g._kind[u]
+        return np.where(kind == FOLD0, -(half + c0), np.where(kind == FOLD1, half + c1, show))
+
+    def payoff_key(self, s):
+        g = self.game
+        u = s[:, 3]
+        return g._kind[u] * (len(g._mover) + 1) + g._amount_id[u]
+
+    def infoset(self, s):
+        g = self.game
+        u = s[:, 3]
+        own = np.where(g._mover[u] == 0, s[:, 0], s[:, 1])
+        return (u * (NUM_CARDS + 1) + s[:, 2] + 1) * NUM_HANDS + own
+
+    def infoset_names(self, keys):
+        g = self.game
+        out = []
+        board = "".join(card_names(g.board))
+        for k in np.asarray(keys).tolist():
+            rest, own = divmod(k, NUM_HANDS)
+            u, river = divmod(rest, NUM_CARDS + 1)
+            cards = board + ("" if river == 0 else "/" + card_name(river - 1))
+            out.append(f"{hand_name(own)}|{cards}|{g._line[u]}")
+        return out
+
+
+def holdem_river(board: str, pot: float = 10, stack: float = 100, range0: str | None = None,
+                 range1: str | None = None, bets=(0.5, 1, ALLIN), raises=None, cap: int = 2,
+                 ranks: str = RANKS, suits: str = SUITS) -> HoldemSpot:
+    """A river spot: a 5-card board, one street of betting, then the showdown.
+
+    Example:
+        >>> g = holdem_river("Ks7d2c9h4s", range0="AA", range1="KK")
+        >>> g.public_size_hint()[1]
+        (6, 3)
+    """
+    return HoldemSpot(board, pot, stack, range0, range1, bets, raises, cap, ranks, suits,
+                      streets=1, kind="holdem_river")
+
+
+def holdem_turn(board: str, pot: float = 10, stack: float = 100, range0: str | None = None,
+                range1: str | None = None, bets=(0.5, 1, ALLIN), raises=None, cap: int = 2,
+                ranks: str = RANKS, suits: str = SUITS) -> HoldemSpot:
+    """A turn spot: a 4-card board, the turn's betting, the river card dealt by chance from
+    the cards neither hand holds, the river's betting, the showdown.
+
+    Example:
+        >>> g = holdem_turn("Ks7d2c9h", range0="AA", range1="KK", bets=(1,), cap=0)
+        >>> g.public_size_hint()[0] > 48
+        True
+    """
+    return HoldemSpot(board, pot, stack, range0, range1, bets, raises, cap, ranks, suits,
+                      streets=2, kind="holdem_turn")

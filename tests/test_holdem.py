@@ -1,0 +1,188 @@
+"""Hold'em subgames (games/holdem.py, games/cards.py): ranges read as poker tools write them,
+hand strength equal to a slow, obviously correct evaluator on every hand of several boards,
+sizes by formula equal to the walked ones, the exact value of a spot with no bets, the LP value
+on a small deck, and bad input named in one line. The forms' conformance suite
+(tests/test_forms.py) holds the public form to the generic one on small river and turn spots."""
+
+import itertools
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+
+import games
+import tensorcfr
+from games.cards import HANDS, hand_index, hand_name, parse_cards, parse_range, strengths
+
+SMALL_RIVER = "holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh)"
+SMALL_TURN = "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)"
+
+
+@pytest.mark.parametrize("text,count", [
+    ("AA", 6), ("AKs", 4), ("AKo", 12), ("AK", 16), ("AsKd", 1), ("TT+", 30), ("A2s+", 48), ("K9s+", 16),
+    ("T9s+", 4), ("KK-TT", 24), ("TT-KK", 24), ("A5o-A2o", 48), ("AA,KK,AKs,T9s+,A5o-A2o", 6 + 6 + 4 + 4 + 48),
+    ("", 1326), ("all", 1326), ("22+", 78),
+])
+def test_range_sizes(text, count):
+    assert int((parse_range(text) > 0).sum()) == count
+
+
+def test_range_weights_and_the_last_weight_wins():
+    w = parse_range("AA:0.5,AsAh:0.25,KK")
+    assert w[hand_index(parse_cards("AsAh"))] == 0.25
+    assert sorted(Counter(w.tolist()).items()) == [(0.0, 1326 - 12), (0.25, 1), (0.5, 5), (1.0, 6)]
+    suited = parse_range("AKs")
+    assert all(hand_name(h)[1] == hand_name(h)[3] for h in np.flatnonzero(suited))
+
+
+@pytest.mark.parametrize("text,message", [
+    ("AX", "unknown rank 'X' in 'AX'"), ("AKx", "cannot read range item 'AKx'"), ("AA,,KK", "an empty item"),
+    ("AA:x", "weight 'x' of 'AA:x' is not a number"), ("AA:-1", "must be a finite number >= 0"),
+    ("AA:nan", "must be a finite number >= 0"), ("AAs", "a pair is neither suited nor offsuit"),
+    ("AKs-QJs", "share the first rank"), ("AsAs", "card As appears twice"), ("AA-KK+", "both '-' and '+'"),
+])
+def test_bad_ranges_are_named(text, message):
+    with pytest.raises(games.GameError, match=message.replace("(", r"\(").replace("+", r"\+")):
+        parse_range(text)
+
+
+def _rank5(cards):
+    """(category, tie-break ranks) of five cards, the textbook way."""
+    ranks = sorted((c // 4 for c in cards), reverse=True)
+    flush = len({c % 4 for c in cards}) == 1
+    distinct = sorted(set(ranks), reverse=True)
+    straight = None
+    if len(distinct) == 5 and distinct[0] - distinct[4] == 4:
+        straight = distinct[0]
+    elif distinct == [12, 3, 2, 1, 0]:  # A-2-3-4-5
+        straight = 3
+    counts = Counter(ranks)
+    shape = sorted(counts.values(), reverse=True)
+    order = tuple(sorted(ranks, key=lambda r: (counts[r], r), reverse=True))
+    if straight is not None:
+        return (8 if flush else 4, (straight,))
+    if shape == [4, 1]:
+        return (7, order)
+    if shape == [3, 2]:
+        return (6, order)
+    if flush:
+        return (5, order)
+    return ({(3, 1, 1): 3, (2, 2, 1): 2, (2, 1, 1, 1): 1}.get(tuple(shape), 0), order)
+
+
+def _dense(values):
+    """Equal values equal ranks 0, 1, ... in increasing order."""
+    _, inv = np.unique(np.asarray(values, dtype=object) if isinstance(values[0], tuple) else values,
+                       return_inverse=True)
+    return inv.reshape(-1)
+
+
+@pytest.mark.parametrize("board", ["Ks7d2c9h4s", "AsKsQsJsTs", "2c3c4c5c6c", "AhAdAcKsKh", "Td9d8d2s2h", "5h4c3d2sJh"])
+def test_strength_equals_a_textbook_evaluator_on_every_hand(board):
+    b = parse_cards(board)
+    ours = strengths(b)
+    live = np.flatnonzero(ours >= 0)
+    assert len(live) == 1081 and not np.isin(HANDS[live], b).any()
+    ref = [max(_rank5(five) for five in itertools.combinations(b + tuple(int(c) for c in HANDS[h]), 5)) for h in live]
+    keys = sorted(set(ref))
+    ref_rank = np.array([keys.index(r) for r in ref])
+    assert np.array_equal(_dense(ours[live]), ref_rank)
+
+
+def test_sizes_by_formula_equal_the_walk():
+    for spec in (SMALL_RIVER, SMALL_TURN):
+        g = games.make(spec)
+        a = tensorcfr.compile(spec, form="generic", cache=False)
+        b = tensorcfr.compile(spec, form="public")
+        assert g.size_hint() == (a.num_histories, True) == (b.sizes()["histories"], True)
+        public, types = g.public_size_hint()
+        assert (public, types) == (b.sizes()["public_nodes"], tuple(b.sizes()["types"]))
+        assert games.check_game(g)["nodes"] == a.num_histories
+        assert games.make(g.name).name == g.name
+
+
+def test_the_full_river_is_sized_without_building_it():
+    g = games.make("holdem_river(board=Ks7d2c9h4s,pot=10,stack=100,bets=(0.5,1,allin))")
+    public, types = g.public_size_hint()
+    assert types == (1081, 1081) and public == 123
+    assert tensorcfr.compiler.choose(g).name == "public"
+
+
+@pytest.mark.parametrize("ranges", [("AA,KK,QQ,AK,T9s", "AA,KK,QQ,AK,T9s"), ("TT+,AQs+", "22+,A2s+")])
+def test_no_bets_pays_the_pot_by_equity(ranges):
+    """Checked through, the pot goes to the better hand: player 0's value is the half pot times
+    P(win) - P(lose) over the deal, which identical ranges make 0."""
+    spec = f"holdem_river(board=Ks7d2c9h4s, pot=10, bets=(), range0={ranges[0]!r}, range1={ranges[1]!r})"
+    g = games.make(spec)
+    s = tensorcfr.Solver(spec, "cfr+", dtype=torch.float64)
+    value = float(s.evaluate()["average"].game_value[0])
+    st = strengths(g.board)
+    w0, w1 = parse_range(ranges[0]), parse_range(ranges[1])
+    w0, w1 = w0 * (st >= 0), w1 * (st >= 0)
+    share = (HANDS[:, None, :, None] == HANDS[None, :, None, :]).any(axis=(2, 3))
+    P = w0[:, None] * w1[None] * ~share
+    P /= P.sum()
+    want = 5.0 * float((P * np.sign(st[:, None] - st[None])).sum())
+    assert value == pytest.approx(want, abs=1e-12)
+    if ranges[0] == ranges[1]:
+        assert abs(value) < 1e-12
+
+
+def test_a_small_deck_converges_to_the_lp_value():
+    from tensorcfr.lp import solve_lp
+
+    lp = float(solve_lp(tensorcfr.compile(SMALL_RIVER, form="generic", cache=False)).evaluation.game_value[0])
+    s = tensorcfr.Solver(tensorcfr.compile(SMALL_RIVER, form="public"), "dcfr", dtype=torch.float64)
+    s.step(2000)
+    ev = s.evaluate()["average"]
+    nash = float(ev.nash_conv[0])
+    assert nash < 1e-3
+    assert abs(float(ev.game_value[0]) - lp) <= nash
+
+
+def test_a_bet_and_a_call_pay_what_the_loser_put_in():
+    g = games.make("holdem_river(board=Ks7d2c9h4s, range0='AA,KK', range1='AA,KK', bets=(0.5,), cap=1)")
+    s = g.initial_state()
+    for a in ["AsAd", "KhKc", "check", "bet 0.5", "raise 0.5", "call"]:
+        s = g.next_state(s, a)
+    # pot 10; bet 5; raise: call 5 (pot 20), then half of it: player 0 put in 15 more, player 1 too
+    assert g.utilities(s) == (-20.0, 20.0)
+    s = g.next_state(g.next_state(g.next_state(g.initial_state(), "AsAd"), "KhKc"), "bet 0.5")
+    assert g.utilities(g.next_state(s, "fold")) == (5.0, -5.0)
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("holdem_river(board=KsKs2c9h4s)", "card Ks appears twice"),
+    ("holdem_river(board=Ks7d2c9h)", "has 4 cards; the river needs 5"),
+    ("holdem_turn(board=Ks7d2c9h4s)", "has 5 cards; the turn needs 4"),
+    ("holdem_river(board=Xs7d2c9h4s)", "unknown rank 'X'"),
+    ("holdem_river(board=Ks7x2c9h4s)", "unknown suit 'x'"),
+    ("holdem_river(board=Ks7d2c9h4s, range0='AX')", "range0: unknown rank 'X'"),
+    ("holdem_river(board=Ks7d2c9h4s, range1='KK:0')", "range1 'KK:0' holds no hand"),
+    ("holdem_river(board=Ks7d2c9h4s, pot=-1)", "pot must be > 0"),
+    ("holdem_river(board=Ks7d2c9h4s, bets=(0, 1))", "bet size must be a finite fraction of the pot > 0"),
+    ("holdem_river(board=Ks7d2c9h4s, bets=(half,))", "a bet size is a fraction of the pot or 'allin'"),
+    ("holdem_river(board=Ks7d2c9h4s, cap=-1)", "cap"),
+    ("holdem_river(board=Ks7d2c9h4s, ranks=AKQ)", "board card 7d is not in the deck"),
+])
+def test_bad_spots_are_named(spec, message):
+    with pytest.raises(games.GameError, match=message):
+        games.make(spec)
+
+
+def test_bare_words_in_specs_are_strings():
+    assert games.parse_spec("holdem_river(board=9h4sKs7d2c, bets=(0.5,1,allin), pot=10)") == (
+        "holdem_river", [], {"board": "9h4sKs7d2c", "bets": (0.5, 1, "allin"), "pot": 10})
+    assert games.parse_spec("holdem_river(board='9h', range0=\"AA,KK:0.5\")")[2] == {"board": "9h", "range0": "AA,KK:0.5"}
+    assert games.parse_spec("kuhn(ante=2)") == ("kuhn", [], {"ante": 2})
+
+
+@pytest.mark.parametrize("plus", [False, True], ids=["cfr", "cfr+"])
+@pytest.mark.parametrize("spec", [SMALL_RIVER, SMALL_TURN], ids=["river", "turn"])
+def test_small_spots_match_the_recursive_cfr(spec, plus):
+    """The generic form against the plain recursive CFR of tests/oracle.py, iteration by
+    iteration (the public form is held to the generic one in tests/test_forms.py)."""
+    from test_solvers_vs_oracle import check_against_oracle
+
+    check_against_oracle(spec, {"plus": plus}, 10, "cpu")
