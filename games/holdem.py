@@ -413,6 +413,17 @@ class HoldemVector(VectorGame):
         kind = g._kind[u]
         return np.where(kind == FOLD0, -(half + c0), np.where(kind == FOLD1, half + c1, show))
 
+    def card_showdown(self):
+        return HANDS, self.game.weights[0], self.game.weights[1]
+
+    def card_payoff(self, s):
+        g = self.game
+        u = s[:, 3]
+        half, kind = g.pot / 2, g._kind[u]
+        a = np.where(kind == FOLD0, -(half + g._contrib[u, 0]), np.where(kind == FOLD1, half + g._contrib[u, 1], 0.0))
+        b = np.where(kind == SHOWDOWN, half + g._contrib[u, 0], 0.0)
+        return a, b, g.strength()[s[:, 2] + 1]
+
     def payoff_key(self, s):
         g = self.game
         u = s[:, 3]

@@ -105,6 +105,22 @@ class VectorGame:
         """(a [n], b [n]) float64 of terminal public states `s` (see `ranked_deal`)."""
         raise NotImplementedError
 
+    # Games whose private types are sets of cards (hold'em's two-card hands) and whose every
+    # terminal pays player 0, for types that share no card, a + b sign(strength(t0) - strength(t1))
+    # (a fold pays a, a showdown for b chips pays b). The public-tree form then computes a
+    # terminal's values with per-card prefix sums over the hands sorted by strength instead of a
+    # dense T0 x T1 product; the compiler checks the claim against the dense matrices.
+    def card_showdown(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(cards [H, 2] int64: the two cards 0..51 of each type value, w0 [H], w1 [H]: each
+        player's weight of each type value, to which the deal is proportional over the pairs
+        sharing no card), or None."""
+        return None
+
+    def card_payoff(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(a [n], b [n] float64, strength [n, H] int64) of terminal public states `s` (see
+        `card_showdown`; the strength of a type value that cannot reach `s` is ignored)."""
+        raise NotImplementedError
+
 
 PROTOCOL = ("initial_state", "player", "chance_outcomes", "legal_actions", "next_state", "utilities", "infoset_key")
 

@@ -36,6 +36,10 @@ TOL = 1e-12  # evaluations: exploitability, NashConv, value, best responses
 # 1e-10 (worst: 1.43e-11, lcfr on Dudo(4,1,2), iteration 12)
 ITERATE_TOL = 1e-11
 STRATEGY_TOL = 1e-10
+# hold'em's public form sums its showdowns by card-removal prefix sums (operators/cards.py), in
+# another order than the generic form's products: worst measured 1.31e-10 (pcfr+, the small turn,
+# iteration 22)
+HOLDEM_STRATEGY_TOL = 1e-9
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +127,7 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
         for p, (ca, cb) in enumerate(cols):
             ca, cb = ca.to(device), cb.to(device)
             assert_close(a.sigma[p][:, ca], b.sigma[p][:, cb], f"iteration {t}, current strategy of player {p}",
-                         STRATEGY_TOL)  # H100: 1.01e-11 (pcfr+)
+                         HOLDEM_STRATEGY_TOL if game.startswith("holdem") else STRATEGY_TOL)  # H100: 1.01e-11 (pcfr+)
             assert_close(a.average[p][:, ca], b.average[p][:, cb], f"iteration {t}, average of player {p}",
                          ITERATE_TOL)
             for f, x in vars(a.state.rule[p]).items():

@@ -66,7 +66,8 @@ def test_leduc_rules():
     ("kuhn(ante=0)", "ante must be positive"),
     ("kuhn(bet=2)", "bad parameters for kuhn"),
     ("kuhn(", "cannot parse game spec"),
-    ("kuhn(ante=x)", "cannot parse game spec"),
+    ("kuhn(ante=x)", "bad parameters for kuhn"),  # a bare word is a string, which no ante is
+    ("kuhn(ante=(1,)", "cannot parse game spec"),
 ])
 def test_bad_specs(spec, message):
     with pytest.raises(games.GameError, match=message.replace("(", r"\(").replace(")", r"\)")):

@@ -186,3 +186,26 @@ def test_small_spots_match_the_recursive_cfr(spec, plus):
     from test_solvers_vs_oracle import check_against_oracle
 
     check_against_oracle(spec, {"plus": plus}, 10, "cpu")
+
+
+@pytest.mark.parametrize("spec", [
+    "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, range0='22+,A2s+,K9o+,QTs+', range1='22+,A2+,KT+,87s')",
+    "holdem_river(board=AhAdAcKsKh, pot=6, stack=20, bets=(1,allin), range0='TT+,AK,KQ', range1='AK,AQ,KQs,Q9s+')",
+    "holdem_turn(board=Td9d8d2s, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJT98765432, suits=dhs, "
+    "range0='AA,KK,QQ,JJ,AK,KQ,T9', range1='AA,KK,77,AQ,QJ,65s')",
+])
+def test_the_card_removal_showdown_equals_the_dense_product(spec):
+    """Counterfactual values of both players against random reach, at float64: the prefix sums
+    of operators/cards.py against the dense W_k products of the same compiled game."""
+    from tensorcfr.operators.public import PublicPayoffOperator
+
+    cg = tensorcfr.compile(spec, form="public")
+    assert cg.showdown is not None
+    dense = PublicPayoffOperator.of(cg, torch.float64, showdown=False)
+    cards = PublicPayoffOperator.of(cg, torch.float64)
+    g = torch.Generator().manual_seed(0)
+    for p in (0, 1):
+        other = torch.rand(2, cg.treeplexes[1 - p].num_sequences, generator=g, dtype=torch.float64)
+        want, got = dense.cfv(p, other), cards.cfv(p, other)
+        assert want.abs().max() > 0.01
+        assert (want - got).abs().max() <= 1e-12

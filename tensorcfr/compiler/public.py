@@ -23,6 +23,7 @@ from tensorcfr.compiler.members import members_of
 from tensorcfr.compiler.sizes import MAX_LEVELS, too_deep
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.forms.public import PublicCompiledGame
+from tensorcfr.operators.cards import CardShowdown
 from tensorcfr.spaces.public import PublicTreeplex
 
 # From this many pairs of types (T0 T1: OCP from 256 cards) a ranked game keeps no payoff matrix.
@@ -355,12 +356,13 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
     # terminals: last public sequences renumbered, grouped by (chance path, payoff key)
     te = raw["terms"]["e"]
     e = np.stack([remap[0][te[:, 0]], remap[1][te[:, 1]]])  # [2, Z]
-    cls, weights = _payoff_classes(walk, raw)
+    cls, weights, first = _payoff_classes(walk, raw)
+    showdown = _card_showdown(walk, raw, first, weights) if len(members) == 1 else None
     weights = [weights]
     for g in members[1:]:  # a batch differs in payoffs only: the same tree, deal and payoff classes
         other = _PublicWalk(g, ranked)
         raw_g = other.run()
-        c, w = _payoff_classes(other, raw_g) if _same_tree(walk, raw, other, raw_g) else (None, None)
+        c, w, _ = _payoff_classes(other, raw_g) if _same_tree(walk, raw, other, raw_g) else (None, None, None)
         if c is None or not np.array_equal(c, cls):
             raise TensorCFRError(f"compile: {g.name} does not have the public tree of {members[0].name}; "
                                  "a batch must differ in payoffs only")
@@ -375,7 +377,7 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         name=members[0].name, batch_names=tuple(g.name for g in members), treeplexes=tuple(tps),
         terminal_seq=torch.from_numpy(e[:, order].copy()), class_offsets=torch.from_numpy(offsets.astype(np.int64)),
         payoff_weights=torch.from_numpy(np.stack(weights)), counts=_counts(walk, raw, reach), ranked=walk.ranked,
-        deal=None if walk.ranked else torch.from_numpy(walk.P))
+        deal=None if walk.ranked else torch.from_numpy(walk.P), showdown=showdown)
 
 
 def _same_tree(a: _PublicWalk, raw_a: dict, b: _PublicWalk, raw_b: dict) -> bool:
@@ -448,7 +450,7 @@ def _payoff_classes(walk: _PublicWalk, raw: dict):
         if bad.any():
             i = int(np.argmax(bad))
             raise walk._fail(f"payoff (fold {ab[i, 0]}, showdown {ab[i, 1]}) is not finite", st[first[i]])
-        return cls, ab / (n * (n - 1))
+        return cls, ab / (n * (n - 1)), first
     T0, T1 = walk.P.shape
     full = walk.full(st[first])
     u = np.asarray(vg.utility(full), dtype=np.float64).reshape(len(first), T0, T1)  # [K, T0, T1]
@@ -457,7 +459,44 @@ def _payoff_classes(walk: _PublicWalk, raw: dict):
     if bad.any():
         i = int(np.argmax(bad.reshape(-1)))
         raise walk._fail(f"utility {u.reshape(-1)[i]} is not finite", full[i])
-    return cls, np.where(reach > 0, reach * u, 0.0)
+    return cls, np.where(reach > 0, reach * u, 0.0), first
+
+
+def _card_showdown(walk: _PublicWalk, raw: dict, first: np.ndarray, weights: np.ndarray) -> CardShowdown | None:
+    """The payoff classes of a card game (`VectorGame.card_showdown`) as factors
+    (`operators.cards`), each checked against its dense matrix in `weights` [K, T0, T1]: the
+    deal and chance path's probability as kappa u0(t0) u1(t1) over the pairs sharing no card (u_p
+    the type's weight where the path still allows it), the utility a + b sign(s(t0) - s(t1))."""
+    if walk.ranked:
+        return None
+    claim = walk.vg.card_showdown()
+    if claim is None:
+        return None
+    cards, w = np.asarray(claim[0], dtype=np.int64), (np.asarray(claim[1], np.float64), np.asarray(claim[2], np.float64))
+    st, path = raw["terms"]["state"].astype(np.int64), raw["terms"]["path"]
+    a, b, strength = (np.asarray(v) for v in walk.vg.card_payoff(st[first]))
+    hands = walk.type_values
+    c0, c1 = cards[hands[0]], cards[hands[1]]
+    apart = ~(c0[:, None, :, None] == c1[None, :, None, :]).any(axis=(2, 3))  # [T0, T1] no shared card
+    K = len(first)
+    d = [np.zeros((K, len(hands[0]))), np.zeros((K, len(hands[1])))]
+    for k in range(K):  # compile time, a dense check per class
+        reach = walk.P * raw["paths"][path[first[k]]]  # [T0, T1]
+        u0, u1 = w[0][hands[0]] * reach.any(1), w[1][hands[1]] * reach.any(0)
+        base = np.outer(u0, u1) * apart
+        kappa = reach.sum() / base.sum() if base.sum() > 0 else 0.0
+        sign = np.sign(strength[k][hands[0]][:, None] - strength[k][hands[1]][None])
+        want = kappa * base * (a[k] + b[k] * sign)
+        scale = max(1.0, float(np.abs(weights[k]).max()))
+        if not np.abs(want - weights[k]).max() <= 1e-12 * scale:
+            raise TensorCFRError(f"{walk.game.name}: its card_showdown() does not describe payoff class {k} "
+                                 f"(state {st[first[k]].tolist()}): off by {np.abs(want - weights[k]).max():.3g}")
+        d[0][k], d[1][k] = kappa * u0, u1
+    boards, board = np.unique(strength, axis=0, return_inverse=True)
+    t = torch.from_numpy
+    return CardShowdown(hands=(t(hands[0].astype(np.int64)), t(hands[1].astype(np.int64))), cards=t(cards),
+                        d=(t(d[0]), t(d[1])), ab=t(np.stack([a, b], 1).astype(np.float64)),
+                        strength=t(boards.astype(np.int64)), board=t(board.reshape(-1).astype(np.int64)))
 
 
 def _unique_pairs(a: np.ndarray, b: np.ndarray):

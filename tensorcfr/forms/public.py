@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
+from tensorcfr.operators.cards import CardShowdown
 from tensorcfr.operators.public import SMALL_CLASS, PublicPayoffOperator
 from tensorcfr.spaces.public import PublicTreeplex
 
@@ -56,6 +57,9 @@ class PublicCompiledGame:
     # [T0, T1] float64: the deal's probability of each pair of types (what chance sampling draws
     # from, `sampling/public.py`); None for a ranked deal (every distinct pair, 1 / (n (n - 1)))
     deal: torch.Tensor | None = None
+    # a card game's payoff classes as factors (`operators.cards`): the operator's card-removal
+    # showdown; None for other games (and batches), which use `payoff_weights`
+    showdown: CardShowdown | None = None
 
     form = "public"
     smaller_form = ""  # the smallest layout already: an out-of-memory error suggests no other
@@ -147,4 +151,5 @@ class PublicCompiledGame:
                                    terminal_seq=self.terminal_seq.to(device),
                                    class_offsets=self.class_offsets.to(device),
                                    payoff_weights=self.payoff_weights.to(device),
-                                   deal=None if self.deal is None else self.deal.to(device))
+                                   deal=None if self.deal is None else self.deal.to(device),
+                                   showdown=None if self.showdown is None else self.showdown.to(device))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from tensorcfr.operators.cards import card_values, kernels
 from tensorcfr.spaces.public import PublicTreeplex, add_rows, pick_rows, put_rows
 
 if TYPE_CHECKING:
@@ -57,9 +58,27 @@ class PublicPayoffOperator:
     # per player: whether no two terminals share a row and none is on the empty sequence (Dudo,
     # Liar's Dice: the call after each bid), so values are written, not added (`put_rows`)
     distinct: tuple[bool, bool] = (False, False)
+    # a card game (`operators.cards`): its factors and, per board, (kernel, [N] the class of
+    # each of its terminals, per player as `seq` their rows)
+    cards: tuple | None = None
 
     @staticmethod
-    def of(cg: PublicCompiledGame, dtype: torch.dtype) -> "PublicPayoffOperator":
+    def of(cg: PublicCompiledGame, dtype: torch.dtype, showdown: bool = True) -> "PublicPayoffOperator":
+        """The operator of `cg` in `dtype`; `showdown=False` takes the dense matrices of a card
+        game (`PublicCompiledGame.showdown`) instead of its card-removal showdown."""
+        if cg.showdown is not None and showdown and not cg.ranked:
+            sd = cg.showdown
+            counts = cg.class_offsets.diff()
+            cls = torch.repeat_interleave(torch.arange(len(counts), device=cg.device), counts)  # [Z]
+            board = sd.board[cls]
+            groups = []
+            for g, kernel in enumerate(kernels(sd)):
+                terms = (board == g).nonzero().view(-1)
+                groups.append((kernel, cls[terms], tuple(_rows_of(cg.terminal_seq[p, terms]) for p in (0, 1))))
+            none = _rows_of(cg.terminal_seq[0, :0])
+            return PublicPayoffOperator(cg.treeplexes, ((), ()), (), small_seq=(none, none),
+                                        small_weights=cg.payoff_weights.new_zeros(0, dtype=dtype),
+                                        distinct=_distinct(cg), cards=(sd, tuple(groups)))
         if cg.ranked:
             counts = cg.class_offsets.diff()
             cls = torch.repeat_interleave(torch.arange(len(counts), device=cg.device), counts)  # [Z]
@@ -100,6 +119,15 @@ class PublicPayoffOperator:
             vals = _ranked_values(rows, self.ranked, player).to(flat.dtype)
             self._add(flat, sp.rows(flat), self.ranked_seq[player], vals if player == 0 else vals.neg_(),
                       self.distinct[player])
+            return flat
+        if self.cards is not None:
+            sd, groups = self.cards
+            flat = x_other.new_zeros(x_other.shape[0], sp.num_sequences)  # [B, S_p]
+            out = sp.rows(flat)
+            for kernel, cls, seq in groups:
+                rows = self._rows(x_other, src, seq[other])  # [B, N, T_o]
+                vals = card_values(sd, kernel, cls, rows, player).to(flat.dtype)
+                self._add(flat, out, seq[player], vals, self.distinct[player])
             return flat
         b = max(x_other.shape[0], self.small_weights.shape[0])
         flat = x_other.new_zeros(b, sp.num_sequences)  # [B, S_p]
