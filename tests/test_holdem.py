@@ -209,3 +209,34 @@ def test_the_card_removal_showdown_equals_the_dense_product(spec):
         want, got = dense.cfv(p, other), cards.cfv(p, other)
         assert want.abs().max() > 0.01
         assert (want - got).abs().max() <= 1e-12
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "tensorcfr", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_cli_solves_to_a_share_of_the_pot():
+    import json
+
+    r = _cli("solve", SMALL_RIVER, "--algo", "dcfr", "--target-exploitability", "1%pot", "--iterations", "5000",
+             "--json", "--no-log")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["pot"] == 4 and out["stopped"] == "target"
+    assert out["exploitability_percent_pot"] == pytest.approx(100 * out["exploitability"] / 4)
+    assert out["exploitability_percent_pot"] <= 1.0 < 100 * out["curve"][-2]["exploitability"] / 4
+
+
+@pytest.mark.parametrize("args,message", [
+    (["solve", "kuhn", "--target-exploitability", "1%pot"], "a share of the pot needs a poker spot"),
+    (["solve", "kuhn", "--target-exploitability", "x%pot"], "expected a positive share of the pot"),
+    (["solve", "holdem_river(board=Ks7d2c9h4s9h)"], "card 9h appears twice"),
+    (["info", "holdem_turn(board=Ks7d2c9h, range0=ZZ)"], "range0: unknown rank 'Z'"),
+])
+def test_cli_names_bad_poker_input_in_one_line(args, message):
+    r = _cli(*args, "--no-log") if args[0] == "solve" else _cli(*args)
+    assert r.returncode == 2 and message in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import signal
@@ -242,6 +243,11 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
            **({"sampled_fraction": last["sampled_fraction"]} if "sampled_fraction" in last else {}),
            "curve": [{k: r[k] for k in ("iteration", "exploitability", "exploitability_current", "game_value")}
                      for r in rows]}
+    pot = _pot(solver.game.name) if solver.batch_size == 1 else None
+    if pot is not None:  # a poker spot: the exploitability in its players' units as well
+        out.update(pot=pot, exploitability_percent_pot=100 * last["exploitability"] / pot)
+        if not args.json:
+            print(f"exploitability {out['exploitability_percent_pot']:.4f}% of the pot ({pot:g})")
     if solver.batch_size > 1:
         from tensorcfr.run.training import evaluation_row
 
@@ -309,6 +315,8 @@ def _solve(args, compare: bool = False) -> int:
         raise TensorCFRError("--save-policy with several algorithms would overwrite one file: run them one by one")
     if args.checkpoint_every and args.no_log:
         raise TensorCFRError("--checkpoint-every needs a run directory: drop --no-log")
+    if isinstance(args.target_exploitability, str):  # "0.5%pot": in chips, before anything is stored
+        args.target_exploitability = _pot_target(args.game, args.target_exploitability)
     rank = _join_group(args)
     logdir = None if args.no_log or rank else args.logdir
     if args.save_policy is not None:  # outputs checked before the work, not after it
@@ -324,6 +332,25 @@ def _solve(args, compare: bool = False) -> int:
                 "args": {k: v for k, v in vars(args).items() if k not in NOT_SETTINGS}}
     results = _run_algorithms(args, args.algo, logdir, game_name, plan)
     return _report(args, results, logdir, compare)
+
+
+@functools.lru_cache(maxsize=8)
+def _pot(spec: str) -> float | None:
+    """The pot of a poker spot (`games.holdem`), None for a game without one."""
+    return getattr(games_pkg.make(spec), "pot", None)
+
+
+def _pot_target(specs: list[str], text: str) -> float:
+    """--target-exploitability "X%pot" in chips: X / 100 of the games' pot."""
+    pots = {spec: _pot(spec) for spec in specs}
+    lacking = [spec for spec, pot in pots.items() if pot is None]
+    if lacking:
+        raise TensorCFRError(f"--target-exploitability {text}: a share of the pot needs a poker spot "
+                             f"(holdem_river, holdem_turn); {lacking[0]} has no pot")
+    if len(set(pots.values())) > 1:
+        raise TensorCFRError(f"--target-exploitability {text}: the games' pots differ ({sorted(set(pots.values()))}); "
+                             "give the target in chips")
+    return float(text[:-len("%pot")]) / 100 * next(iter(pots.values()))
 
 
 def _game_name(specs: list[str]) -> str:

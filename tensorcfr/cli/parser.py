@@ -65,6 +65,21 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _target(text: str):
+    """A positive number, or a share of a poker spot's pot such as "0.5%pot" (kept as text: the
+    solve command turns it into chips once it knows the game)."""
+    t = text.strip().lower().replace(" ", "")
+    if t.endswith("%pot"):
+        try:
+            share = float(t[:-4])
+        except ValueError:
+            share = -1.0
+        if not (0 < share < float("inf")):
+            raise argparse.ArgumentTypeError(f"expected a positive share of the pot such as 0.5%pot, got {text!r}")
+        return t
+    return _positive_float(text)
+
+
 def _max_memory(text: str):
     from tensorcfr.compiler.sizes import parse_bytes
 
@@ -154,8 +169,9 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                         "resumes bit for bit; costs time (see the README); the CPU always is")
     s.add_argument("--time-limit", type=_duration, default=None, metavar="T",
                    help="stop after T (seconds, or e.g. 90m, 2h, 1h30m); a checkpoint is saved")
-    s.add_argument("--target-exploitability", type=_positive_float, default=None, metavar="E",
-                   help="stop once the average strategy's exploitability is at most E (checked at evaluations)")
+    s.add_argument("--target-exploitability", type=_target, default=None, metavar="E",
+                   help="stop once the average strategy's exploitability is at most E (checked at evaluations); "
+                        "in a poker spot also a share of the pot, e.g. 0.5%%pot")
     s.add_argument("--checkpoint-every", type=_positive_int, default=None, metavar="N",
                    help="save a checkpoint in the run directory every N iterations (always at the end "
                         "and when stopped)")
