@@ -276,3 +276,16 @@ def test_thesis_tables_resume_a_checkpoint_of_the_first_format(tmp_path):
            "chunk": 10, "next_eval": None, "points": [(r["iteration"], r["nash_conv"]) for r in rows]}
     torch.save(old, ckpt)
     resume_ends_as_straight(base, tmp_path, ckpt)
+
+
+def test_holdem_benchmark_reaches_its_target_on_a_small_deck(tmp_path):
+    import holdem
+
+    spot = "holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh)"
+    holdem.main(["--spot", spot, "--target", "1", "--algos", "dcfr", "--dtype", "float64", "--threads", "1",
+                 "--no-readme", "--out", str(tmp_path)])
+    out = json.load(open(tmp_path / "holdem.json"))
+    row, = out["rows"]
+    assert row["percent_pot"] <= 1.0 and row["percent_pot"] == pytest.approx(100 * row["exploitability"] / 4)
+    assert out["sizes"]["types"] == [10, 10] and out["dense_ms_per_iteration"] > 0
+    assert "| dcfr |" in open(tmp_path / "holdem.md").read()
