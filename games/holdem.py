@@ -129,7 +129,7 @@ class HoldemSpot(Game):
         extra = "".join(f", {k}={v!r}" for k, v in names.items() if v != defaults[k])
         self.name = (f"{kind}(board={''.join(card_names(self.board))!r}, pot={pot:g}, stack={stack:g}, "
                      f"bets={self._bets_text(bets)}, cap={cap}{extra})")
-        self._strength = None
+        self._strength = self._vector = None  # made when first asked for
 
     @staticmethod
     def _bets_text(bets) -> str:
@@ -342,7 +342,7 @@ class HoldemSpot(Game):
                 f"betting: {self._line[u] or '-'}")
 
     def vectorized(self):
-        if not hasattr(self, "_vector"):
+        if self._vector is None:
             self._vector = HoldemVector(self)
         return self._vector
 

@@ -9,7 +9,7 @@ those listed before it):
                   public.PublicCompiledGame
     spaces/       decision spaces: treeplex.Treeplex, public.PublicTreeplex; fused kernels
     operators/    payoff operators: payoff.PayoffOperator, public.PublicPayoffOperator,
-                  distributed.ShardedOperator
+                  distributed.ShardedOperator; cards.py, hold'em's card-removal showdown
     compiler/     games -> compiled forms: compile and choose (the rule of form="auto"),
                   generic.py and public.py (the walks, with the checks of games/checks.py),
                   chance.py (the chance tree of sampling), sizes.py (limits, estimates)

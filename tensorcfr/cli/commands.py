@@ -177,6 +177,7 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
     from tensorcfr.run.training import Progress, TrainOptions, log_config, train
 
     solver = _make_solver(args, algo)
+    pot = _pot(args.game[0]) if len(args.game) == 1 else None  # a poker spot's, for its units
     if args.save_policy and solver.batch_size > 1:  # before training, not after it
         raise TensorCFRError("--save-policy saves one strategy: run a single game and setting")
     config = {**solver.describe(), "iterations": args.iterations, "eval_every": args.eval_every}
@@ -243,7 +244,6 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
            **({"sampled_fraction": last["sampled_fraction"]} if "sampled_fraction" in last else {}),
            "curve": [{k: r[k] for k in ("iteration", "exploitability", "exploitability_current", "game_value")}
                      for r in rows]}
-    pot = _pot(solver.game.name) if solver.batch_size == 1 else None
     if pot is not None:  # a poker spot: the exploitability in its players' units as well
         out.update(pot=pot, exploitability_percent_pot=100 * last["exploitability"] / pot)
         if not args.json:
