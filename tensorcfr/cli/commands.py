@@ -210,6 +210,9 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
     if not args.json:
         if checkpoint is not None:
             print(f"tensorcfr resume: {run_dir} at iteration {solver.iteration}")
+            if solver.iteration >= args.iterations:
+                print(f"already done: {solver.iteration} of {args.iterations} iterations; nothing to run "
+                      f"(--iterations N continues it to N in all)")
         print("tensorcfr solve: " + " ".join(f"{k}={v}" for k, v in config.items()))
         if run_dir is not None:  # on stderr: stdout keeps its one-line-per-evaluation shape
             print(f"run directory: {run_dir}", file=sys.stderr)
@@ -221,7 +224,8 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
                                checkpoint=save if run_dir is not None else None,
                                checkpoint_every=args.checkpoint_every, should_stop=stop,
                                track_infosets=args.track_infosets, histograms=not args.no_histograms,
-                               progress=None if args.json else Progress(args.iterations), loop_state=loop_state)
+                               progress=None if args.json or getattr(args, "quiet", False) else
+                               Progress(args.iterations, initial=solver.iteration), loop_state=loop_state)
         try:
             rows = train(solver, max(args.iterations - solver.iteration, 0), args.eval_every, options)
         except (MemoryError, torch.cuda.OutOfMemoryError):
@@ -367,7 +371,8 @@ def _run_algorithms(args, algos: list[str], logdir: str | None, game_name: str, 
     results = []
     for algo in algos:
         if done and algo in done:  # a comparison resumed: this algorithm's run continues
-            results.append(_continue_run(done[algo], args.json, args.iterations, args.time_limit))
+            results.append(_continue_run(done[algo], args.json, args.iterations, args.time_limit,
+                                         quiet=getattr(args, "quiet", False)))
         else:
             run_dir = new_run_dir(logdir, game_name, algo, args.seed) if logdir is not None else None
             if plan is not None:
@@ -447,7 +452,7 @@ def _resume_comparison(args) -> int:
 
     plan = read_compare_file(args.run_dir)
     run_args = _stored_args(args.run_dir, {"args": plan["args"], "algo": plan["algos"][0]})
-    run_args.json, run_args.save_policy = args.json, None
+    run_args.json, run_args.save_policy, run_args.quiet = args.json, None, args.quiet
     if args.iterations is not None:
         run_args.iterations = args.iterations
     if args.time_limit is not None:
@@ -458,7 +463,7 @@ def _resume_comparison(args) -> int:
 
 
 def _continue_run(run_dir: str, json_out: bool, iterations: int | None, time_limit: float | None,
-                  save_policy: str | None = None) -> dict:
+                  save_policy: str | None = None, quiet: bool = False) -> dict:
     """Continue one run directory from its checkpoint, with its own settings (run.json, checked)
     unless `iterations`, `time_limit` or `save_policy` say otherwise."""
     from tensorcfr.run.checkpoints import CHECKPOINT, check_checkpoint, load_checkpoint, lock_run_dir, read_run_file
@@ -472,10 +477,15 @@ def _continue_run(run_dir: str, json_out: bool, iterations: int | None, time_lim
     stored = info.get("save_policy")  # the run's policy file, unless this resume names another
     if stored is not None and not isinstance(stored, str):
         raise TensorCFRError(f"{run_dir}/run.json: 'save_policy' must be a file name, got {stored!r}")
-    run_args.json, run_args.save_policy = json_out, save_policy or stored
+    run_args.json, run_args.save_policy, run_args.quiet = json_out, save_policy or stored, quiet
     if run_args.save_policy:
         check_policy_path(run_args.save_policy)
     if iterations is not None:
+        done = ckpt.get("iteration")
+        if isinstance(done, int) and iterations < done:
+            raise TensorCFRError(f"resume --iterations {iterations}: {run_dir} has done {done} iterations already; "
+                                 f"--iterations counts from the run's start (e.g. --iterations {done + iterations} "
+                                 f"for {iterations} more)")
         run_args.iterations = iterations
     if time_limit is not None:
         run_args.time_limit = time_limit
@@ -514,15 +524,17 @@ def _eval(args) -> int:
         out = {"game": cg.name, "policy": args.policies[0], "strategy": args.strategy, **ev}
         text = (f"{cg.name}, {args.policies[0]} ({args.strategy} strategy):\n"
                 f"  exploitability  {ev['exploitability']:.9g}\n  NashConv        {ev['nash_conv']:.9g}\n"
-                f"  game value      {ev['game_value']:+.9g}  (player 1's expected payoff in self-play)\n"
-                f"  best responses  {ev['best_response'][0]:+.9g} (player 1), {ev['best_response'][1]:+.9g} (player 2)")
+                f"  game value      {ev['game_value']:+.9g}  (p0's expected payoff in self-play)\n"
+                f"  best responses  {ev['best_response'][0]:+.9g} (p0), {ev['best_response'][1]:+.9g} (p1)")
     else:
         a, b = tables
         first, second = exact_value(cg, a, b), -exact_value(cg, b, a)
         out = {"game": cg.name, "policy_a": args.policies[0], "policy_b": args.policies[1], "strategy": args.strategy,
-               "value_a_as_player1": first, "value_a_as_player2": second, "value_a": (first + second) / 2}
+               "value_a_as_p0": first, "value_a_as_p1": second, "value_a": (first + second) / 2,
+               # the names of before players were numbered p0/p1 everywhere, kept for scripts
+               "value_a_as_player1": first, "value_a_as_player2": second}
         text = (f"{cg.name}: expected payoff of A ({args.policies[0]}) against B ({args.policies[1]}), exact:\n"
-                f"  A as player 1: {first:+.9g}\n  A as player 2: {second:+.9g}\n"
+                f"  A as p0: {first:+.9g}\n  A as p1: {second:+.9g}\n"
                 f"  mean over seats: {(first + second) / 2:+.9g}")
     print(json.dumps(out) if args.json else text)
     return 0
@@ -553,7 +565,7 @@ def _play(args) -> int:
     if args.json:
         print(json.dumps(out))
     else:
-        print(f"{cg.name}: A ({args.policies[0]}) as player 1 against B ({args.policies[1]}), "
+        print(f"{cg.name}: A ({args.policies[0]}) as p0 against B ({args.policies[1]}), "
               f"{r['games']:,} games, seed {seed}")
         print(f"  mean payoff of A  {r['mean']:+.6f}  (95% CI {r['ci95'][0]:+.6f} .. {r['ci95'][1]:+.6f}, "
               f"standard error {r['std_error']:.6f})")

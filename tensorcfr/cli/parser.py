@@ -20,11 +20,26 @@ from tensorcfr.spaces.treeplex import WEIGHTS
 from tensorcfr.updates.capture import CAPTURE
 from tensorcfr.updates.rules import AVERAGING, PRESETS, UPDATES
 
-NOT_SETTINGS = ("command", "json", "save_policy", "logdir", "no_log")  # per invocation, not part of a run
+NOT_SETTINGS = ("command", "json", "quiet", "save_policy", "logdir", "no_log")  # per invocation, not part of a run
 # (the policy file is kept in run.json beside the settings, as "save_policy", so a resumed run rewrites it)
 
 
+class _Help(argparse.HelpFormatter):
+    """Help text that shows each flag's default where the text does not already say it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        quiet = (None, False, [], argparse.SUPPRESS)
+        if "default" in text or action.default in quiet or not action.option_strings:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _Help)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # one line, exit code 2
         self.exit(2, f"tensorcfr: error: {message}\n")
 
@@ -120,7 +135,7 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                         "'dcfr(alpha=1.5,beta=0,gamma=2)'; several run one after another with the same "
                         f"evaluation points. Matrix games also take the normal-form procedures "
                         f"{', '.join(PROCEDURES)}")
-    s.add_argument("--iterations", type=_positive_int, default=1000)
+    s.add_argument("--iterations", type=_positive_int, default=1000, metavar="N", help="iterations to run")
     s.add_argument("--eval-every", type=_eval_every, default=None, metavar="K|log|trend",
                    help="evaluate every K iterations, at log-spaced iterations (log: 10 a decade), or where the "
                         "exploitability's trend crosses --target-exploitability (trend); default: trend with a "
@@ -154,8 +169,9 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
     s.add_argument("--epsilon", type=float, default=None, metavar="E",
                    help=f"with --sampling outcome: exploration of the sampled player, in (0, 1] "
                         f"(default {EPSILON_DEFAULT})")
-    s.add_argument("--device", default="auto", help="cpu, cuda or auto (default)")
-    s.add_argument("--dtype", choices=("float32", "float64"), default="float64")
+    s.add_argument("--device", default="auto", help="cpu, cuda (or cuda:N) or auto (default: cuda where there is one)")
+    s.add_argument("--dtype", choices=("float32", "float64"), default="float64",
+                   help="floating-point type of the regrets, strategies and values")
     s.add_argument("--capture", choices=CAPTURE, default=None,
                    help="auto (default): cuda-graph on a GPU where memory allows, else none; cuda-graph: "
                         "record one iteration as a CUDA graph and replay it; compile: torch.compile the "
@@ -186,12 +202,16 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
     s.add_argument("--save-policy", default=None, metavar="FILE",
                    help="write the average and current policy to FILE (.json, or .npz for large games)")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    s.add_argument("--quiet", action="store_true", help="no progress bar (it is drawn on stderr, on a terminal only)")
     _size_flags(s)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="tensorcfr", description="Solve two-player zero-sum imperfect-information games "
                 "with CFR as tensor operations.")
+    from tensorcfr import __version__
+
+    p.add_argument("--version", action="version", version=f"tensorcfr {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p.solve = sub.add_parser("solve", help="run a solver and report exploitability and game value")
@@ -201,43 +221,47 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("resume", help="continue a stopped run from its checkpoint")
     r.add_argument("run_dir", metavar="RUN_DIR")
-    r.add_argument("--iterations", type=_positive_int, default=None,
-                   help="total iterations to reach (default: the run's own)")
+    r.add_argument("--iterations", type=_positive_int, default=None, metavar="N",
+                   help="the total to reach, counted from the run's start (default: the run's own); below the "
+                        "iterations done it is an error")
     r.add_argument("--time-limit", type=_duration, default=None, metavar="T",
                    help="stop after T more (default: the run's own limit, counted afresh)")
-    r.add_argument("--save-policy", default=None, metavar="FILE")
-    r.add_argument("--json", action="store_true")
+    r.add_argument("--save-policy", default=None, metavar="FILE", help="write the policy to FILE at the end "
+                   "(default: the run's own file, if it had one)")
+    r.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
 
     e = sub.add_parser("eval", help="exploitability of a saved policy, or the exact value of one policy against another")
     e.add_argument("game", metavar="GAME")
     e.add_argument("policies", nargs="+", metavar="POLICY", help="one policy file, or two (A against B)")
     e.add_argument("--strategy", choices=("average", "current"), default="average",
                    help="which strategy of the files (default average)")
-    e.add_argument("--json", action="store_true")
+    e.add_argument("--json", action="store_true", help="print one JSON object")
     _size_flags(e)
 
     pl = sub.add_parser("play", help="simulate POLICY_A against POLICY_B, or play against POLICY yourself")
     pl.add_argument("game", metavar="GAME")
     pl.add_argument("policies", nargs="+", metavar="POLICY",
-                    help="two files: A (player 1) against B (player 2), sampled; one file: you play against it")
+                    help="two files: A (p0, first to act) against B (p1), sampled; one file: you play against it")
     pl.add_argument("--games", type=_positive_int, default=None,
                     help="games to simulate (default 10000), or to play against the policy (default: until q)")
     pl.add_argument("--seed", type=int, default=None, help="random seed (default 0 for simulations)")
     pl.add_argument("--seat", type=int, choices=(0, 1), default=0, help="your seat against a policy (0: first to act)")
-    pl.add_argument("--strategy", choices=("average", "current"), default="average")
-    pl.add_argument("--json", action="store_true")
+    pl.add_argument("--strategy", choices=("average", "current"), default="average",
+                    help="which strategy of the files")
+    pl.add_argument("--json", action="store_true", help="print one JSON object")
     _size_flags(pl)
 
     lp = sub.add_parser("lp", help="the exact value and an equilibrium by the sequence-form LP (scipy's HiGHS; "
                         "games up to about 10^5 sequences)")
     lp.add_argument("game", metavar="GAME")
     lp.add_argument("--save-policy", default=None, metavar="FILE", help="write the equilibrium (.json or .npz)")
-    lp.add_argument("--json", action="store_true")
+    lp.add_argument("--json", action="store_true", help="print one JSON object")
     _size_flags(lp, form=False)  # the LP is built from the generic form
 
     i = sub.add_parser("info", help="print the sizes of a compiled game (and, first, what it would need)")
     i.add_argument("game", metavar="GAME")
-    i.add_argument("--json", action="store_true")
+    i.add_argument("--json", action="store_true", help="print one JSON object")
     _size_flags(i)
     sub.add_parser("games", help="list the registered games")
     return p

@@ -111,7 +111,7 @@ def interactive(game, table: dict, seat: int = 0, seed: int | None = None,
         raise TensorCFRError(f"seat must be 0 or 1, got {seat}")
     rng = random.Random(seed)
     results: list[float] = []
-    write(f"{g.name}: you are player {seat + 1} (seat {seat}); type an action's name, or q to quit.")
+    write(f"{g.name}: you are p{seat} (seat {seat}); type an action's name, or q to quit.")
     while rounds is None or len(results) < rounds:
         state, public = g.initial_state(), []
         while (p := g.player(state)) != TERMINAL:

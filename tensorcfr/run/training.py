@@ -121,35 +121,49 @@ def _log(writer, solver, rows_by_member: list[dict], track: dict, histograms: di
 
 
 class Progress:
-    """A one-line progress bar on a terminal (iteration, exploitability, iterations per second,
-    time left); nothing when the stream is not a terminal (the caller prints plain lines)."""
+    """A progress bar on a terminal (tqdm: iterations, rate and time left smoothed over the
+    run, the last exploitability beside them), on stderr by default; nothing when the stream
+    is not a terminal (the caller prints plain lines) or `enabled` is False.
 
-    def __init__(self, total: int, stream=None, enabled: bool | None = None):
+    Example:
+        >>> import io
+        >>> bar = Progress(100, stream=io.StringIO(), enabled=True)
+        >>> bar.update(50, exploitability=1e-3)
+        >>> "50/100" in bar.stream.getvalue() and "1.000e-03" in bar.stream.getvalue()
+        True
+    """
+
+    def __init__(self, total: int, stream=None, enabled: bool | None = None, initial: int = 0):
         self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty() if enabled is None else enabled
-        self.total, self.last_draw, self.exploitability, self.shown = total, 0.0, None, False
+        isatty = getattr(self.stream, "isatty", None)
+        self.enabled = (isatty is not None and isatty()) if enabled is None else enabled
+        self.bar = None
+        if self.enabled:
+            from tqdm import tqdm
 
-    def update(self, iteration: int, rate: float, exploitability: float | None = None) -> None:
-        if exploitability is not None:
-            self.exploitability = exploitability
-        now = time.monotonic()
-        if not self.enabled or now - self.last_draw < 0.1:
+            # smoothing: the rate is an average that leans on recent chunks (a run's first
+            # iterations are slower: capture, compile), so the time left settles quickly
+            self.bar = tqdm(total=total, initial=min(initial, total), file=self.stream, unit="it", leave=False,
+                            dynamic_ncols=True, mininterval=0.2, smoothing=0.1)
+
+    def update(self, iteration: int, rate: float | None = None, exploitability: float | None = None) -> None:
+        """Move the bar to `iteration` (`rate`, measured by the caller, is ignored: tqdm
+        measures its own), showing `exploitability` when given."""
+        if self.bar is None:
             return
-        self.last_draw = now
-        frac = min(iteration / max(self.total, 1), 1.0)
-        bar = "#" * int(24 * frac) + "-" * (24 - int(24 * frac))
-        left = (self.total - iteration) / rate if rate > 0 else float("nan")
-        expl = f"{self.exploitability:.3e}" if self.exploitability is not None else "-"
-        self.stream.write(f"\r[{bar}] {iteration:,}/{self.total:,}  exploitability {expl}  {rate:,.0f} it/s"
-                          f"  {left:,.0f}s left ")
-        self.stream.flush()
-        self.shown = True
+        self.bar.update(max(0, min(iteration, self.bar.total) - self.bar.n))
+        if exploitability is not None:  # an evaluation (rare): drawn at once
+            self.bar.set_postfix_str(f"exploitability {exploitability:.3e}")
 
     def clear(self) -> None:
-        if self.enabled and self.shown:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-            self.shown = False
+        """Hide the bar (before a line is printed); the next update draws it again."""
+        if self.bar is not None:
+            self.bar.clear()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 class Every:
@@ -409,7 +423,7 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
             checkpoint(snapshot())
             last_save = time.perf_counter()
     if progress is not None:
-        progress.clear()
+        progress.close()
     if checkpoint is not None:
         checkpoint(snapshot())  # before a closing evaluation, so a resumed run's rows match
     if rows.stopped in ("interrupted", "time_limit") and (not rows or rows[-1]["iteration"] != solver.iteration):
