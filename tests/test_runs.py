@@ -3,7 +3,9 @@ bit-identical resume (in-process and through SIGTERM), policy files, eval, play,
 
 import glob
 import json
+import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -292,9 +294,39 @@ def test_compare_writes_one_log_directory_and_a_table(tmp_path):
     parents = os.listdir(tmp_path)
     assert len(parents) == 1 and parents[0].startswith("compare__kuhn")
     runs = sorted(x for x in os.listdir(tmp_path / parents[0]) if x != "compare.json")  # the comparison's own file
-    assert sorted(x.split("__")[1] for x in runs) == ["cfr", "cfr+", "dcfr"]
+    assert runs == ["cfr", "cfr+", "dcfr"]  # TensorBoard's legend names the algorithms, nothing else
     steps = [[e.step for e in _events(str(tmp_path / parents[0] / x)).Scalars("exploitability/average")] for x in runs]
     assert steps == [[20, 40, 60]] * 3  # identical evaluation points, identical tags
+
+
+def test_tensorboard_is_readable_as_written(tmp_path):
+    """What a user sees with no setting touched: log10 curves beside the raw ones, at least 30
+    log-spaced points from iteration 1, runs named by algorithm, a Custom Scalars layout that
+    overlays the algorithms and puts a tracked infoset's actions on one chart, and hparams."""
+    from tensorboard.plugins.custom_scalar import layout_pb2, metadata as cs_metadata
+    from tensorboard.plugins.hparams import metadata as hp_metadata
+
+    r = _cli("compare", "kuhn", "--algo", "cfr", "cfr+", "--iterations", "200", "--logdir", str(tmp_path),
+             "--track-infosets", "K:pb")
+    assert r.returncode == 0, r.stderr
+    (parent,) = os.listdir(tmp_path)
+    for algo in ("cfr", "cfr+"):
+        ea = _events(str(tmp_path / parent / algo))
+        raw = ea.Scalars("exploitability/average")
+        logged = ea.Scalars("exploitability/log10_average")
+        assert [e.step for e in raw][:5] == [1, 2, 3, 4, 5] and len(raw) >= 30 and raw[-1].step == 200
+        assert [e.step for e in logged] == [e.step for e in raw]
+        assert all(abs(b.value - math.log10(a.value)) < 1e-6 for a, b in zip(raw, logged))
+        assert "nash_conv/log10_current" in ea.Tags()["scalars"]
+        tensors = ea.Tags()["tensors"]
+        assert cs_metadata.CONFIG_SUMMARY_TAG in tensors and hp_metadata.SESSION_START_INFO_TAG in tensors
+        proto = layout_pb2.Layout()
+        proto.ParseFromString(ea.Tensors(cs_metadata.CONFIG_SUMMARY_TAG)[0].tensor_proto.string_val[0])
+        charts = {c.title: list(c.multiline.tag) for cat in proto.category for c in cat.chart}
+        assert charts["K:pb (average)"] == ["^strategy/K:pb/[^/]+/average$"]
+        assert charts["exploitability, log10 (average)"] == ["^exploitability/log10_average$"]
+        actions = [t for t in ea.Tags()["scalars"] if re.match(charts["K:pb (average)"][0], t)]
+        assert sorted(actions) == ["strategy/K:pb/bet/average", "strategy/K:pb/pass/average"]
 
 
 def test_progress_bar_on_a_terminal():

@@ -70,7 +70,13 @@ def test_bad_schedules_and_stop_rules_are_named():
         schedule(0, 100, None)
     with pytest.raises(tensorcfr.TensorCFRError, match="stop_on must be one of average, current, either"):
         tensorcfr.train(tensorcfr.Solver("kuhn", device="cpu"), 10, stop_on="best")
-    assert isinstance(schedule(None, 100, None), Every) and isinstance(schedule("log", 100, None), LogSpaced)
+    with pytest.raises(tensorcfr.TensorCFRError, match="log:N with N a whole number"):
+        schedule("log:0", 100, None)
+    assert isinstance(schedule(7, 100, None), Every) and isinstance(schedule("log", 100, None), LogSpaced)
+    # the default: log-spaced from iteration 1, 30 points or more, the CLI's and the library's alike
+    default = schedule(None, 100, None)
+    assert isinstance(default, LogSpaced) and default.points(100)[:3] == [1, 2, 3] and len(default.points(100)) >= 30
+    assert schedule("log:20", 100, None).per_decade == 20
 
 
 def test_the_cli_evaluates_by_the_trend_under_a_target(capsys):
@@ -134,3 +140,11 @@ def test_settings_that_cannot_go_together_are_refused_before_compiling(monkeypat
         algo = kw.pop("algo", "cfr+")
         with pytest.raises(tensorcfr.TensorCFRError, match=message):
             tensorcfr.Solver("leduc", algo, device="cpu", **kw)
+
+
+def test_the_cli_and_the_library_evaluate_at_the_same_default_points(capsys):
+    assert main(["solve", "kuhn", "--iterations", "100", "--json", "--no-log", "--device", "cpu"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    lib = tensorcfr.train(tensorcfr.Solver("kuhn", device="cpu"), 100)
+    assert [r["iteration"] for r in out["curve"]] == [r["iteration"] for r in lib]
+    assert len(lib) >= 30 and lib[0]["iteration"] == 1

@@ -197,7 +197,7 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
             policy = os.path.abspath(args.save_policy) if args.save_policy else None
             write_run_file(run_dir, {"args": {k: v for k, v in vars(args).items() if k not in NOT_SETTINGS}, "algo": algo,
                                      "config": config, "save_policy": policy})
-            log_config(writer, config)
+            log_config(writer, config, args.track_infosets)
 
     def save(state):
         save_checkpoint(os.path.join(run_dir, CHECKPOINT), {"solver": solver.state_dict(copy=False), "loop": state,
@@ -313,7 +313,7 @@ def _join_group(args, resuming: bool = False) -> int:
 
 
 def _solve(args, compare: bool = False) -> int:
-    from tensorcfr.run.checkpoints import check_logdir, new_run_dir
+    from tensorcfr.run.checkpoints import check_logdir, compare_name, new_run_dir
 
     if args.save_policy and len(args.algo) > 1:
         raise TensorCFRError("--save-policy with several algorithms would overwrite one file: run them one by one")
@@ -330,7 +330,7 @@ def _solve(args, compare: bool = False) -> int:
     game_name = _game_name(args.game)
     plan = None
     if compare and logdir is not None:  # one parent directory: one TensorBoard view overlays the algorithms
-        logdir = new_run_dir(logdir, "compare__" + game_name, "-".join(args.algo), args.seed)
+        logdir = new_run_dir(logdir, game_name, "", name=compare_name(game_name, args.seed))
         # the comparison's own file: `tensorcfr resume` on the parent continues every algorithm
         plan = {"format": "tensorcfr-compare", "version": 1, "algos": list(args.algo), "runs": {},
                 "args": {k: v for k, v in vars(args).items() if k not in NOT_SETTINGS}}
@@ -366,7 +366,7 @@ def _run_algorithms(args, algos: list[str], logdir: str | None, game_name: str, 
                     done: dict | None = None) -> list[dict]:
     """Train each algorithm in turn (a comparison's `plan` records each run directory as it
     starts); `done` maps algorithms to run directories to resume instead of starting."""
-    from tensorcfr.run.checkpoints import new_run_dir, write_compare_file
+    from tensorcfr.run.checkpoints import member_name, new_run_dir, write_compare_file
 
     results = []
     for algo in algos:
@@ -374,7 +374,9 @@ def _run_algorithms(args, algos: list[str], logdir: str | None, game_name: str, 
             results.append(_continue_run(done[algo], args.json, args.iterations, args.time_limit,
                                          quiet=getattr(args, "quiet", False)))
         else:
-            run_dir = new_run_dir(logdir, game_name, algo, args.seed) if logdir is not None else None
+            # a comparison's runs are named by algorithm: its directory names the game and time
+            name = member_name(algo, args.seed) if plan is not None else None
+            run_dir = new_run_dir(logdir, game_name, algo, args.seed, name) if logdir is not None else None
             if plan is not None:
                 plan["runs"][algo] = run_dir
                 write_compare_file(logdir, plan)

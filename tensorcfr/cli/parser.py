@@ -55,8 +55,16 @@ def _positive_int(text: str) -> int:
 
 
 def _eval_every(text: str) -> int | str:
-    """--eval-every: a whole number >= 1, "log" or "trend" (`tensorcfr.run.training.schedule`)."""
-    if text in ("log", "trend"):
+    """--eval-every: a whole number >= 1, "log", "log:N" or "trend" (`tensorcfr.run.training.schedule`)."""
+    if text == "trend":
+        return text
+    if text == "log" or text.startswith("log:"):
+        from tensorcfr.run.training import parse_log
+
+        try:
+            parse_log(text)
+        except TensorCFRError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
         return text
     return _positive_int(text)
 
@@ -136,10 +144,10 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                         f"evaluation points. Matrix games also take the normal-form procedures "
                         f"{', '.join(PROCEDURES)}")
     s.add_argument("--iterations", type=_positive_int, default=1000, metavar="N", help="iterations to run")
-    s.add_argument("--eval-every", type=_eval_every, default=None, metavar="K|log|trend",
-                   help="evaluate every K iterations, at log-spaced iterations (log: 10 a decade), or where the "
-                        "exploitability's trend crosses --target-exploitability (trend); default: trend with a "
-                        "target, else every iterations / 10")
+    s.add_argument("--eval-every", type=_eval_every, default=None, metavar="K|log|log:N|trend",
+                   help="evaluate every K iterations, at log-spaced iterations (log: 10 a decade, log:N: N), or "
+                        "where the exploitability's trend crosses --target-exploitability (trend); default: trend "
+                        "with a target, else log-spaced from iteration 1, at least 30 points")
     s.add_argument("--updates", choices=UPDATES, default=None, help="override the preset's schedule")
     s.add_argument("--averaging", choices=AVERAGING, default=None, help="override the preset's averaging")
     s.add_argument("--delay", type=int, default=None, help="averaging delay in iterations")

@@ -287,6 +287,10 @@ def parse_duration(text: str | float) -> float:
     return value
 
 
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.+=,-]", "_", text)
+
+
 def run_name(game: str, algo: str, seed: int = 0) -> str:
     """`{game}__{algo}__{seed}__{time}` with characters unsafe in paths replaced.
 
@@ -294,8 +298,28 @@ def run_name(game: str, algo: str, seed: int = 0) -> str:
         >>> run_name("dudo(4,1,2)", "cfr+").startswith("dudo_4,1,2___cfr+__0__")
         True
     """
-    safe = lambda s: re.sub(r"[^A-Za-z0-9_.+=,-]", "_", s)  # noqa: E731
-    return f"{safe(game)}__{safe(algo)}__{seed}__{time.strftime('%Y%m%d-%H%M%S')}"
+    return f"{_safe(game)}__{_safe(algo)}__{seed}__{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def member_name(algo: str, seed: int = 0) -> str:
+    """A run's name inside a comparison's directory (which names the game and the time):
+    the algorithm, and the seed where it is not 0, so TensorBoard's legend reads `cfr+`, `dcfr`.
+
+    Example:
+        >>> member_name("dcfr(alpha=2)"), member_name("cfr+", seed=3)
+        ('dcfr_alpha=2_', 'cfr+__seed3')
+    """
+    return _safe(algo) + (f"__seed{seed}" if seed else "")
+
+
+def compare_name(game: str, seed: int = 0) -> str:
+    """A comparison's directory: `compare__{game}__{time}` (and the seed where it is not 0).
+
+    Example:
+        >>> compare_name("leduc").startswith("compare__leduc__2")
+        True
+    """
+    return f"compare__{_safe(game)}__" + (f"seed{seed}__" if seed else "") + time.strftime("%Y%m%d-%H%M%S")
 
 
 def check_logdir(logdir: str) -> None:
@@ -311,9 +335,10 @@ def check_logdir(logdir: str) -> None:
         raise TensorCFRError(f"--logdir {logdir!r}: cannot write there ({e.strerror})") from None
 
 
-def new_run_dir(logdir: str, game: str, algo: str, seed: int = 0) -> str:
-    """Create and return a fresh run directory under `logdir` (a suffix keeps names unique)."""
-    base = os.path.join(logdir, run_name(game, algo, seed))
+def new_run_dir(logdir: str, game: str, algo: str, seed: int = 0, name: str | None = None) -> str:
+    """Create and return a fresh run directory under `logdir`, `name` or `run_name(game, algo,
+    seed)` (a suffix keeps names unique)."""
+    base = os.path.join(logdir, name or run_name(game, algo, seed))
     path, k = base, 1
     while True:
         try:

@@ -44,6 +44,11 @@ TAGS = {
     "perf/sampled_fraction": "sampled_fraction",  # Monte-Carlo runs only
 }
 HPARAM_METRICS = ("exploitability/average", "exploitability/current", "value/average")
+# log10 of the curves that span decades, beside the raw ones: on TensorBoard's default linear
+# axis the raw curves of every algorithm lie flat on 0 after the first few percent of a run
+LOG10_TAGS = {"exploitability/log10_average": "exploitability", "exploitability/log10_current": "exploitability_current",
+              "nash_conv/log10_average": "nash_conv", "nash_conv/log10_current": "nash_conv_current"}
+DEFAULT_POINTS = 30  # evaluations of a run by default (log-spaced from iteration 1)
 
 
 class TrainResult(list):
@@ -90,18 +95,48 @@ def tracked_strategies(solver: IterativeSolver, keys, member: int = 0) -> dict[s
     return solver.strategies(keys, member)
 
 
-def log_config(writer, config: dict) -> None:
-    """The resolved configuration as a text summary at step 0 and as TensorBoard hparams (whose
-    metrics are the `HPARAM_METRICS` scalars), so the HParams view compares variants."""
-    from torch.utils.tensorboard.summary import hparams
+def log_config(writer, config: dict, track_infosets: Sequence[str] = ()) -> None:
+    """The resolved configuration as a text summary at step 0, as TensorBoard hparams (whose
+    metrics are the `HPARAM_METRICS` scalars: the HParams view compares variants) and a Custom
+    Scalars layout (`layout`).
+
+    Example:
+        >>> import tempfile
+        >>> from torch.utils.tensorboard import SummaryWriter
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     w = SummaryWriter(d); log_config(w, {"algorithm": "cfr+", "iterations": 10}); w.close()
+    """
+    from tensorboard.plugins.hparams import summary_v2 as hp
 
     writer.add_text("config", "```\n" + json.dumps(config, indent=1) + "\n```", 0)
     flat = {k: (v if isinstance(v, (int, float, str, bool)) else json.dumps(v)) for k, v in config.items()
             if v is not None}
-    exp, ssi, sei = hparams(flat, {m: float("nan") for m in HPARAM_METRICS})
-    fw = writer._get_file_writer()
-    for summary in (exp, ssi, sei):
-        fw.add_summary(summary)
+    fw = writer.file_writer
+    fw.add_summary(hp.hparams_config_pb([hp.HParam(k) for k in flat], [hp.Metric(m) for m in HPARAM_METRICS]))
+    fw.add_summary(hp.hparams_pb(flat))
+    writer.add_custom_scalars(layout(track_infosets))
+
+
+def layout(track_infosets: Sequence[str] = ()) -> dict:
+    """TensorBoard's Custom Scalars layout of a run: the log10 exploitability and NashConv of the
+    average and current strategies (each chart overlays the runs shown, so a `compare`'s
+    algorithms share one), and one chart per tracked infoset with all its actions.
+
+    Example:
+        >>> sorted(layout(["K:pb"])["strategy"])
+        ['K:pb (average)', 'K:pb (current)']
+    """
+    import re
+
+    out = {"convergence": {
+        "exploitability, log10 (average)": ["Multiline", ["^exploitability/log10_average$"]],
+        "exploitability, log10 (current)": ["Multiline", ["^exploitability/log10_current$"]],
+        "NashConv, log10 (average)": ["Multiline", ["^nash_conv/log10_average$"]],
+        "game value (average)": ["Multiline", ["^value/average$"]]}}
+    if track_infosets:
+        out["strategy"] = {f"{key} ({which})": ["Multiline", [f"^strategy/{re.escape(key)}/[^/]+/{which}$"]]
+                           for key in track_infosets for which in ("average", "current")}
+    return out
 
 
 def _log(writer, solver, rows_by_member: list[dict], track: dict, histograms: dict | None) -> None:
@@ -111,6 +146,9 @@ def _log(writer, solver, rows_by_member: list[dict], track: dict, histograms: di
         for tag, key in TAGS.items():
             if key in row:  # FTRL keeps no regrets; only matrix games have conditional ones
                 writer.add_scalar(tag + suffix, row[key], step)
+        for tag, key in LOG10_TAGS.items():
+            if key in row and row[key] > 0:  # an exact 0 has no logarithm: no point rather than -inf
+                writer.add_scalar(tag + suffix, math.log10(row[key]), step)
     for key, by in track.items():
         for which, probs in by.items():
             for action, p in probs.items():
@@ -185,16 +223,27 @@ class Every:
 
 
 class LogSpaced:
-    """Evaluate at iterations spaced evenly on a log axis, `per_decade` a decade (1, 2, 3, 4, 5,
-    6, 8, 10, 13, 16, 20, 25, ... at 10), so a curve on a log axis has points everywhere.
+    """Evaluate at iterations spaced evenly on a log axis, `per_decade` a decade (at 10: 1, 2,
+    3, 4, 5, 6, 8, 10, 13, 16, 20, 25, ...), so a curve on a log axis has points everywhere.
 
     Example:
         >>> s = LogSpaced(); [s.next(i, []) for i in (0, 10, 100, 1000)]
         [1, 13, 126, 1259]
+        >>> len(LogSpaced.for_run(300).points(300))  # the default: at least 30 points a run
+        30
     """
 
     def __init__(self, per_decade: int = 10):
         self.per_decade = per_decade
+
+    @classmethod
+    def for_run(cls, iterations: int, points: int = DEFAULT_POINTS) -> "LogSpaced":
+        """The sparsest spacing (10 a decade or more) that gives `points` evaluations in
+        `iterations`, or one per iteration in a shorter run."""
+        per_decade = 10
+        while len(cls(per_decade).points(iterations)) < min(points, iterations) and per_decade < 10 * points:
+            per_decade += 1
+        return cls(per_decade)
 
     def next(self, iteration: int, points: list[tuple[int, float]]) -> int:
         j = math.floor(self.per_decade * math.log10(max(iteration, 1))) if iteration >= 1 else -1
@@ -204,8 +253,16 @@ class LogSpaced:
             if at > iteration:
                 return at
 
+    def points(self, iterations: int) -> list[int]:
+        """The evaluations of a run of `iterations` (`train` also evaluates at its end)."""
+        out, it = [], 0
+        while it < iterations:
+            it = min(self.next(it, []), iterations)
+            out.append(it)
+        return out
+
     def __repr__(self) -> str:
-        return "log"
+        return "log" if self.per_decade == 10 else f"log:{self.per_decade}"
 
 
 class Trend:
@@ -247,25 +304,43 @@ class Trend:
 
 def schedule(eval_every, iterations: int, target: float | None):
     """The evaluation schedule of `train(eval_every=...)`: a whole number k (`Every`), "log"
-    (`LogSpaced`), "trend" (`Trend`, which needs a target), a schedule object, or None: with a
-    target the trend, else every tenth of the run.
+    (`LogSpaced`, 10 a decade) or "log:N" (N a decade), "trend" (`Trend`, which needs a target),
+    a schedule object, or None: with a target the trend, else log-spaced from iteration 1 with
+    at least 30 points (`LogSpaced.for_run`).
 
     Example:
-        >>> schedule(None, 1000, None), schedule("log", 1000, None), schedule(None, 1000, 1e-3)
+        >>> schedule(100, 1000, None), schedule("log", 1000, None), schedule(None, 1000, 1e-3)
         (100, log, trend)
+        >>> schedule(None, 1000, None)
+        log:11
     """
     if eval_every is None:
-        return Trend(target) if target is not None else Every(max(1, iterations // 10))
+        return Trend(target) if target is not None else LogSpaced.for_run(iterations)
     if hasattr(eval_every, "next"):
         return eval_every
-    if eval_every == "log":
-        return LogSpaced()
+    if isinstance(eval_every, str) and (eval_every == "log" or eval_every.startswith("log:")):
+        return LogSpaced(parse_log(eval_every))
     if eval_every == "trend":
         if target is None:
             raise TensorCFRError("eval_every='trend' (--eval-every trend) places evaluations where the trend crosses the "
                                   "target: give target_exploitability (--target-exploitability)")
         return Trend(target)
     return Every(optional("eval_every", eval_every, lo=1, integer=True))
+
+
+def parse_log(text: str) -> int:
+    """The points a decade of "log" (10) or "log:N" (N, a whole number from 1 to 1000).
+
+    Example:
+        >>> parse_log("log"), parse_log("log:20")
+        (10, 20)
+    """
+    if text == "log":
+        return 10
+    n = text.partition(":")[2]
+    if not n.isdigit() or not 1 <= int(n) <= 1000:
+        raise TensorCFRError(f"eval_every {text!r}: expected log or log:N with N a whole number from 1 to 1000")
+    return int(n)
 
 
 STOP_ON = ("average", "current", "either")  # whose exploitability the target is held to
@@ -275,9 +350,9 @@ STOP_ON = ("average", "current", "either")  # whose exploitability the target is
 class TrainOptions:
     """How `train` evaluates, logs, stops and checkpoints (every field optional).
 
-    eval_every:  where to evaluate (`schedule`): every k iterations, "log" (log-spaced),
-                 "trend" (where the target will be crossed; the default with a target),
-                 or a schedule object; default: a tenth of the run
+    eval_every:  where to evaluate (`schedule`): every k iterations, "log" or "log:N"
+                 (log-spaced), "trend" (where the target will be crossed; the default with a
+                 target), or a schedule object; default: log-spaced, 30 points or more
     callback:    called with member 0's row at each evaluation
     writer:      a `SummaryWriter` receiving the scalars of `TAGS` at the iteration as step
                  (members after the first with a `/member{b}` suffix), the strategies of
@@ -318,8 +393,8 @@ class TrainOptions:
 def train(solver: IterativeSolver, iterations: int, eval_every: int | None = None,
           options: TrainOptions | None = None, **fields) -> TrainResult:
     """Run up to `iterations` more iterations, evaluating by the schedule `eval_every` (every k,
-    "log", "trend": see `schedule`; default a tenth, or the trend with a target) and at the
-    end; `options` (a `TrainOptions`, or its fields as keywords) says how to log,
+    "log", "trend": see `schedule`; default log-spaced from iteration 1, at least 30 points, or
+    the trend with a target) and at the end; `options` (a `TrainOptions`, or its fields as keywords) says how to log,
     stop and checkpoint.
 
     Each evaluation produces a row (see `evaluation_row`, plus `ms_per_iteration`,
