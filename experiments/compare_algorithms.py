@@ -27,7 +27,7 @@ import torch
 import tensorcfr
 from tensorcfr.run.training import open_writer, train
 
-from readme_section import command, replace_section
+from readme_section import command, publish_picture, replace_section
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALGOS = ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "ftrl", "oftrl"]
@@ -167,10 +167,12 @@ def main(argv=None) -> None:
     with open(os.path.join(args.out, "compare_algorithms.md"), "w") as f:
         f.write(md)
     plot(results, os.path.join(args.out, "compare_algorithms.png"))
+    if args.readme and os.path.exists(os.path.join(args.out, "compare_algorithms.png")):
+        publish_picture(os.path.join(args.out, "compare_algorithms.png"))
     print(md)
     if args.readme:
         replace_section("compare-table", f"Made by `{command('compare_algorithms.py', argv)}`; plot: "
-                        "[experiments/results/compare_algorithms.png](experiments/results/compare_algorithms.png)."
+                        "[compare_algorithms.png](../assets/compare_algorithms.png)."
                         f"\n\n{md}")
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ OpenSpiel's C++ CFR+ and LiteEFG's CFR+, each run the way its own documentation 
     python experiments/peers_curve.py --game kuhn --seconds 2 --out /tmp/curve
 
 - tensorcfr: `tensorcfr.Solver(game, algo)` with the library's defaults (the form of
-  `form="auto"`, simultaneous updates for cfr+ as its preset says, float64), trained in chunks
+  `form="auto"`, alternating updates as the cfr+ and dcfr presets say, float64), trained in chunks
   between evaluations; each algorithm of --algo is one curve.
 - OpenSpiel: `pyspiel.CFRPlusSolver(game)`, `evaluate_and_update_policy()` an iteration,
   `pyspiel.exploitability(game, solver.average_policy())` at each point (its C++ solver

@@ -1,7 +1,9 @@
-"""Rewrite one marked section of the README with an experiment's table (shared by the scripts).
+"""Rewrite one marked section of the README or of a docs page with an experiment's table, and
+publish its pictures to the docs (shared by the scripts).
 
-The section lies between `<!-- NAME:start -->` and `<!-- NAME:end -->`; everything outside it
-is kept. The command that made the table is written at its top, quoted so it can be pasted.
+The section lies between `<!-- NAME:start -->` and `<!-- NAME:end -->` in README.md or in one
+page under docs/; everything outside it is kept. The command that made the table is written
+at its top, quoted so it can be pasted.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ import os
 import shlex
 import sys
 
-README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+README = os.path.join(ROOT, "README.md")
+DOCS = os.path.join(ROOT, "docs")
 
 
 def command(script: str, argv: list[str] | None) -> str:
@@ -19,9 +23,28 @@ def command(script: str, argv: list[str] | None) -> str:
     return shlex.join(["python", f"experiments/{script}", *args])
 
 
-def replace_section(name: str, body: str, path: str = README) -> bool:
-    """Put `body` between the markers of section `name`; False (and a warning) without them."""
+def holder(name: str) -> str | None:
+    """The file (README.md, or a page under docs/) that holds section `name`'s markers."""
+    start = f"<!-- {name}:start -->"
+    pages = [README] + sorted(os.path.join(d, f) for d, _, fs in os.walk(DOCS) for f in fs if f.endswith(".md"))
+    return next((p for p in pages if start in open(p).read()), None)
+
+
+def publish_picture(path: str) -> str:
+    """Copy the picture `path` into docs/assets (where the pages show it); returns the copy's path."""
+    import shutil
+
+    os.makedirs(os.path.join(DOCS, "assets"), exist_ok=True)
+    target = os.path.join(DOCS, "assets", os.path.basename(path))
+    shutil.copyfile(path, target)
+    return target
+
+
+def replace_section(name: str, body: str, path: str | None = None) -> bool:
+    """Put `body` between the markers of section `name` (in `path`, or wherever they are);
+    False (and a warning) without them."""
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    path = path or holder(name) or README
     text = open(path).read()
     if start not in text or end not in text:
         print(f"{path} has no {start} ... {end} markers; not updated", file=sys.stderr)

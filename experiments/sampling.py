@@ -46,7 +46,7 @@ import torch
 import tensorcfr
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from readme_section import command, replace_section  # noqa: E402
+from readme_section import command, publish_picture, replace_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(HERE, "..", "..", "shared", "reference", "thesis-reference.json")
@@ -357,6 +357,8 @@ def main(argv=None) -> int:
             f"it); sampled runs draw K samples per estimate, over {a.seeds} seeds.\n\n" + table(rows, seconds, cost, thesis))
     os.makedirs(a.out, exist_ok=True)
     plot(runs, os.path.join(a.out, "sampling.png"))
+    if not a.no_readme and os.path.exists(os.path.join(a.out, "sampling.png")):
+        publish_picture(os.path.join(a.out, "sampling.png"))
     return write(a, "sampling", {**meta, "rows": rows, "runs": runs, "cost": cost, "thesis": thesis}, body,
                  "sampling-table")
 

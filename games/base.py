@@ -77,7 +77,7 @@ class Game:
         where the game has no formula (the compiler then counts as it walks)."""
         return None
 
-    # Whether the game is dealt once and then public (PUBLIC_TREE.md), so that its vectorised
+    # Whether the game is dealt once and then public (docs/concepts.md, the public-tree form), so that its vectorised
     # form names the private-type columns (`VectorGame.public_hands`): read before that form is
     # built, which for a huge game may be costly
     public_form: bool = False

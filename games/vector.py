@@ -46,7 +46,7 @@ class VectorGame:
     width: int = 1  # columns of a state row
     actions: tuple[str, ...] = ()  # decision-action alphabet [A]
     num_outcomes: int = 0  # chance-outcome alphabet size [C]
-    # Games dealt once (PUBLIC_TREE.md): the columns of a state row that hold player 0's and
+    # Games dealt once (docs/concepts.md, the public-tree form): the columns of a state row that hold player 0's and
     # player 1's private type once the deal is over, everything else being public. None: the
     # game has no public-tree form (Domino's private draws, random games).
     public_hands: tuple[int, int] | None = None

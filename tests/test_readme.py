@@ -34,20 +34,8 @@ def test_quick_start_commands(tmp_path):
     assert any((tmp_path / "runs").iterdir())
 
 
-def test_normal_form_example(capsys):
-    exec(compile(block("Normal-form games and regret matching", "python"), "README.md", "exec"), {})
-    out = capsys.readouterr().out
-    assert "0.333333" in out
-
-
-def test_holdem_commands(tmp_path):
-    commands = [line.split("#")[0].strip() for line in block("Hold'em subgames", "bash").splitlines()]
-    commands = [c for c in commands if c]
-    assert len(commands) == 3
-    for cmd in commands:
-        args = shlex.split(cmd)
-        r = subprocess.run([sys.executable, "-m", "tensorcfr", *args[1:]], cwd=tmp_path, capture_output=True,
-                           text=True, timeout=300)
-        assert r.returncode == 0, f"{cmd}: {r.stderr}"
-        if args[1] == "solve":
-            assert "target reached" in r.stdout
+def test_readme_is_a_front_page_whose_links_resolve():
+    assert len(README.splitlines()) <= 200
+    root = Path(__file__).parent.parent
+    for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", README):  # relative links and pictures
+        assert (root / target).exists(), target

@@ -4,7 +4,7 @@ Dimension names used in shapes: B batch (payoff vectors over one tree), S sequen
 player (index 0 is the empty sequence), I infosets of one player, Z nonzeros of the payoff
 matrix, N nodes of the game tree, L levels.
 
-Layout (see DESIGN.md §1): a player's infosets are stored by treeplex level, the infosets of
+Layout (see docs/concepts.md): a player's infosets are stored by treeplex level, the infosets of
 one level contiguous, and the actions of one infoset are contiguous sequences, so "all
 actions of an infoset" is a segment and "all infosets of a level" is a slice.
 

@@ -1,5 +1,5 @@
 """The sparse payoff matrix as an operator: each player's counterfactual values against the
-other's realisation plan, in a chosen dtype (DESIGN.md §2).
+other's realisation plan, in a chosen dtype (docs/concepts.md).
 
 Example:
     >>> import torch, tensorcfr

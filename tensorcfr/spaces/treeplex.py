@@ -2,8 +2,8 @@
 
 A player's infosets are stored by treeplex level, the infosets of one level contiguous, and
 the actions of one infoset are contiguous sequences, so "all actions of an infoset" is a
-segment and "all infosets of a level" is a slice (DESIGN.md §1). The operations every
-update rule and the evaluation share (DESIGN.md §2) are functions here, and methods of
+segment and "all infosets of a level" is a slice (docs/concepts.md). The operations every
+update rule and the evaluation share (docs/concepts.md) are functions here, and methods of
 `Treeplex` for the update rules: a per-infoset normalisation (regret matching), the top-down
 pass to the sequence form, and the bottom-up passes (expected value under a strategy, best
 response, entropy-regularised best response). Python loops run over treeplex levels only.

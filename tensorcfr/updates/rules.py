@@ -176,7 +176,7 @@ def _discount(t: int, a: float) -> float:
 
 @dataclass(frozen=True)
 class CFRConfig(Schedule):
-    """The regret-matching family as parameters of one update (DESIGN.md §2).
+    """The regret-matching family as parameters of one update (docs/concepts.md).
 
     plus:       regret matching+ (cumulative regrets clipped at 0 after each update)
     alpha/beta: after iteration t, positive cumulative regrets are multiplied by
