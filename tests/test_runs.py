@@ -433,3 +433,23 @@ def test_a_checkpoint_is_a_zip_that_loads_mapped_and_the_first_format_still_load
         f.write(body)
     again = load_checkpoint(old)
     assert again["iteration"] == 4 and torch.equal(again["solver"]["x"], state["solver"]["x"])
+
+
+def test_plot_draws_a_comparison_and_refuses_what_is_not_a_run(tmp_path):
+    pytest.importorskip("matplotlib")
+    r = _cli("compare", "kuhn", "--algo", "cfr", "cfr+", "--iterations", "100", "--logdir", str(tmp_path / "runs"))
+    assert r.returncode == 0, r.stderr
+    (parent,) = os.listdir(tmp_path / "runs")
+    for x in ("iterations", "seconds"):
+        out = tmp_path / f"curves-{x}.png"
+        r = _cli("plot", str(tmp_path / "runs" / parent), "--out", str(out), "--x", x)
+        assert r.returncode == 0, r.stderr
+        from matplotlib.image import imread
+
+        img = imread(str(out))  # [H, W, 4]: not blank, and both curves' colours are there
+        assert img.shape[0] > 100 and img[..., :3].std() > 0.05
+        c0, c1 = (0.12, 0.47, 0.71), (1.0, 0.5, 0.05)  # matplotlib's C0 and C1
+        for c in (c0, c1):
+            assert (abs(img[..., :3] - torch.tensor(c).numpy()).sum(-1) < 0.1).sum() > 50
+    r = _cli("plot", str(tmp_path), "--out", str(tmp_path / "x.png"))
+    assert r.returncode == 2 and "is not a run directory" in r.stderr and len(r.stderr.splitlines()) == 1

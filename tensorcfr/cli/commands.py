@@ -575,6 +575,13 @@ def _play(args) -> int:
     return 0
 
 
+def _plot(args) -> int:
+    from tensorcfr.cli.plot import plot_runs
+
+    print(plot_runs(args.runs, args.out, args.x, args.which))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -583,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         keep_freed_memory()  # CPU iterations reuse their temporaries (tensorcfr/memory.py)
         handler = {"lp": _lp, "info": _info, "solve": _solve, "compare": lambda a: _solve(a, compare=True),
-                   "resume": _resume, "eval": _eval, "play": _play}[args.command]
+                   "resume": _resume, "eval": _eval, "play": _play, "plot": _plot}[args.command]
         return handler(args)
     except (TensorCFRError, games_pkg.GameError) as e:
         print(f"tensorcfr: error: {e}", file=sys.stderr)

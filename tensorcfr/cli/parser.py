@@ -272,6 +272,15 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true", help="print one JSON object")
     _size_flags(i)
     sub.add_parser("games", help="list the registered games")
+
+    pt = sub.add_parser("plot", help="draw runs' exploitability curves on log axes (needs matplotlib: the plot extra)")
+    pt.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories, or a comparison's directory")
+    pt.add_argument("--out", default="exploitability.png", metavar="FILE",
+                    help="the picture to write (.png, .pdf, .svg)")
+    pt.add_argument("--x", choices=("iterations", "seconds"), default="iterations",
+                    help="the horizontal axis: iterations, or wall-clock seconds since the first evaluation")
+    pt.add_argument("--which", choices=("average", "current", "nash_conv"), default="average",
+                    help="the curve: exploitability of the average or current strategy, or NashConv")
     return p
 
 
