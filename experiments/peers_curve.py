@@ -41,29 +41,32 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OPENSPIEL_NAMES = {"kuhn": "kuhn_poker", "leduc": "leduc_poker", "liars_dice": "liars_dice"}
 
 
-def points(seconds: float):
-    """Log-spaced iterations to evaluate at (20 a decade), without end: each solver stops on time."""
-    plan, it = LogSpaced(20), 0
-    while True:
+def curve(solver: str, setup, step, exploitability, seconds: float) -> dict:
+    """One solver's curve: `setup()` once (timed apart), then `step(n)` to reach iteration n
+    (timed: the solving time) and `exploitability()` (not timed) at log-spaced iterations, 20 a
+    decade, until `seconds` of solving have passed."""
+    t0 = time.perf_counter()
+    setup()
+    out = {"solver": solver, "setup_seconds": time.perf_counter() - t0, "points": []}
+    plan, it, solving = LogSpaced(20), 0, 0.0
+    while solving < seconds:
         it = plan.next(it, [])
-        yield it
+        t0 = time.perf_counter()
+        step(it)
+        solving += time.perf_counter() - t0
+        out["points"].append((it, solving, exploitability()))
+    return out
 
 
 def curve_tensorcfr(game: str, algo: str, seconds: float) -> dict:
-    t0 = time.perf_counter()
-    solver = tensorcfr.Solver(game, algo, device="cpu")
-    setup = time.perf_counter() - t0
-    out, solving = [], 0.0
-    for it in points(seconds):
-        t0 = time.perf_counter()
-        solver.step(it - solver.iteration)
-        solving += time.perf_counter() - t0
-        ev = solver.evaluate()["average"]
-        out.append((it, solving, float(ev.exploitability)))
-        if solving >= seconds:
-            break
-    return {"solver": f"tensorcfr {algo}", "setup_seconds": setup, "points": out,
-            "form": solver.game.form}
+    s = {}
+
+    def setup():
+        s["solver"] = tensorcfr.Solver(game, algo, device="cpu")
+
+    return {**curve(f"tensorcfr {algo}", setup, lambda n: s["solver"].step(n - s["solver"].iteration),
+                    lambda: float(s["solver"].evaluate()["average"].exploitability), seconds),
+            "form": s["solver"].game.form}
 
 
 def curve_openspiel(name: str, seconds: float) -> dict | None:
@@ -71,21 +74,18 @@ def curve_openspiel(name: str, seconds: float) -> dict | None:
         import pyspiel
     except ImportError:
         return None
-    game = pyspiel.load_game(name)
-    t0 = time.perf_counter()
-    solver = pyspiel.CFRPlusSolver(game)
-    setup = time.perf_counter() - t0
-    out, solving, done = [], 0.0, 0
-    for it in points(seconds):
-        t0 = time.perf_counter()
-        while done < it:
-            solver.evaluate_and_update_policy()
-            done += 1
-        solving += time.perf_counter() - t0
-        out.append((it, solving, float(pyspiel.exploitability(game, solver.average_policy()))))
-        if solving >= seconds:
-            break
-    return {"solver": "OpenSpiel C++ CFR+", "setup_seconds": setup, "points": out}
+    game, s = pyspiel.load_game(name), {"done": 0}
+
+    def setup():
+        s["solver"] = pyspiel.CFRPlusSolver(game)
+
+    def step(n):
+        while s["done"] < n:
+            s["solver"].evaluate_and_update_policy()
+            s["done"] += 1
+
+    return curve("OpenSpiel C++ CFR+", setup, step,
+                 lambda: float(pyspiel.exploitability(game, s["solver"].average_policy())), seconds)
 
 
 def curve_liteefg(name: str, seconds: float) -> dict | None:
@@ -94,25 +94,24 @@ def curve_liteefg(name: str, seconds: float) -> dict | None:
         import pyspiel
     except ImportError:
         return None
-    t0 = time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()):  # its constructors print banners
-        graph = LiteEFG.baselines.CFRplus.graph()
-        env = LiteEFG.OpenSpielEnv(pyspiel.load_game(name), traverse_type="Enumerate")
-        env.set_graph(graph)
-    setup = time.perf_counter() - t0
-    out, solving, done = [], 0.0, 0
-    for it in points(seconds):
-        t0 = time.perf_counter()
-        while done < it:
-            graph.update_graph(env)
-            env.update_strategy(graph.current_strategy(), update_best=False)
-            done += 1
-        solving += time.perf_counter() - t0
-        gains = env.exploitability(graph.current_strategy(), "linear-avg-iterate")
-        out.append((it, solving, sum(gains) / 2))
-        if solving >= seconds:
-            break
-    return {"solver": "LiteEFG CFR+", "setup_seconds": setup, "points": out}
+    s = {"done": 0}
+
+    def setup():
+        with contextlib.redirect_stdout(io.StringIO()):  # its constructors print banners
+            s["graph"] = LiteEFG.baselines.CFRplus.graph()
+            s["env"] = LiteEFG.OpenSpielEnv(pyspiel.load_game(name), traverse_type="Enumerate")
+            s["env"].set_graph(s["graph"])
+
+    def step(n):
+        while s["done"] < n:
+            s["graph"].update_graph(s["env"])
+            s["env"].update_strategy(s["graph"].current_strategy(), update_best=False)
+            s["done"] += 1
+
+    def exploitability():  # per-player gains: their sum is NashConv, half of it the exploitability
+        return sum(s["env"].exploitability(s["graph"].current_strategy(), "linear-avg-iterate")) / 2
+
+    return curve("LiteEFG CFR+", setup, step, exploitability, seconds)
 
 
 def plot(curves: list[dict], game: str, path: str) -> None:

@@ -289,3 +289,21 @@ def test_holdem_benchmark_reaches_its_target_on_a_small_deck(tmp_path):
     assert row["percent_pot"] <= 1.0 and row["percent_pot"] == pytest.approx(100 * row["exploitability"] / 4)
     assert out["sizes"]["types"] == [10, 10] and out["dense_ms_per_iteration"] > 0
     assert "| dcfr |" in open(tmp_path / "holdem.md").read()
+
+
+@pytest.mark.skipif(not _has("pyspiel"), reason="needs OpenSpiel")
+def test_peers_curve_runs_the_same_cfr_plus_as_openspiel(tmp_path):
+    """The README's picture compares like with like: tensorcfr's cfr+ curve and OpenSpiel's
+    CFRPlusSolver's are the same iterates (alternating, linear averaging) on Kuhn, so their
+    exploitabilities agree at every common iteration to rounding."""
+    import peers_curve
+
+    assert peers_curve.main(["--game", "kuhn", "--algo", "cfr+", "--seconds", "0.05", "--out", str(tmp_path),
+                             "--no-docs"]) == 0
+    data = json.load(open(tmp_path / "peers_curve.json"))
+    by = {c["solver"]: {it: e for it, _, e in c["points"]} for c in data["curves"]}
+    ours, theirs = by["tensorcfr cfr+"], by["OpenSpiel C++ CFR+"]
+    common = sorted(set(ours) & set(theirs))
+    assert common[:3] == [1, 2, 3] and ours[1] == pytest.approx(11 / 24, abs=1e-12)  # uniform play's exploitability
+    assert max(abs(ours[i] - theirs[i]) for i in common) < 1e-12
+    assert "| tensorcfr cfr+ |" in (tmp_path / "peers_curve.md").read_text()

@@ -224,7 +224,7 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
                                checkpoint=save if run_dir is not None else None,
                                checkpoint_every=args.checkpoint_every, should_stop=stop,
                                track_infosets=args.track_infosets, histograms=not args.no_histograms,
-                               progress=None if args.json or getattr(args, "quiet", False) else
+                               progress=None if args.json or args.quiet else
                                Progress(args.iterations, initial=solver.iteration), loop_state=loop_state)
         try:
             rows = train(solver, max(args.iterations - solver.iteration, 0), args.eval_every, options)
@@ -330,7 +330,7 @@ def _solve(args, compare: bool = False) -> int:
     game_name = _game_name(args.game)
     plan = None
     if compare and logdir is not None:  # one parent directory: one TensorBoard view overlays the algorithms
-        logdir = new_run_dir(logdir, game_name, "", name=compare_name(game_name, args.seed))
+        logdir = new_run_dir(logdir, compare_name(game_name, args.seed))
         # the comparison's own file: `tensorcfr resume` on the parent continues every algorithm
         plan = {"format": "tensorcfr-compare", "version": 1, "algos": list(args.algo), "runs": {},
                 "args": {k: v for k, v in vars(args).items() if k not in NOT_SETTINGS}}
@@ -366,17 +366,17 @@ def _run_algorithms(args, algos: list[str], logdir: str | None, game_name: str, 
                     done: dict | None = None) -> list[dict]:
     """Train each algorithm in turn (a comparison's `plan` records each run directory as it
     starts); `done` maps algorithms to run directories to resume instead of starting."""
-    from tensorcfr.run.checkpoints import member_name, new_run_dir, write_compare_file
+    from tensorcfr.run.checkpoints import member_name, new_run_dir, run_name, write_compare_file
 
     results = []
     for algo in algos:
         if done and algo in done:  # a comparison resumed: this algorithm's run continues
             results.append(_continue_run(done[algo], args.json, args.iterations, args.time_limit,
-                                         quiet=getattr(args, "quiet", False)))
+                                         quiet=args.quiet))
         else:
             # a comparison's runs are named by algorithm: its directory names the game and time
-            name = member_name(algo, args.seed) if plan is not None else None
-            run_dir = new_run_dir(logdir, game_name, algo, args.seed, name) if logdir is not None else None
+            name = member_name(algo, args.seed) if plan is not None else run_name(game_name, algo, args.seed)
+            run_dir = new_run_dir(logdir, name) if logdir is not None else None
             if plan is not None:
                 plan["runs"][algo] = run_dir
                 write_compare_file(logdir, plan)
@@ -533,7 +533,7 @@ def _eval(args) -> int:
         first, second = exact_value(cg, a, b), -exact_value(cg, b, a)
         out = {"game": cg.name, "policy_a": args.policies[0], "policy_b": args.policies[1], "strategy": args.strategy,
                "value_a_as_p0": first, "value_a_as_p1": second, "value_a": (first + second) / 2,
-               # the names of before players were numbered p0/p1 everywhere, kept for scripts
+               # the keys of before the players were numbered p0/p1 in every output, kept for scripts
                "value_a_as_player1": first, "value_a_as_player2": second}
         text = (f"{cg.name}: expected payoff of A ({args.policies[0]}) against B ({args.policies[1]}), exact:\n"
                 f"  A as p0: {first:+.9g}\n  A as p1: {second:+.9g}\n"

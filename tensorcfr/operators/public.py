@@ -66,7 +66,7 @@ class PublicPayoffOperator:
     def of(cg: PublicCompiledGame, dtype: torch.dtype, showdown: bool = True) -> "PublicPayoffOperator":
         """The operator of `cg` in `dtype`; `showdown=False` takes the dense matrices of a card
         game (`PublicCompiledGame.showdown`) instead of its card-removal showdown."""
-        if cg.showdown is not None and showdown and not cg.ranked:
+        if cg.showdown is not None and showdown:  # (a ranked game has no showdown factors)
             sd = cg.showdown
             counts = cg.class_offsets.diff()
             cls = torch.repeat_interleave(torch.arange(len(counts), device=cg.device), counts)  # [Z]

@@ -335,10 +335,10 @@ def check_logdir(logdir: str) -> None:
         raise TensorCFRError(f"--logdir {logdir!r}: cannot write there ({e.strerror})") from None
 
 
-def new_run_dir(logdir: str, game: str, algo: str, seed: int = 0, name: str | None = None) -> str:
-    """Create and return a fresh run directory under `logdir`, `name` or `run_name(game, algo,
-    seed)` (a suffix keeps names unique)."""
-    base = os.path.join(logdir, name or run_name(game, algo, seed))
+def new_run_dir(logdir: str, name: str) -> str:
+    """Create and return a fresh run directory `logdir/name` (`run_name`, `compare_name`,
+    `member_name`; a suffix keeps names unique)."""
+    base = os.path.join(logdir, name)
     path, k = base, 1
     while True:
         try:

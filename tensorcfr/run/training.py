@@ -184,9 +184,9 @@ class Progress:
             self.bar = tqdm(total=total, initial=min(initial, total), file=self.stream, unit="it", leave=False,
                             dynamic_ncols=True, mininterval=0.2, smoothing=0.1)
 
-    def update(self, iteration: int, rate: float | None = None, exploitability: float | None = None) -> None:
-        """Move the bar to `iteration` (`rate`, measured by the caller, is ignored: tqdm
-        measures its own), showing `exploitability` when given."""
+    def update(self, iteration: int, exploitability: float | None = None) -> None:
+        """Move the bar to `iteration` (tqdm measures the rate itself), showing
+        `exploitability` when given."""
         if self.bar is None:
             return
         self.bar.update(max(0, min(iteration, self.bar.total) - self.bar.n))
@@ -456,7 +456,7 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         if writer is not None:
             _log(writer, solver, member_rows, tracked_strategies(solver, track), hist)
         if progress is not None:
-            progress.update(solver.iteration, member_rows[0]["iterations_per_second"], member_rows[0]["exploitability"])
+            progress.update(solver.iteration, member_rows[0]["exploitability"])
             progress.clear()
         if opts.callback is not None:
             opts.callback(member_rows[0])
@@ -485,7 +485,7 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         since_eval, since_eval_time = since_eval + n, since_eval_time + dt
         chunk = max(1, min(chunk * 2, n * 2)) if dt < 0.2 else max(1, chunk // 2)  # stop checks ~5 per second
         if progress is not None:
-            progress.update(solver.iteration, since_eval / max(since_eval_time, 1e-9))
+            progress.update(solver.iteration)
         if solver.iteration >= next_eval or solver.iteration == target_iteration:
             row = evaluate_now()
             next_eval = plan.next(solver.iteration, points())
@@ -512,6 +512,6 @@ def open_writer(logdir: str, game: str, algo: str, seed: int = 0):
     """A SummaryWriter on a fresh `logdir/{game}__{algo}__{seed}__{time}`."""
     from torch.utils.tensorboard import SummaryWriter  # imported late: it is slow to import
 
-    from tensorcfr.run.checkpoints import new_run_dir
+    from tensorcfr.run.checkpoints import new_run_dir, run_name
 
-    return SummaryWriter(new_run_dir(logdir, game, algo, seed))
+    return SummaryWriter(new_run_dir(logdir, run_name(game, algo, seed)))
