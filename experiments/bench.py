@@ -46,7 +46,7 @@ import time
 
 import torch
 
-import games
+from tensorcfr import games
 import tensorcfr
 from readme_section import command, replace_section
 

@@ -27,7 +27,7 @@ import time
 
 import torch
 
-import games
+from tensorcfr import games
 import tensorcfr
 from tensorcfr.operators.public import PublicPayoffOperator
 

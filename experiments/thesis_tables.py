@@ -30,9 +30,9 @@ from dataclasses import MISSING, dataclass, field, fields
 
 import torch
 
-import games
+from tensorcfr import games
 import tensorcfr
-from games.dudo import Dudo
+from tensorcfr.games.dudo import Dudo
 from tensorcfr.run.continuation import dudo_chain
 from tensorcfr.devices import resolve_device
 from tensorcfr.run.training import Trend, open_writer

@@ -5,7 +5,7 @@ the game and `available()` lists the registered names. Games implement the small
 `games.base.Game` and know nothing of tensors.
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> games.available()[:2]
     ['kuhn', 'leduc']
     >>> games.make("kuhn(ante=2)").ante
@@ -13,6 +13,14 @@ Example:
 """
 
 from __future__ import annotations
+
+import sys as _sys
+
+if __name__ == "games":
+    # imported by its old top-level name from a checkout, before tensorcfr: become tensorcfr.games,
+    # so that one set of modules exists (the rest of this file then runs in a module nobody keeps)
+    import importlib as _importlib
+    _sys.modules[__name__] = _importlib.import_module("tensorcfr.games")
 
 import ast
 import inspect
@@ -111,12 +119,25 @@ def _quote_bare(text: str) -> str:
     return "".join(out)
 
 
+# OpenSpiel's names of the games with an OpenSpiel twin: (our name, OpenSpiel's parameter names
+# that ours spell differently, OpenSpiel's parameters that our game has at one value only)
+_OPENSPIEL_NAMES = {
+    "kuhn_poker": ("kuhn", {}, {"players": 2}),
+    "leduc_poker": ("leduc", {}, {"players": 2, "action_mapping": False, "starting_player": 0,
+                                  "suit_isomorphism": False}),
+    "liars_dice": ("liars_dice", {"dice_sides": "faces"}, {"players": 2, "bidding_rule": "reset-face"}),
+}
+
+
 def make(spec: str | Game) -> Game:
-    """Build a game from its spec string (a `Game` passes through unchanged).
+    """Build a game from its spec string (a `Game` passes through unchanged). OpenSpiel's names
+    and parameters of the games with an OpenSpiel twin work too.
 
     Example:
         >>> make("leduc").name
         'leduc'
+        >>> make("kuhn_poker").name, make("liars_dice(numdice=2, dice_sides=3)").name
+        ('kuhn', 'liars_dice(faces=3,numdice=2)')
     """
     if isinstance(spec, Game):
         return spec
@@ -133,6 +154,12 @@ def make(spec: str | Game) -> Game:
     name, args, kwargs = parse_spec(spec)
     if name not in _REGISTRY and name.lower() in _REGISTRY:  # the thesis writes OCP(12), Dudo(4,1,2)
         name = name.lower()
+    if name in _OPENSPIEL_NAMES:
+        name, renamed, fixed = _OPENSPIEL_NAMES[name]
+        for key, value in fixed.items():
+            if key in kwargs and kwargs.pop(key) != value:
+                raise GameError(f"bad parameters for {name}: {spec!r}: tensorcfr's {name} has {key}={value!r} only")
+        kwargs = {renamed.get(key, key): value for key, value in kwargs.items()}
     if name not in _REGISTRY:
         raise GameError(f"unknown game {name!r}; available: {', '.join(available())}")
     factory = _REGISTRY[name]

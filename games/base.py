@@ -4,7 +4,7 @@ A game is a small object with pure functions over immutable, hashable states. It
 nothing of tensors: `tensorcfr.compile` walks it and builds the tensors.
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> g = games.make("kuhn")
     >>> s = g.initial_state()
     >>> g.player(s) == games.CHANCE
@@ -95,6 +95,12 @@ class Game:
         continuation values) returns them."""
         return ""
 
+    def openspiel_twin(self) -> str | None:
+        """The OpenSpiel game (in OpenSpiel's spec syntax) with this game's tree, deal for deal and
+        action for action, so that a policy exports to OpenSpiel (`tensorcfr.io.interop.
+        to_openspiel_policy`); None where OpenSpiel has none."""
+        return None
+
     def vectorized(self):
         """The level-by-level form of this game (a `games.vector.VectorGame`), or None if the
         game has none; `tensorcfr.compile` then walks it one node at a time."""
@@ -115,7 +121,7 @@ def check_game(game: Game, max_nodes: int = 200_000) -> dict:
     the first offending history.
 
     Example:
-        >>> import games
+        >>> from tensorcfr import games
         >>> games.check_game(games.make("kuhn"))["nodes"]
         58
     """

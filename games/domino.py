@@ -16,7 +16,7 @@ random order, seen one tile at a time). A player's information: own hand, the pu
 (placements, passes, and who drew), and the identity of its own draws.
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> g = games.make("domino(2,2)")
     >>> s = g.next_state(g.initial_state(), "00,12|01,22")
     >>> g.legal_actions(s)
@@ -195,7 +195,7 @@ class DominoVector(VectorGame):
     only the T tile columns of `chance` (the compiler reads its nonzeros).
 
     Example:
-        >>> import games
+        >>> from tensorcfr import games
         >>> vg = games.make("domino(2,2)").vectorized()
         >>> s = vg.next(vg.initial(), np.array([0]))  # the first deal: 00,01 | 02,11
         >>> [vg.actions[a] for a in np.flatnonzero(vg.legal(s)[0])]

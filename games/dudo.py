@@ -12,13 +12,13 @@ with one die fewer. With V(a, b) the value of Dudo(K, a, b) for its first bidder
 -1 and V(a, 0) = +1; player 1 receives V(D1-1, D2) when it loses the die and -V(D2-1, D1)
 when player 2 does. The game takes V as data: `values`, a mapping (a, b) -> V(a, b) for games
 with dice on both sides, read when a payoff is first needed (so a lazy mapping can solve on
-demand). This package knows nothing of solvers: `games.make("dudo(...)")` gives a Dudo without
-values, which can only be played where no such value is needed, until `import tensorcfr`
-registers its own factory (`tensorcfr.run.continuation.dudo_game`), whose mapping solves the
-smaller games first and caches their values.
+demand). This package knows nothing of solvers: `Dudo(...)` without values can only be played where no
+such value is needed; `games.make("dudo(...)")` uses the factory that tensorcfr registers
+when imported (`tensorcfr.run.continuation.dudo_game`), whose mapping solves the smaller games
+first and caches their values.
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> g = games.make("dudo(4,1,1)")
     >>> s = g.next_state(g.initial_state(), "2|3")
     >>> s = g.next_state(g.next_state(s, "1x3"), "dudo")
@@ -83,8 +83,8 @@ class Dudo(Game):
         if self._continuation is not None:
             return float(self._continuation(a, b))
         raise GameError(f"{self.name}: payoffs need the value of dudo({self.faces},{a},{b}); pass "
-                        "values={(a, b): V, ...}, or import tensorcfr first: its factory for games.make "
-                        "solves the smaller games")
+                        "values={(a, b): V, ...}, or build it with games.make: tensorcfr's factory solves the "
+                        "smaller games")
 
     def payoff(self, loser: int) -> float:
         """Player 1's payoff when `loser` (0 or 1) loses the die."""

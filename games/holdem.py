@@ -17,7 +17,7 @@ raises a street (an all-in facing a bet counts as one). Sizes may differ per str
 1), (0.75, allin))` gives the turn's, then the river's.
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> g = games.make("holdem_river(board=Ks7d2c9h4s, range0='AA,KK', range1='AA,KK', bets=(1,))")
     >>> s = g.initial_state()
     >>> for a in ["AsAd", "KhKc", "bet 1", "call"]:

@@ -1,7 +1,7 @@
 """Kuhn poker, dealt as OpenSpiel deals it (one chance node per card: 58 histories).
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> g = games.make("kuhn(ante=2)")
     >>> s = g.initial_state()
     >>> for a in ["K", "J", "bet", "pass"]:
@@ -74,6 +74,9 @@ class Kuhn(Game):
         cards, h = state
         names = {"p": "pass", "b": "bet"}
         return f"your card {cards[player]}; moves so far: {' '.join(names[c] for c in h) or '-'}"
+
+    def openspiel_twin(self):
+        return "kuhn_poker" if self.ante == 1 else None  # OpenSpiel's antes are 1
 
     def vectorized(self):
         from .ocp import CardPokerVector

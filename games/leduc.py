@@ -6,7 +6,7 @@ pair with the public card wins, otherwise the higher card; equal ranks split the
 Suits are distinct cards for the information sets, as in OpenSpiel (468 infosets a player).
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> g = games.make("leduc")
     >>> s = g.initial_state()
     >>> for a in ["Ks", "Qs", "raise", "call", "Kh", "call", "call"]:
@@ -70,6 +70,9 @@ class Leduc(Game):
 
     def initial_state(self):
         return ((), "", "")
+
+    def openspiel_twin(self):
+        return "leduc_poker"
 
     def player(self, state):
         cards, r1, r2 = state

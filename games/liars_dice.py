@@ -12,7 +12,7 @@ histories, so speeds compare on one tree; with two dice each and three faces, 66
 Unlike the thesis' Dudo (games/dudo.py): a wild face, +-1 payoffs and one chance node per die.
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> g = games.make("liars_dice")
     >>> s = g.initial_state()
     >>> for a in ["6", "3", "2-3", "Liar"]:  # the 6 is wild: two dice count for 3
@@ -53,6 +53,9 @@ class LiarsDice(Game):
         self.bid_names = tuple(f"{q}-{f}" for q in range(1, 2 * numdice + 1) for f in range(1, faces + 1))
         self.num_bids = len(self.bid_names)
         self._rank = {b: r for r, b in enumerate(self.bid_names)}
+
+    def openspiel_twin(self):
+        return f"liars_dice(numdice={self.numdice},dice_sides={self.faces})"
 
     def size_hint(self):
         """The dice rolled one at a time (1 + F + ... + F^(2n-1) chance nodes), then per roll

@@ -7,7 +7,7 @@ it is regret matching and dilated-entropy FTRL is Hedge. General-sum games (`bim
 are for the normal-form dynamics of `tensorcfr.normal_form`; the tree solvers refuse them.
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> g = games.make("rps")
     >>> s = g.next_state(g.next_state(g.initial_state(), "R"), "S")
     >>> g.utilities(s)

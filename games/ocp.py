@@ -6,7 +6,7 @@ distinct cards uniformly; ante 1 each; actions pass and bet (a bet adds 1 chip);
 player 2 folds) and "pbp" (-1, player 1 folds). Nodes 9 n (n-1) + 1, infosets 4 n.
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> g = games.make("ocp(12)")
     >>> s = g.next_state(g.initial_state(), "11,3")
     >>> g.infoset_key(g.next_state(s, "bet"))

@@ -13,7 +13,7 @@ always names the same game. The per-node protocol and the vectorised form
 (`games.vector.VectorGame`) read the same tables.
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> g = games.make("random_dealt(seed=3)")
     >>> games.check_game(g)["terminals"] > 0
     True

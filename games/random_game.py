@@ -8,7 +8,7 @@ The number of actions is a function of the infoset key, so infosets are consiste
 nodes have a single action.
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> g = games.make("random(seed=3)")
     >>> games.check_game(g)["terminals"] > 0
     True

@@ -22,7 +22,7 @@ Conventions:
   equal (distinct across players); `infoset_names` turns keys back into the per-node strings.
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> vg = games.make("ocp(3)").vectorized()
     >>> root = vg.initial()
     >>> int(vg.player(root)[0]) == games.CHANCE, vg.chance(root).shape
@@ -132,7 +132,7 @@ def vector_form(g) -> "VectorGame | None":
     vectorised form from here, so they agree on which games have one.
 
     Example:
-        >>> import games
+        >>> from tensorcfr import games
         >>> vector_form(games.make("ocp(5)")).name
         'ocp(5)'
     """

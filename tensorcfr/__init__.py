@@ -36,6 +36,7 @@ Example:
 import importlib
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 
 from tensorcfr.run import continuation  # noqa: F401  (registers Dudo's factory with games.make)
@@ -82,6 +83,33 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 sys.meta_path.append(_MovedModules())
+
+
+class _OldGamesName(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """`import games`, the name from before the wheel installed the games as `tensorcfr.games`,
+    still imports after `import tensorcfr` (and from a checkout, where the folder sits at the
+    top level) and gives the very modules of `tensorcfr.games`: one registry, one `Game` class.
+    A user's own package named `games` elsewhere on the path is left alone."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "games":
+            found = importlib.machinery.PathFinder.find_spec("games")
+            ours = os.path.realpath(sys.modules["tensorcfr.games"].__path__[0])
+            if found is not None and [os.path.realpath(p) for p in found.submodule_search_locations or []] != [ours]:
+                return None
+        elif not (name.startswith("games.") and sys.modules.get("games") is sys.modules["tensorcfr.games"]):
+            return None
+        return importlib.machinery.ModuleSpec(name, self)
+
+    def create_module(self, spec):
+        return importlib.import_module("tensorcfr." + spec.name)
+
+    def exec_module(self, module):
+        pass
+
+
+# first, so that a checkout's top-level games/ folder is not imported a second time under its old name
+sys.meta_path.insert(0, _OldGamesName())
 
 __all__ = [
     "CFRConfig", "CompiledGame", "Evaluation", "FTRLConfig", "IterationState", "IterativeSolver", "PRESETS",

@@ -1,6 +1,6 @@
 """The library's exception type."""
 
-from games import GameError
+from tensorcfr.games import GameError
 
 
 class TensorCFRError(GameError):

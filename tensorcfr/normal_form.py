@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-import games as games_pkg
+from tensorcfr import games as games_pkg
 
 from tensorcfr.devices import deterministic, resolve_device, resolve_dtype
 from tensorcfr.errors import TensorCFRError

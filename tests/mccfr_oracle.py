@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from games import CHANCE, TERMINAL
+from tensorcfr.games import CHANCE, TERMINAL
 
 
 def pick(u: float, probs) -> int:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-import games
-from games import CHANCE, TERMINAL
+from tensorcfr import games
+from tensorcfr.games import CHANCE, TERMINAL
 
 
 class RecursiveCFR:

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import tensorcfr
-from games.kuhn import Kuhn
-from games.ocp import CardPokerVector
+from tensorcfr.games.kuhn import Kuhn
+from tensorcfr.games.ocp import CardPokerVector
 from tensorcfr.compiler.public import compile_public
 
 FORMS = ["generic", "public"]

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import tensorcfr
-from games.kuhn import Kuhn
+from tensorcfr.games.kuhn import Kuhn
 
 
 def test_kuhn_and_leduc_sizes():
@@ -47,7 +47,7 @@ def test_layout_invariants(spec):
 
 def test_payoff_is_expected_utility_of_uniform_play():
     from oracle import expected_value
-    import games
+    from tensorcfr import games
 
     cg = tensorcfr.compile("leduc")
     pol = tensorcfr.Policy.uniform(cg)

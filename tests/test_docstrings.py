@@ -6,11 +6,11 @@ import pkgutil
 
 import pytest
 
-import games
+from tensorcfr import games
 import tensorcfr
 
 MODULES = sorted(({m.name for pkg in (tensorcfr, games) for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")}
-                  | {"tensorcfr", "games"}) - {"tensorcfr.__main__"})  # __main__ runs the CLI on import
+                  | {"tensorcfr", "tensorcfr.games"}) - {"tensorcfr.__main__"})  # __main__ runs the CLI on import
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 import torch
 
-import games
+from tensorcfr import games
 import tensorcfr
 from tensorcfr.cli.commands import main
 from tensorcfr.io.interop import to_efg

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-import games
+from tensorcfr import games
 import tensorcfr
 from oracle import expected_value
 

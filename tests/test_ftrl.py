@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-import games
+from tensorcfr import games
 import tensorcfr
 from oracle import RecursiveFTRL
 from tensorcfr.spaces import treeplex as T

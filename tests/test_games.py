@@ -2,8 +2,8 @@
 
 import pytest
 
-import games
-from games.kuhn import Kuhn
+from tensorcfr import games
+from tensorcfr.games.kuhn import Kuhn
 
 SMALL_SPECS = ["kuhn", "kuhn(ante=2)", "leduc", "random(seed=0)", "random(seed=1,max_depth=6)", "rps",
                "matching_pennies", "biased_rps", "ficha_domino", "blotto(3,2)", "battle_of_sexes", "prisoners_dilemma",

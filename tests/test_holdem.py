@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-import games
+from tensorcfr import games
 import tensorcfr
-from games.cards import HANDS, hand_index, hand_name, parse_cards, parse_range, strengths
+from tensorcfr.games.cards import HANDS, hand_index, hand_name, parse_cards, parse_range, strengths
 
 SMALL_RIVER = "holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh)"
 SMALL_TURN = "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)"

@@ -10,7 +10,7 @@ import os
 import pytest
 import torch
 
-import games
+from tensorcfr import games
 import tensorcfr
 from tensorcfr.cli.commands import main
 
@@ -466,7 +466,8 @@ def test_the_memory_estimate_holds_on_a_measured_game():
     import sys
 
     code = """
-import games, tensorcfr
+import tensorcfr
+from tensorcfr import games
 from tensorcfr.sizes import estimate_bytes
 def status(key):  # kB
     return int(next(line.split()[1] for line in open("/proc/self/status") if line.startswith(key + ":")))

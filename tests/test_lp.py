@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-import games
+from tensorcfr import games
 import tensorcfr
 from tensorcfr.cli.commands import main
 from tensorcfr.lp import solve_lp

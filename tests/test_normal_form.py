@@ -7,7 +7,7 @@ import functools
 import pytest
 import torch
 
-import games
+from tensorcfr import games
 import tensorcfr
 from oracle import reference_normal_form
 from tensorcfr import normal_form as nf

@@ -4,7 +4,7 @@ solvers, our policies evaluated by OpenSpiel, clear errors."""
 
 import pytest
 
-import games
+from tensorcfr import games
 import tensorcfr
 from tensorcfr.cli.commands import main
 

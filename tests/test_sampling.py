@@ -10,7 +10,7 @@ import json
 import pytest
 import torch
 
-import games
+from tensorcfr import games
 import tensorcfr
 from mccfr_oracle import RecursiveMCCFR
 from tensorcfr.errors import TensorCFRError

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-import games
+from tensorcfr import games
 import tensorcfr
 from oracle import RecursiveCFR
 from exact import same

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-import games
+from tensorcfr import games
 import tensorcfr
-from games.ocp import CardPokerVector
+from tensorcfr.games.ocp import CardPokerVector
 from tensorcfr.compiler import vector_form
 
 EXTRA = ["kuhn(ante=2)", "ocp(2)", "ocp(12)", "ocp(60)", "dudo(3,1,1)", "dudo(4,1,2)", "dudo(4,2,1)",
@@ -181,7 +181,7 @@ def test_cache_key_is_the_same_in_every_process():
     import subprocess
     import sys
 
-    code = "import games, tensorcfr.compiler as c; print(c.cache_file(games.make('dudo(4,1,2)')))"
+    code = "from tensorcfr import games; import tensorcfr.compiler as c; print(c.cache_file(games.make('dudo(4,1,2)')))"
     paths = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3)}
     assert len(paths) == 1
@@ -189,7 +189,7 @@ def test_cache_key_is_the_same_in_every_process():
 
 def test_cache_key_follows_the_payoffs():
     """Dudo's payoffs come from continuation values: other values, another cached file."""
-    from games.dudo import Dudo
+    from tensorcfr.games.dudo import Dudo
 
     files = {tensorcfr.compiler.generic.cache_file(Dudo(4, 1, 2, continuation=lambda a, b, v=v: v)) for v in (0.1, 0.2, 0.1)}
     assert len(files) == 2

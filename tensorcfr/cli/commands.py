@@ -25,7 +25,7 @@ import time
 
 import torch
 
-import games as games_pkg
+from tensorcfr import games as games_pkg
 
 from tensorcfr.cli.parser import NOT_SETTINGS, build_parser, compile_limits
 from tensorcfr.errors import TensorCFRError

@@ -22,8 +22,8 @@ import random
 import sys
 from typing import Callable
 
-import games as games_pkg
-from games import CHANCE, TERMINAL
+from tensorcfr import games as games_pkg
+from tensorcfr.games import CHANCE, TERMINAL
 
 from tensorcfr.errors import TensorCFRError
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from games import Game
-from games.vector import vector_form
+from tensorcfr.games import Game
+from tensorcfr.games.vector import vector_form
 from tensorcfr.compiler.generic import cache_file, compile_generic  # noqa: F401  (cache_file: a public name)
 from tensorcfr.compiler.members import members_of
 from tensorcfr.compiler.public import RANKED_MIN_PAIRS, compile_public, has_public_form

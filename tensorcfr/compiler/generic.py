@@ -25,8 +25,8 @@ import sys
 import numpy as np
 import torch
 
-from games import Game
-from games.vector import vector_form
+from tensorcfr.games import Game
+from tensorcfr.games.vector import vector_form
 from tensorcfr.compiler.chance import build as chance_tree
 from tensorcfr.compiler import walks
 from tensorcfr.compiler.walks import RawTree, _index_dtype, _LevelWalk, _Walk

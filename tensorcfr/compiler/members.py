@@ -8,8 +8,8 @@ Example:
 
 from __future__ import annotations
 
-import games as games_pkg
-from games import Game, GameError
+from tensorcfr import games as games_pkg
+from tensorcfr.games import Game, GameError
 from tensorcfr.errors import TensorCFRError
 
 

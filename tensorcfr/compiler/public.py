@@ -16,9 +16,9 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from games import CHANCE, TERMINAL, Game
-from games.checks import actions_problem, chance_rows, utility_rows
-from games.vector import vector_form
+from tensorcfr.games import CHANCE, TERMINAL, Game
+from tensorcfr.games.checks import actions_problem, chance_rows, utility_rows
+from tensorcfr.games.vector import vector_form
 from tensorcfr.compiler.members import members_of
 from tensorcfr.compiler.sizes import MAX_LEVELS, too_deep
 from tensorcfr.errors import TensorCFRError

@@ -5,7 +5,7 @@ game once per node (any game), `_LevelWalk` expands a whole level of a
 (`games/checks.py`); `generic.py` turns the raw tree into tensors.
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> raw = _Walk(games.make("kuhn")).run().raw()
     >>> raw.counts
     [4, 24, 30]
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from games import CHANCE, TERMINAL, Game
-from games.checks import actions_problem, chance_problem, chance_rows, utility_problem, utility_rows
-from games.vector import KeyTable
+from tensorcfr.games import CHANCE, TERMINAL, Game
+from tensorcfr.games.checks import actions_problem, chance_problem, chance_rows, utility_problem, utility_rows
+from tensorcfr.games.vector import KeyTable
 from tensorcfr.compiler.sizes import MAX_LEVELS, NODES_KEPT, too_deep, too_many
 from tensorcfr.errors import TensorCFRError
 

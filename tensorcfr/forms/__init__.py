@@ -41,7 +41,7 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
-from games import Game
+from tensorcfr.games import Game
 
 
 @runtime_checkable

@@ -3,7 +3,7 @@
 OpenSpiel, on a game of `games/` that OpenSpiel does not ship (OCP(n), Dudo, Domino).
 
 Example:
-    >>> import games
+    >>> from tensorcfr import games
     >>> text = to_efg(games.make("ocp(3)"))
     >>> text.splitlines()[0]
     'EFG 2 R "ocp(3)" { "Player 1" "Player 2" }'
@@ -11,8 +11,8 @@ Example:
 
 from __future__ import annotations
 
-import games as games_pkg
-from games import CHANCE, TERMINAL, Game
+from tensorcfr import games as games_pkg
+from tensorcfr.games import CHANCE, TERMINAL, Game
 
 from tensorcfr.errors import TensorCFRError
 
@@ -56,23 +56,43 @@ def to_efg(game: str | Game) -> str:
 
 
 def to_openspiel_policy(cg, policy):
-    """A `pyspiel.TabularPolicy` of `policy` (a `Policy` of a game made from `openspiel:SPEC`),
-    for OpenSpiel's own tools: `pyspiel.exploitability(game, to_openspiel_policy(cg, p))`
-    equals tensorcfr's exploitability of `p`. Walks OpenSpiel's tree once (one clone per
-    history) to map each infoset's action names back to OpenSpiel's action ids.
+    """A `pyspiel.TabularPolicy` of `policy` for OpenSpiel's own tools:
+    `pyspiel.exploitability(game, to_openspiel_policy(cg, p))` equals tensorcfr's exploitability
+    of `p`. `cg` is a game made from `openspiel:SPEC`, or a native game with an OpenSpiel twin
+    (`kuhn` and `kuhn_poker`, `leduc` and `leduc_poker`, `liars_dice` and OpenSpiel's
+    `liars_dice`; `Game.openspiel_twin()` names it). Walks OpenSpiel's tree once (one clone per
+    history) to map each infoset's actions to OpenSpiel's action ids; a native game is walked
+    beside it, deal for deal (chance outcomes in order) and action for action (names equal but
+    for case), checking that players, probabilities, payoffs and infosets agree.
 
     Example (where OpenSpiel is installed):
-        >>> import tensorcfr  # doctest: +SKIP
-        >>> cg = tensorcfr.compile("openspiel:kuhn_poker")  # doctest: +SKIP
+        >>> import tensorcfr, pyspiel  # doctest: +SKIP
+        >>> cg = tensorcfr.compile("leduc")  # doctest: +SKIP
         >>> p = to_openspiel_policy(cg, tensorcfr.Policy.uniform(cg))  # doctest: +SKIP
+        >>> pyspiel.exploitability(pyspiel.load_game("leduc_poker"), p)  # doctest: +SKIP
+        2.37...
     """
-    from games.openspiel import _pyspiel, make_openspiel
+    from tensorcfr.games.openspiel import _pyspiel, make_openspiel
 
-    if not cg.name.startswith("openspiel:"):
-        raise TensorCFRError(f"{cg.name} is not an OpenSpiel game (make it with openspiel:NAME)")
-    pyspiel = _pyspiel()
-    game = make_openspiel(cg.name[len("openspiel:"):]).game
     probs = policy.to_dict()
+    if cg.name.startswith("openspiel:"):
+        pyspiel = _pyspiel()
+        return pyspiel.TabularPolicy(_openspiel_table(make_openspiel(cg.name[len("openspiel:"):]).game, probs))
+    try:
+        native = games_pkg.make(cg.name)
+    except games_pkg.GameError:  # a Game object compiled directly, not a registered spec
+        native = None
+    twin = native.openspiel_twin() if native is not None else None
+    if twin is None:
+        raise TensorCFRError(f"{cg.name} has no OpenSpiel twin: to_openspiel_policy takes games made from openspiel:NAME "
+                             "and kuhn, leduc and liars_dice")
+    pyspiel = _pyspiel()
+    return pyspiel.TabularPolicy(_twin_table(native, pyspiel.load_game(twin), probs))
+
+
+def _openspiel_table(game, probs):
+    """{OpenSpiel infoset string: [(action id, probability)]} of a game made from `openspiel:`,
+    whose infoset keys are OpenSpiel's and action names `action_to_string` ("#id" where one repeats)."""
     table: dict[str, list[tuple[int, float]]] = {}
     stack = [game.new_initial_state()]
     while stack:
@@ -92,4 +112,46 @@ def to_openspiel_policy(cg, policy):
             child = s.clone()
             child.apply_action(a)
             stack.append(child)
-    return pyspiel.TabularPolicy(table)
+    return table
+
+
+def _twin_table(native: Game, game, probs):
+    """The table of `_openspiel_table` for a native game walked beside its OpenSpiel twin `game`.
+    Several OpenSpiel infosets may share one of ours (Leduc's suits), never the other way round."""
+    table: dict[str, list[tuple[int, float]]] = {}
+    ours_of: dict[str, str] = {}
+
+    def differ(what):
+        return TensorCFRError(f"{native.name} and OpenSpiel's {game} differ: {what}")
+
+    stack = [(game.new_initial_state(), native.initial_state())]
+    while stack:
+        s, t = stack.pop()
+        p = native.player(t)
+        if s.is_terminal():
+            if p != TERMINAL or any(abs(a - b) > 1e-9 for a, b in zip(native.utilities(t), s.returns())):
+                raise differ(f"payoffs {native.utilities(t) if p == TERMINAL else 'none'} against {s.returns()} "
+                             f"after {s.history_str()}")
+            continue
+        if s.is_chance_node():
+            ours, theirs = list(native.chance_outcomes(t)), s.chance_outcomes()
+            if p != CHANCE or len(ours) != len(theirs) or any(abs(a[1] - b[1]) > 1e-12 for a, b in zip(ours, theirs)):
+                raise differ(f"the deal after {s.history_str()}")
+            pairs = [(a, name) for (a, _), (name, _) in zip(theirs, ours)]
+        else:
+            ours_names, theirs_ids = list(native.legal_actions(t)), s.legal_actions()
+            by_name = {name.lower(): name for name in ours_names}
+            names = [by_name.get(s.action_to_string(s.current_player(), a).lower()) for a in theirs_ids]
+            if p != s.current_player() or None in names or len(ours_names) != len(theirs_ids):
+                raise differ(f"the actions after {s.history_str()}")
+            pairs = list(zip(theirs_ids, names))
+            key, ours_key = s.information_state_string(), native.infoset_key(t)
+            if ours_of.setdefault(key, ours_key) != ours_key:
+                raise differ(f"OpenSpiel's infoset {key!r} holds ours {ours_of[key]!r} and {ours_key!r}")
+            if key not in table:
+                table[key] = [(a, float(probs[ours_key][name])) for a, name in pairs]
+        for a, name in pairs:
+            child = s.clone()
+            child.apply_action(a)
+            stack.append((child, native.next_state(t, name)))
+    return table

@@ -24,8 +24,8 @@ import os
 import sys
 import time
 
-import games as games_pkg
-from games.dudo import Dudo
+from tensorcfr import games as games_pkg
+from tensorcfr.games.dudo import Dudo
 
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.paths import values_file

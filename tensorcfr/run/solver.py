@@ -20,7 +20,7 @@ from dataclasses import asdict, fields
 
 import torch
 
-import games as games_pkg
+from tensorcfr import games as games_pkg
 
 from tensorcfr.updates.capture import Captured, auto_capture, gathered_operator
 from tensorcfr.forms.generic import CompiledGame

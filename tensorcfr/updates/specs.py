@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-import games as games_pkg
+from tensorcfr import games as games_pkg
 
 from tensorcfr.errors import TensorCFRError
 
