@@ -582,6 +582,21 @@ def _plot(args) -> int:
     return 0
 
 
+def _plot_strategy(args) -> int:
+    from tensorcfr.cli.strategy import plot_strategy
+    from tensorcfr.io.policies import load_policy, policy_table
+
+    game = games_pkg.make(args.game)
+    saved_for = load_policy(args.policy).get("game")
+    if saved_for is not None and saved_for != game.name:
+        raise TensorCFRError(f"{args.policy} is a policy of {saved_for}, not of {game.name}")
+    table = policy_table(args.policy, args.strategy)
+    title = f"{game.name}: {args.strategy} strategy of {os.path.basename(args.policy)}"
+    print(plot_strategy(game, table, args.out, title=title, at=args.at, match=args.match,
+                        max_infosets=args.max_infosets))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -590,7 +605,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         keep_freed_memory()  # CPU iterations reuse their temporaries (tensorcfr/memory.py)
         handler = {"lp": _lp, "info": _info, "solve": _solve, "compare": lambda a: _solve(a, compare=True),
-                   "resume": _resume, "eval": _eval, "play": _play, "plot": _plot}[args.command]
+                   "resume": _resume, "eval": _eval, "play": _play, "plot": _plot,
+                   "plot-strategy": _plot_strategy}[args.command]
         return handler(args)
     except (TensorCFRError, games_pkg.GameError) as e:
         print(f"tensorcfr: error: {e}", file=sys.stderr)

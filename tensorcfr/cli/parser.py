@@ -281,6 +281,22 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the horizontal axis: iterations, or wall-clock seconds since the first evaluation")
     pt.add_argument("--which", choices=("average", "current", "nash_conv"), default="average",
                     help="the curve: exploitability of the average or current strategy, or NashConv")
+
+    ps = sub.add_parser("plot-strategy", help="draw a saved strategy: per-infoset action bars; for Liar's Dice and "
+                        "Dudo the probability of calling per roll and bid; for hold'em the 13 x 13 hand grid "
+                        "(needs matplotlib: the plot extra)")
+    ps.add_argument("game", metavar="GAME")
+    ps.add_argument("policy", metavar="POLICY", help="a policy file (.json or .npz) of GAME")
+    ps.add_argument("--out", default="strategy.png", metavar="FILE", help="the picture to write (.png, .pdf, .svg)")
+    ps.add_argument("--strategy", choices=("average", "current"), default="average",
+                    help="which strategy of the file")
+    ps.add_argument("--at", default="", metavar="LINE",
+                    help="hold'em: the betting line whose decision to draw, as in the infoset keys (e.g. 'check', "
+                         "'bet 1', 'check check/'); default: the first decision")
+    ps.add_argument("--match", default=None, metavar="REGEX",
+                    help="draw action bars for the infosets whose key matches REGEX (any game)")
+    ps.add_argument("--max-infosets", type=_positive_int, default=40, metavar="N",
+                    help="action bars: at most N infosets")
     return p
 
 
