@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 
 import torch
 
@@ -64,3 +65,68 @@ def deterministic(on: bool = True):
         yield
     finally:
         torch.use_deterministic_algorithms(before, warn_only=warn)
+
+
+# Below this many numbers moved an iteration (sequences of both players plus payoff entries), a
+# second thread buys nothing on an idle machine and costs 1.4-2.1x when another process holds
+# the other core (measured on the 2-core CPU: Kuhn, Leduc; experiments/threads.py)
+SMALL_WORK = 1 << 20
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity where the OS tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def busy_cores(interval: float = 0.05) -> float:
+    """How many cores other work keeps busy now: from /proc/stat over `interval` seconds on
+    Linux (this process is idle meanwhile), else the 1-minute load average; 0 if neither is
+    there."""
+    def totals():
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+        return sum(fields[:8]) - idle, sum(fields[:8])
+
+    try:
+        busy0, all0 = totals()
+        time.sleep(interval)
+        busy1, all1 = totals()
+        return available_cores() * (busy1 - busy0) / max(all1 - all0, 1)
+    except (OSError, ValueError, IndexError):
+        try:
+            return float(os.getloadavg()[0])
+        except (AttributeError, OSError):
+            return 0.0
+
+
+def pick_threads(work: int, cores: int | None = None, busy: float | None = None) -> int:
+    """Intra-op threads for an iteration that moves `work` numbers: one for small work (threads
+    only add synchronisation), else every core that other work leaves free (a thread that
+    shares a core with another process makes every step wait for it), at least one.
+
+    Example:
+        >>> pick_threads(1000, cores=8, busy=0.0), pick_threads(10**7, cores=8, busy=0.0)
+        (1, 8)
+        >>> pick_threads(10**7, cores=2, busy=1.0)  # another process holds one of two cores
+        1
+    """
+    cores = cores or available_cores()
+    if work < SMALL_WORK or cores == 1:
+        return 1
+    busy = busy_cores() if busy is None else busy
+    return max(1, min(cores, cores - round(busy)))
+
+
+def check_threads(threads) -> int | str:
+    """`threads` as a run takes it: "auto" or a whole number >= 1 (a bad one is a one-line error)."""
+    if threads == "auto":
+        return threads
+    if isinstance(threads, str) and threads.isdigit():
+        threads = int(threads)
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise TensorCFRError(f"threads must be auto or a whole number >= 1, got {threads!r}")
+    return threads

@@ -161,7 +161,7 @@ def run_spec(args, algo: str, settings: dict):
     return RunSpec.of(algo, device=args.device, dtype=args.dtype, deterministic=getattr(args, "deterministic", False),
                       distributed=getattr(args, "distributed", False), seed=getattr(args, "seed", 0),
                       form=limits["form"], max_histories=limits["max_histories"], max_memory=limits["max_memory"],
-                      **settings)
+                      threads=getattr(args, "threads", "auto"), **settings)
 
 
 def _save_policy(path: str, solver) -> None:
@@ -244,7 +244,8 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
            "nash_conv_current": last["nash_conv_current"], "game_value_current": last["game_value_current"],
            "seconds": last["seconds"], "wall_seconds": wall,
            "ms_per_iteration": 1000 * last["seconds"] / max(solver.iteration, 1),
-           "device": str(solver.device), "dtype": config["dtype"], "config": config, "run_dir": run_dir,
+           "device": str(solver.device), "threads": solver.threads, "dtype": config["dtype"], "config": config,
+           "run_dir": run_dir,
            **({"sampled_fraction": last["sampled_fraction"]} if "sampled_fraction" in last else {}),
            "curve": [{k: r[k] for k in ("iteration", "exploitability", "exploitability_current", "game_value")}
                      for r in rows]}

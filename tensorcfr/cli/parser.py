@@ -44,6 +44,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"tensorcfr: error: {message}\n")
 
 
+def _threads(text: str) -> int | str:
+    if text == "auto":
+        return text
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected auto or a whole number >= 1, got {text!r}") from None
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -178,6 +187,10 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                    help=f"with --sampling outcome: exploration of the sampled player, in (0, 1] "
                         f"(default {EPSILON_DEFAULT})")
     s.add_argument("--device", default="auto", help="cpu, cuda (or cuda:N) or auto (default: cuda where there is one)")
+    s.add_argument("--threads", type=_threads, default="auto", metavar="N",
+                   help="CPU threads of the iteration: auto takes one for a small game, else every core that other "
+                        "work leaves free (a thread sharing a core with another process slows every step); a "
+                        "number sets it")
     s.add_argument("--dtype", choices=("float32", "float64"), default="float64",
                    help="floating-point type of the regrets, strategies and values")
     s.add_argument("--capture", choices=CAPTURE, default=None,

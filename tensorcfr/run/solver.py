@@ -25,7 +25,7 @@ from tensorcfr import games as games_pkg
 from tensorcfr.updates.capture import Captured, auto_capture, gathered_operator
 from tensorcfr.forms.generic import CompiledGame
 from tensorcfr.compiler import compile as compile_game
-from tensorcfr.devices import deterministic as deterministic_mode
+from tensorcfr.devices import deterministic as deterministic_mode, pick_threads
 from tensorcfr.operators.distributed import ShardedOperator, process_group, shard
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.evaluation import Evaluation, Policy, evaluate, evaluate_plans, infoset_gaps
@@ -78,6 +78,9 @@ class Solver:
           then adds each infoset's plan when a sample touches it, as chance-sampled CFR
           implementations do (an infoset is touched with a probability fixed by chance, which
           the per-infoset normalisation of the average cancels).
+    threads: on the CPU, torch's intra-op threads for the process (`torch.set_num_threads`):
+          "auto" (default) takes one for a small game, else every core that other work leaves
+          free (`devices.pick_threads`); a number sets it. `solver.threads` is what was set.
 
     Example:
         >>> import tensorcfr
@@ -92,11 +95,12 @@ class Solver:
                  device: str | torch.device = "auto", dtype: str | torch.dtype = "float64",
                  capture: str = "auto", form: str = "auto", deterministic: bool = False,
                  distributed: bool = False, sampling: str = "none", samples: int = 1,
-                 epsilon: float = EPSILON_DEFAULT, seed: int = 0, update_scope: str = "all", **options):
+                 epsilon: float = EPSILON_DEFAULT, seed: int = 0, update_scope: str = "all",
+                 threads: int | str = "auto", **options):
         self._start(game, RunSpec.of(algo, device=device, dtype=dtype, capture=capture, form=form,
                                      deterministic=deterministic, distributed=distributed, sampling=sampling,
                                      samples=samples, epsilon=epsilon, seed=seed, update_scope=update_scope,
-                                     **options))
+                                     threads=threads, **options))
 
     @classmethod
     def from_spec(cls, game: str | games_pkg.Game | CompiledGame, spec: RunSpec) -> "Solver":
@@ -121,6 +125,12 @@ class Solver:
         cg = game if isinstance(game, (CompiledGame, PublicCompiledGame)) else \
             compile_game(game, form=spec.form, chance=sampling != "none" and spec.form != "public", shard=block,
                          max_histories=spec.max_histories, max_memory=spec.max_memory)
+        if spec.device.type == "cpu":  # torch's intra-op threads, for the whole process
+            work = cg.batch_size * sum(tp.num_sequences for tp in cg.treeplexes) + cg.payoff_bytes(torch.float64) // 8
+            self.threads = pick_threads(work) if spec.threads == "auto" else spec.threads
+            torch.set_num_threads(self.threads)
+        else:
+            self.threads = torch.get_num_threads()
         b = cg.batch_size
         if self.config.batch_size > 1:
             if b not in (1, self.config.batch_size):
@@ -333,7 +343,7 @@ class Solver:
         return {"game": self.game.name, "batch": self.member_names(), "form": self.game.form, "algorithm": self.config.name,
                 **{k: v for k, v in asdict(self.config).items() if k != "name"},
                 "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""), "capture": self.capture,
-                "deterministic": self.deterministic, "distributed": self.distributed,
+                "threads": self.threads, "deterministic": self.deterministic, "distributed": self.distributed,
                 **({} if self.estimator is None else
                    {"sampling": self.sampling, "samples": self.estimator.samples, "seed": self.seed,
                     "update_scope": self.update_scope,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from tensorcfr.devices import resolve_device, resolve_dtype
+from tensorcfr.devices import check_threads, resolve_device, resolve_dtype
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.sampling.generic import EPSILON_DEFAULT, SCHEMES, UPDATE_SCOPES, check_settings
 from tensorcfr.updates.capture import check_capture
@@ -46,13 +46,14 @@ class RunSpec:
     update_scope: str = "all"
     max_histories: int | None = None
     max_memory: int | str | None = "auto"
+    threads: int | str = "auto"
 
     @staticmethod
     def of(algo: str | Config = "cfr+", *, device: str | torch.device = "auto", dtype: str | torch.dtype = "float64",
            capture: str = "auto", form: str = "auto", deterministic: bool = False, distributed: bool = False,
            sampling: str = "none", samples: int = 1, epsilon: float = EPSILON_DEFAULT, seed: int = 0,
            update_scope: str = "all", max_histories: int | None = None, max_memory: int | str | None = "auto",
-           **options) -> "RunSpec":
+           threads: int | str = "auto", **options) -> "RunSpec":
         """Parse the algorithm (`options`: its parameters, `make_config`) and check the settings
         together, before anything is compiled; a bad one is a `TensorCFRError` naming it."""
         config = make_config(algo, **options)  # the one parse of the algorithm spec
@@ -89,4 +90,4 @@ class RunSpec:
         return RunSpec(config=config, device=device, dtype=resolve_dtype(dtype), form=form, capture=capture,
                        deterministic=bool(deterministic), distributed=bool(distributed), sampling=sampling,
                        samples=samples, epsilon=float(epsilon), seed=seed, update_scope=update_scope,
-                       max_histories=max_histories, max_memory=max_memory)
+                       max_histories=max_histories, max_memory=max_memory, threads=check_threads(threads))

@@ -1,0 +1,56 @@
+"""Threads chosen by the work: one for a small game, every free core for a large one, a number
+when given; the CLI and the library take the same setting."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import tensorcfr
+from tensorcfr import devices
+
+
+@pytest.fixture(autouse=True)
+def keep_threads():
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
+def test_pick_threads_follows_work_and_free_cores(monkeypatch):
+    big = devices.SMALL_WORK * 4
+    assert devices.pick_threads(devices.SMALL_WORK - 1, cores=16, busy=0.0) == 1
+    assert devices.pick_threads(big, cores=16, busy=0.0) == 16
+    assert devices.pick_threads(big, cores=16, busy=5.4) == 11
+    assert devices.pick_threads(big, cores=2, busy=3.0) == 1  # never fewer than one
+    monkeypatch.setattr(devices, "busy_cores", lambda interval=0.05: 1.0)  # what auto measures
+    assert devices.pick_threads(big, cores=2) == 1
+    assert 0.0 <= devices.busy_cores(0.01) <= devices.available_cores() + 1e-9
+
+
+def test_solver_sets_the_threads(monkeypatch):
+    s = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
+    assert s.threads == 1 and torch.get_num_threads() == 1  # Kuhn is small work
+    s = tensorcfr.Solver("kuhn", "cfr+", device="cpu", threads=2)
+    assert s.threads == 2 and torch.get_num_threads() == 2 and s.describe()["threads"] == 2
+    monkeypatch.setattr(devices, "SMALL_WORK", 0)  # every game large: auto takes the free cores
+    monkeypatch.setattr(devices, "busy_cores", lambda interval=0.05: 0.0)
+    assert tensorcfr.Solver("kuhn", "cfr+", device="cpu").threads == devices.available_cores()
+    for bad in (0, -1, 1.5, "two", True):
+        with pytest.raises(tensorcfr.TensorCFRError, match="threads must be auto or a whole number"):
+            tensorcfr.Solver("kuhn", "cfr+", device="cpu", threads=bad)
+
+
+def test_cli_threads_flag():
+    run = lambda *a: subprocess.run([sys.executable, "-m", "tensorcfr", *a], capture_output=True, text=True,  # noqa: E731
+                                    timeout=300)
+    r = run("solve", "kuhn", "--iterations", "20", "--no-log", "--json", "--threads", "2", "--device", "cpu")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["threads"] == 2 and out["config"]["threads"] == 2
+    r = run("solve", "kuhn", "--iterations", "20", "--no-log", "--json", "--device", "cpu")
+    assert json.loads(r.stdout)["threads"] == 1
+    r = run("solve", "kuhn", "--threads", "0")
+    assert r.returncode == 2 and "--threads: expected auto or a whole number" in r.stderr and len(r.stderr.splitlines()) == 1
