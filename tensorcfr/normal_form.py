@@ -261,6 +261,7 @@ class RegretMatching:
                  deterministic: bool = False, **options):
         self.config = make_procedure(procedure, **options)
         self.device, self.dtype = resolve_device(device), resolve_dtype(dtype)
+        self.threads = torch.get_num_threads()  # as the process has them: a matrix game's work is too small to matter
         self.deterministic = bool(deterministic)  # (`Solver`'s; the sampled plays' sums are exact anyway)
         members = list(game) if isinstance(game, (list, tuple)) else [game]
         try:
@@ -490,7 +491,7 @@ class RegretMatching:
         """The resolved configuration, as printed by the CLI."""
         out = {"game": self.game.name, "batch": self.member_names(), "algorithm": self.config.name,
                **{k: v for k, v in asdict(self.config).items() if k != "name"},
-               "device": str(self.device), "dtype": str(self.dtype).replace("torch.", "")}
+               "device": str(self.device), "threads": self.threads, "dtype": str(self.dtype).replace("torch.", "")}
         if self.config.name == "conditional-rm":
             out["mu"] = self.mu
         return out
