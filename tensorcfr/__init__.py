@@ -57,7 +57,23 @@ from tensorcfr.spaces.treeplex import Treeplex, dilated_entropy_weights
 __version__ = "0.1.0"
 
 
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """A module name that imports as another module: `target(name)` names it, or None."""
+
+    def target(self, name: str) -> str | None:
+        raise NotImplementedError
+
+    def find_spec(self, name, path=None, target=None):
+        return importlib.machinery.ModuleSpec(name, self) if self.target(name) else None
+
+    def create_module(self, spec):
+        return importlib.import_module(self.target(spec.name))
+
+    def exec_module(self, module):
+        pass
+
+
+class _MovedModules(_Alias):
     """The flat module names of before the package tree (`tensorcfr.solvers`,
     `tensorcfr.interop`, ...) still import: each is the module at its new place."""
 
@@ -69,29 +85,21 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
              "runs": "run.checkpoints", "protocol": "run.protocol", "continuation": "run.continuation",
              "policy_io": "io.policies", "interop": "io.interop", "play": "cli.play"}
 
-    def find_spec(self, name, path=None, target=None):
+    def target(self, name):
         old = name.partition("tensorcfr.")[2]
-        if name.startswith("tensorcfr.") and old in self.MOVED:
-            return importlib.machinery.ModuleSpec(name, self)
-        return None
-
-    def create_module(self, spec):
-        return importlib.import_module("tensorcfr." + self.MOVED[spec.name.partition("tensorcfr.")[2]])
-
-    def exec_module(self, module):
-        pass
+        return "tensorcfr." + self.MOVED[old] if name.startswith("tensorcfr.") and old in self.MOVED else None
 
 
 sys.meta_path.append(_MovedModules())
 
 
-class _OldGamesName(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _OldGamesName(_Alias):
     """`import games`, the name from before the wheel installed the games as `tensorcfr.games`,
     still imports after `import tensorcfr` (and from a checkout, where the folder sits at the
     top level) and gives the very modules of `tensorcfr.games`: one registry, one `Game` class.
     A user's own package named `games` elsewhere on the path is left alone."""
 
-    def find_spec(self, name, path=None, target=None):
+    def target(self, name):
         if name == "games":
             found = importlib.machinery.PathFinder.find_spec("games")
             ours = os.path.realpath(sys.modules["tensorcfr.games"].__path__[0])
@@ -99,13 +107,7 @@ class _OldGamesName(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                 return None
         elif not (name.startswith("games.") and sys.modules.get("games") is sys.modules["tensorcfr.games"]):
             return None
-        return importlib.machinery.ModuleSpec(name, self)
-
-    def create_module(self, spec):
-        return importlib.import_module("tensorcfr." + spec.name)
-
-    def exec_module(self, module):
-        pass
+        return "tensorcfr." + name
 
 
 # first, so that a checkout's top-level games/ folder is not imported a second time under its old name

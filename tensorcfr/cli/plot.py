@@ -21,6 +21,32 @@ TAGS = {"average": "exploitability/average", "current": "exploitability/current"
 STYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 1)), (0, (5, 2, 1, 2, 1, 2))]
 
 
+def pyplot(command: str):
+    """matplotlib's pyplot on the file-only backend, or a one-line error naming `command` and
+    the extra that brings it."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise TensorCFRError(f"{command} needs matplotlib: pip install 'tensorcfr[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save(fig, out: str, command: str) -> str:
+    """Write `fig` to `out` and close it; a path that cannot be written is a one-line error."""
+    import matplotlib.pyplot as plt
+
+    try:
+        fig.savefig(out)
+    except (OSError, ValueError) as e:
+        raise TensorCFRError(f"{command}: cannot write {out!r} ({e})") from None
+    finally:
+        plt.close(fig)
+    return out
+
+
 def runs_of(paths: list[str]) -> list[str]:
     """The run directories named by `paths`: a run itself, or a comparison (or a log
     directory) whose subdirectories are runs."""
@@ -53,13 +79,7 @@ def plot_runs(paths: list[str], out: str, x: str = "iterations", which: str = "a
     """Draw `which` (average, current, nash_conv) of every run in `paths` against `x`
     (iterations or seconds of wall-clock time, evaluations included) into `out` (any format
     matplotlib writes: .png, .pdf, .svg); returns `out`."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise TensorCFRError("plot needs matplotlib: pip install 'tensorcfr[plot]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot("plot")
     runs = runs_of(paths)
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
     for k, run in enumerate(runs):
@@ -77,10 +97,4 @@ def plot_runs(paths: list[str], out: str, x: str = "iterations", which: str = "a
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    try:
-        fig.savefig(out)
-    except (OSError, ValueError) as e:
-        raise TensorCFRError(f"plot: cannot write {out!r} ({e})") from None
-    finally:
-        plt.close(fig)
-    return out
+    return save(fig, out, "plot")

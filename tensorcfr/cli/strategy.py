@@ -34,6 +34,7 @@ from collections import Counter
 
 import numpy as np
 
+from tensorcfr.cli.plot import pyplot, save
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.games.cards import HANDS, RANKS, hand_name, parse_cards
 from tensorcfr.games.dudo import Dudo
@@ -178,27 +179,6 @@ def hand_grid(game, table: Table, at: str = "") -> tuple[int, list[str], np.ndar
 
 # -- drawing -----------------------------------------------------------------------------------------
 
-def _pyplot():
-    try:
-        import matplotlib
-    except ImportError:
-        raise TensorCFRError("plot-strategy needs matplotlib: pip install 'tensorcfr[plot]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig, out: str, plt) -> str:
-    try:
-        fig.savefig(out)
-    except (OSError, ValueError) as e:
-        raise TensorCFRError(f"plot-strategy: cannot write {out!r} ({e})") from None
-    finally:
-        plt.close(fig)
-    return out
-
-
 def _action_colours(actions: list[str]) -> dict[str, tuple]:
     """Passive actions green, folds blue, bets and raises red, darker as they grow; others by
     matplotlib's cycle."""
@@ -222,7 +202,7 @@ def _action_colours(actions: list[str]) -> dict[str, tuple]:
 
 
 def _draw_dice(game, table: Table, out: str, title: str) -> str:
-    plt = _pyplot()
+    plt = pyplot("plot-strategy")
     rolls, bids, calls = dice_calls(game, table)
     fig, axes = plt.subplots(1, 2, figsize=(max(7.0, 0.42 * len(bids) * 2 + 2), max(3.0, 0.3 * max(map(len, rolls)) + 1.6)),
                              dpi=120, squeeze=False, layout="constrained")
@@ -235,11 +215,11 @@ def _draw_dice(game, table: Table, out: str, title: str) -> str:
         ax.set_title(f"p{p}: probability of calling", fontsize=9)
     fig.colorbar(image, ax=axes[0].tolist(), fraction=0.04, pad=0.02)
     fig.suptitle(title, fontsize=9)
-    return _save(fig, out, plt)
+    return save(fig, out, "plot-strategy")
 
 
 def _draw_grid(game, table: Table, out: str, title: str, at: str) -> str:
-    plt = _pyplot()
+    plt = pyplot("plot-strategy")
     player, actions, freq = hand_grid(game, table, at)
     colours = _action_colours(actions)
     fig, ax = plt.subplots(figsize=(7.2, 6.6), dpi=120)
@@ -264,11 +244,11 @@ def _draw_grid(game, table: Table, out: str, title: str, at: str) -> str:
     where = repr(at) if at else "the first decision"
     ax.set_title("\n".join(textwrap.wrap(title, 110)) + f"\np{player} at {where}", fontsize=7)
     fig.tight_layout()
-    return _save(fig, out, plt)
+    return save(fig, out, "plot-strategy")
 
 
 def _draw_bars(table: Table, out: str, title: str, match: str | None, max_infosets: int) -> str:
-    plt = _pyplot()
+    plt = pyplot("plot-strategy")
     try:
         pattern = re.compile(match) if match else None
     except re.error as e:
@@ -297,7 +277,7 @@ def _draw_bars(table: Table, out: str, title: str, match: str | None, max_infose
     more = f" (the first {len(shown)} of {len(keys)} infosets; --match picks others)" if len(keys) > len(shown) else ""
     ax.set_title(title + more, fontsize=8, pad=18)
     fig.tight_layout()
-    return _save(fig, out, plt)
+    return save(fig, out, "plot-strategy")
 
 
 def plot_strategy(game, table: Table, out: str, *, title: str = "", at: str = "", match: str | None = None,
