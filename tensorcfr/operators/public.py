@@ -124,6 +124,10 @@ class PublicPayoffOperator:
             sd, groups = self.cards
             flat = x_other.new_zeros(x_other.shape[0], sp.num_sequences)  # [B, S_p]
             out = sp.rows(flat)
+            # one pass a board (a public chance outcome), each over all of that board's terminals:
+            # its rows share one set of index tables, so every gather takes one index vector.
+            # Stacking the boards with an index row per terminal row was tried and measured
+            # slower (a 49-board turn spot: 330 ms an iteration against 54; the river 5.4 against 4.2)
             for kernel, cls, seq in groups:
                 rows = self._rows(x_other, src, seq[other])  # [B, N, T_o]
                 vals = card_values(sd, kernel, cls, rows, player).to(flat.dtype)
