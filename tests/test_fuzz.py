@@ -15,7 +15,7 @@ from tensorcfr.cli.commands import main
 
 GAMES = ["kuhn", "leduc", "ocp(3)", "dudo(3,1,1)", "liars_dice(faces=3)", "random(seed=2)", "rps",
          "kuhn(ante=2)", "nope", "kuhn(", "kuhn(ante=-1)", "kuhn(ante='x')", "kuhn(ante=(1,2))", "ocp(1)",
-         "dudo(100,5,5)", "domino(9,9)", "ocp(100000000)", "", "leduc(x=1)", "random(seed=-1)"]
+         "dudo(100,5,5)", "domino(9,9)", "ocp(1000000000)", "", "leduc(x=1)", "random(seed=-1)"]
 ALGOS = ["cfr", "cfr+", "dcfr", "lcfr", "pcfr+", "ftrl", "oftrl", "rm", "rm+", "dcfr(alpha=2)", "dcfr(alpha=())",
          "oftrl(eta=0)", "cfr+(delay=2)", "cfr+(delay=-1)", "zzz", "dcfr(1.5)", "cfr+(", "oftrl(eta=(1,2))"]
 NUMBERS = ["1", "0", "-1", "2.5", "nan", "inf", "-inf", "1e308", "1e-308", "x", "", "3", "0.5", "1e999"]

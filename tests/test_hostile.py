@@ -383,7 +383,7 @@ def test_a_cache_variable_naming_a_directory_caches_inside_it(tmp_path, monkeypa
 # -- sizes ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("spec,size", [("dudo(100,5,5)", "about 10^317 histories"),
                                        ("domino(9,9)", "at least 1.4e+19 histories"),
-                                       ("ocp(100000000)", "9e+16 histories")])
+                                       ("ocp(1000000000)", "9e+18 histories")])
 def test_huge_games_are_refused_at_once_naming_their_size(spec, size):
     """In a fresh process: within 5 s and 256 MB of peak memory of a process that solves Kuhn
     for one iteration (importing torch costs 0.3 GB with a CPU build, 1.2 GB with a CUDA one),

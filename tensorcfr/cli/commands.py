@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
 import signal
 import sys
@@ -30,6 +29,7 @@ from tensorcfr import games as games_pkg
 from tensorcfr.cli.parser import NOT_SETTINGS, build_parser, compile_limits
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.memory import keep_freed_memory
+from tensorcfr.io.files import dumps
 from tensorcfr.io.policies import check_policy_path
 
 def _lp(args) -> int:
@@ -49,7 +49,7 @@ def _lp(args) -> int:
                     players=cg.infoset_players())
         out["policy_file"] = args.save_policy
     if args.json:
-        print(json.dumps(out))
+        print(dumps(out))
     else:
         print(f"{cg.name}: value {r.value:+.12f}  NashConv of the LP's strategies {r.nash_conv:.2e}  "
               f"({r.seconds:.3f} s in HiGHS)")
@@ -78,7 +78,7 @@ def _info(args) -> int:
     else:
         sizes = {**sizes, "game": cg.name, **cg.sizes(), "compile_seconds": round(time.perf_counter() - t0, 3)}
     if args.json:
-        print(json.dumps(sizes))
+        print(dumps(sizes))
     else:
         from tensorcfr.compiler.sizes import approx
 
@@ -392,7 +392,7 @@ def _run_algorithms(args, algos: list[str], logdir: str | None, game_name: str, 
 
 def _report(args, results: list[dict], logdir: str | None, compare: bool) -> int:
     if args.json:
-        print(json.dumps(results[0] if len(results) == 1 and not compare else {"runs": results, "logdir": logdir}))
+        print(dumps(results[0] if len(results) == 1 and not compare else {"runs": results, "logdir": logdir}))
     elif len(results) > 1 or compare:
         _summary_table(results)
         if compare and logdir is not None:
@@ -507,7 +507,7 @@ def _resume(args) -> int:
         return _resume_comparison(args)
     out = _continue_run(args.run_dir, args.json, args.iterations, args.time_limit, args.save_policy)
     if args.json:
-        print(json.dumps(out))
+        print(dumps(out))
     return _exit_code([out])
 
 
@@ -539,7 +539,7 @@ def _eval(args) -> int:
         text = (f"{cg.name}: expected payoff of A ({args.policies[0]}) against B ({args.policies[1]}), exact:\n"
                 f"  A as p0: {first:+.9g}\n  A as p1: {second:+.9g}\n"
                 f"  mean over seats: {(first + second) / 2:+.9g}")
-    print(json.dumps(out) if args.json else text)
+    print(dumps(out) if args.json else text)
     return 0
 
 
@@ -555,7 +555,7 @@ def _play(args) -> int:
         Policy.from_dict(cg, tables[0])  # a policy that does not fit the game fails here, not mid-game
         results = interactive(args.game, tables[0], seat=args.seat, seed=args.seed, rounds=args.games)
         if args.json:
-            print(json.dumps({"game": cg.name, "games": len(results), "payoffs": results}))
+            print(dumps({"game": cg.name, "games": len(results), "payoffs": results}))
         return 0
     if len(tables) > 2:
         raise TensorCFRError("play takes one policy file (you play against it) or two (A against B)")
@@ -566,7 +566,7 @@ def _play(args) -> int:
     out = {"game": cg.name, "policy_a": args.policies[0], "policy_b": args.policies[1], **r, "exact": exact,
            "ci95_contains_exact": r["ci95"][0] <= exact <= r["ci95"][1]}
     if args.json:
-        print(json.dumps(out))
+        print(dumps(out))
     else:
         print(f"{cg.name}: A ({args.policies[0]}) as p0 against B ({args.policies[1]}), "
               f"{r['games']:,} games, seed {seed}")

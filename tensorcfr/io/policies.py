@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import tempfile
@@ -34,6 +33,7 @@ import tempfile
 import numpy as np
 
 from tensorcfr.errors import TensorCFRError
+from tensorcfr.io.files import read_json, write_atomic, write_json
 
 FORMAT, VERSION = "tensorcfr-policy", 1
 TABLES = ("average", "current")
@@ -70,25 +70,29 @@ def save_policy(path: str, game: str, tables: dict[str, dict[str, dict[str, floa
         raise TensorCFRError(f"policy file {path!r}: the extension must be .json or .npz")
     if not tables or set(tables) - set(TABLES):
         raise TensorCFRError(f"policy tables must be among {TABLES}, got {sorted(tables)}")
-    tmp = f"{path}.tmp{ext}"
     if ext == ".json":
-        with open(tmp, "w") as f:
-            json.dump({"format": FORMAT, "version": VERSION, "game": game, **meta, **tables}, f, indent=1)
-    else:
-        first = next(iter(tables.values()))
-        keys = list(first)
-        offsets = np.zeros(len(keys) + 1, dtype=np.int64)
-        names = []
-        for i, k in enumerate(keys):
-            names += list(first[k])
-            offsets[i + 1] = len(names)
-        arrays = {which: np.array([p for k in keys for p in t[k].values()], dtype=np.float64)
-                  for which, t in tables.items()}
-        player = np.array([(players or {}).get(k, -1) for k in keys], dtype=np.int8)
-        np.savez_compressed(tmp, format=FORMAT, version=VERSION, game=game,
-                            **{k: str(v) for k, v in meta.items()}, infoset_keys=np.array(keys, dtype=str),
-                            player=player, offsets=offsets, action_names=np.array(names, dtype=str), **arrays)
-    os.replace(tmp, path)
+        write_json(path, {"format": FORMAT, "version": VERSION, "game": game, **meta, **tables}, "the policy file",
+                   indent=1)
+        return
+    first = next(iter(tables.values()))
+    keys = list(first)
+    offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+    names = []
+    for i, k in enumerate(keys):
+        names += list(first[k])
+        offsets[i + 1] = len(names)
+    arrays = {which: np.array([p for k in keys for p in t[k].values()], dtype=np.float64)
+              for which, t in tables.items()}
+    if not all(np.isfinite(a).all() for a in arrays.values()):
+        raise TensorCFRError(f"policy file {path}: a probability to be written is NaN or infinite")
+    player = np.array([(players or {}).get(k, -1) for k in keys], dtype=np.int8)
+    try:
+        write_atomic(path, lambda f: np.savez_compressed(
+            f, format=FORMAT, version=VERSION, game=game, **{k: str(v) for k, v in meta.items()},
+            infoset_keys=np.array(keys, dtype=str), player=player, offsets=offsets,
+            action_names=np.array(names, dtype=str), **arrays), binary=True)
+    except OSError as e:
+        raise TensorCFRError(f"cannot write the policy file {path} ({e.strerror or e})") from None
 
 
 def load_policy(path: str) -> dict:
@@ -107,8 +111,7 @@ def load_policy(path: str) -> dict:
         raise TensorCFRError(f"policy file {path} is {info.st_size:,} bytes, more than {MAX_POLICY_BYTES:,}")
     try:
         if ext == ".json":
-            with open(path) as f:
-                d = json.load(f)
+            d = read_json(path)
         elif ext == ".npz":
             with np.load(path, allow_pickle=False) as z:
                 d = {k: z[k].item() for k in z.files if z[k].ndim == 0}

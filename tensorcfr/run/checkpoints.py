@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import json
 import os
 import tempfile
 import re
@@ -35,6 +34,7 @@ import time
 import torch
 
 from tensorcfr.errors import TensorCFRError
+from tensorcfr.io.files import read_json, write_json
 from tensorcfr.memory import all_finite_releasing
 
 MAGIC = b"tensorcfr-checkpoint 1\n"  # the first format's header line
@@ -352,23 +352,20 @@ def new_run_dir(logdir: str, name: str) -> str:
 
 
 def write_run_file(run_dir: str, settings: dict) -> None:
-    with open(os.path.join(run_dir, RUN_FILE), "w") as f:
-        json.dump({"format": "tensorcfr-run", "version": 1, **settings}, f, indent=1)
+    """Write run.json (atomically, strict JSON)."""
+    write_json(os.path.join(run_dir, RUN_FILE), {"format": "tensorcfr-run", "version": 1, **settings},
+               "the run file", indent=1)
 
 
 def write_compare_file(parent: str, plan: dict) -> None:
     """Write a comparison's plan (atomically: it is rewritten as each algorithm starts)."""
-    path = os.path.join(parent, COMPARE_FILE)
-    with open(f"{path}.tmp", "w") as f:
-        json.dump(plan, f, indent=1)
-    os.replace(f"{path}.tmp", path)
+    write_json(os.path.join(parent, COMPARE_FILE), plan, "the comparison file", indent=1)
 
 
 def read_compare_file(parent: str) -> dict:
     path = os.path.join(parent, COMPARE_FILE)
     try:
-        with open(path) as f:
-            d = json.load(f)
+        d = read_json(path)
     except (OSError, ValueError) as e:
         raise TensorCFRError(f"{path} cannot be read: {e}") from None
     ok = (isinstance(d, dict) and d.get("format") == "tensorcfr-compare" and isinstance(d.get("algos"), list)
@@ -382,12 +379,11 @@ def read_compare_file(parent: str) -> dict:
 def read_run_file(run_dir: str) -> dict:
     path = os.path.join(run_dir, RUN_FILE)
     try:
-        with open(path) as f:
-            d = json.load(f)
+        d = read_json(path)
     except FileNotFoundError:
         raise TensorCFRError(f"{run_dir} is not a tensorcfr run directory (no {RUN_FILE})") from None
-    except json.JSONDecodeError as e:
+    except (OSError, ValueError) as e:  # a folder, unreadable bytes, NaN tokens, broken JSON
         raise TensorCFRError(f"{path} is damaged: {e}") from None
-    if d.get("format") != "tensorcfr-run":
+    if not isinstance(d, dict) or d.get("format") != "tensorcfr-run":
         raise TensorCFRError(f"{path} is not a tensorcfr run file")
     return d

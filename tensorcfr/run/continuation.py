@@ -28,6 +28,7 @@ from tensorcfr import games as games_pkg
 from tensorcfr.games.dudo import Dudo
 
 from tensorcfr.errors import TensorCFRError
+from tensorcfr.io.files import dumps, read_json, write_atomic
 from tensorcfr.paths import values_file
 from tensorcfr.run.checkpoints import check_checkpoint, load_checkpoint, save_checkpoint
 from tensorcfr.run.solver import Solver
@@ -65,8 +66,7 @@ def _verified(name: str, entry) -> dict | None:
 
 def _load() -> dict:
     try:
-        with open(values_file()) as f:
-            table = json.load(f)
+        table = read_json(values_file())
     except (OSError, ValueError):
         return {}
     return table if isinstance(table, dict) else {}
@@ -78,11 +78,9 @@ def _store(name: str, entry: dict) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         table = _load()
         table[name] = entry
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(table, f, indent=1, sort_keys=True)
-        os.replace(tmp, path)  # atomic: an interrupted write leaves the old file
-    except OSError:
+        text = dumps(table, strict=True, indent=1, sort_keys=True)
+        write_atomic(path, lambda f: f.write(text))  # an interrupted write leaves the old file
+    except (OSError, TensorCFRError):
         pass  # a read-only home only costs a re-solve next time
 
 
