@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from fractions import Fraction
 
 from .base import CHANCE, TERMINAL, Game, GameError
@@ -77,11 +78,20 @@ class _Reader:
         return v
 
     def number(self, what: str) -> Fraction:
+        """An exact number (decimal, with exponent, or a ratio) that a float64 can hold:
+        `1e400` would overflow it and `1e-400` vanish in it, so both are refused by name; an
+        exponent is read before `Fraction` expands it (`1e999999999` would take minutes)."""
         v = self.take("w", what)
+        exp = _EXPONENT.search(v)
+        if exp and abs(int(exp.group(1))) > 10_000:
+            raise self.fail(f"{what} {v} is out of float64's range")
         try:
-            return Fraction(v)
+            x = Fraction(v)
         except (ValueError, ZeroDivisionError):
             raise self.fail(f"expected {what}, found {v!r}") from None
+        if abs(x) > _FLOAT_MAX or (x and not float(x)):
+            raise self.fail(f"{what} {v} is out of float64's range")
+        return x
 
     def integer(self, what: str) -> int:
         n = self.number(what)
@@ -98,6 +108,10 @@ class _Reader:
             out.append(item())
         self.i += 1
         return out
+
+
+_EXPONENT = re.compile(r"[eE]([+-]?\d+)$")
+_FLOAT_MAX = Fraction(sys.float_info.max)
 
 
 def from_text(text: str, source: str = "efg") -> "EFGGame":
@@ -217,7 +231,11 @@ class EFGGame(Game):
         self.info.append(info)
         self.moves.append(moves)
         self.children.append({})
-        self.payoff.append((above[0] + pays[0], above[1] + pays[1]))
+        total = (above[0] + pays[0], above[1] + pays[1])
+        if max(abs(total[0]), abs(total[1])) > _FLOAT_MAX:  # outcomes add up along the path
+            raise GameError(f"{self.title}: the payoffs summed along the path to node {label!r} "
+                            f"({float(total[0]):.3g}...) are out of float64's range")
+        self.payoff.append(total)
         me = len(self.parent) - 1
         if parent >= 0:
             self.children[parent][label] = me

@@ -40,6 +40,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import torch
 
 from tensorcfr import games as games_pkg
@@ -47,6 +48,8 @@ from tensorcfr import games as games_pkg
 from tensorcfr.devices import deterministic, resolve_device, resolve_dtype
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.evaluation import Evaluation
+from tensorcfr.forms import PayoffExtent
+from tensorcfr.run import numbers
 from tensorcfr.updates.specs import algorithm_name, parse_algorithm
 from tensorcfr.updates.validate import number
 
@@ -272,6 +275,13 @@ class RegretMatching:
         if len({p[0].shape for p in pairs}) != 1:
             raise TensorCFRError("a batch of matrix games must share one shape, got "
                                  + ", ".join(f"{g.name} {tuple(p[0].shape)}" for g, p in zip(self.games, pairs)))
+        # what the dtype must hold (`run.numbers`): checked now and before each step
+        largest = max((float(np.abs(np.asarray(m, dtype=np.float64)).max(initial=0.0))
+                       for g in self.games for m in (g.payoff, g.payoff_col)), default=0.0)
+        nonzero = [float(np.abs(v[v != 0]).min()) for g in self.games for m in (g.payoff, g.payoff_col)
+                   for v in [np.asarray(m, dtype=np.float64)] if (v != 0).any()]
+        self.extent = PayoffExtent(total=largest, largest=largest, smallest=min(nonzero, default=0.0))
+        numbers.check(numbers.payoff_problem(self.extent, self.dtype))
         self.game = self.games[0]
         runs = self.config.runs
         self.A = torch.stack([p[0] for p in pairs]).repeat_interleave(runs, 0)  # [B, m, n]
@@ -298,8 +308,20 @@ class RegretMatching:
         self._rows = torch.arange(self.batch_size, device=self.device)
 
     # -- the dynamics ---------------------------------------------------------------------------
+    def check_numbers(self, iterations: int) -> None:
+        """Refuse running to `iterations` in all where the regrets or the summed play could
+        leave the dtype's range (`run.numbers`: a value is at most the largest payoff)."""
+        numbers.check(numbers.horizon_problem(self.config, self.extent, self.dtype, iterations))
+
+    def non_finite(self) -> str | None:
+        """The name of the first state tensor holding a NaN or an infinity, or None."""
+        named = {"the summed joint play": self.Z, **{f"the regrets of player {i}": r for i, r in enumerate(self.regrets)},
+                 **{f"the strategy of player {i}": x for i, x in enumerate(self.strategy)}}
+        return numbers.non_finite(named)
+
     def step(self, n: int = 1) -> None:
         """Run `n` iterations."""
+        self.check_numbers(self.iteration + n)
         with deterministic(self.deterministic and self.device.type == "cuda"):
             for _ in range(n):
                 self._iterate()

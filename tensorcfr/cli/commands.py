@@ -177,6 +177,7 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
     from tensorcfr.run.training import Progress, TrainOptions, log_config, train
 
     solver = _make_solver(args, algo)
+    solver.check_numbers(args.iterations)  # before the header: the run's regrets and weights fit the dtype
     pot = _pot(args.game[0]) if len(args.game) == 1 else None  # a poker spot's, for its units
     if args.save_policy and solver.batch_size > 1:  # before training, not after it
         raise TensorCFRError("--save-policy saves one strategy: run a single game and setting")

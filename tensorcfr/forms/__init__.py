@@ -37,7 +37,8 @@ Example:
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Callable, Protocol, runtime_checkable
 
 import torch
 
@@ -100,6 +101,33 @@ class Operator(Protocol):
         """[B]: player 0's expected payoff of plans x [B, S0] and y [B, S1]."""
 
 
+@dataclass(frozen=True)
+class PayoffExtent:
+    """How large the payoff's numbers are, what `run.numbers` checks against a dtype.
+
+    total:    the largest sum of absolute payoff entries over the batch members (no
+              counterfactual value can exceed it: plans and chance weigh each entry by at most 1)
+    largest:  the largest absolute entry; smallest: the smallest nonzero one (0 if none)
+    where:    names the place of the "largest" or "smallest" entry in the game (called only
+              for an error message: naming costs a pass over the sequence names)
+
+    Example:
+        >>> import tensorcfr
+        >>> e = tensorcfr.compile("kuhn").payoff_extent()
+        >>> e.total, round(e.largest * 6, 12)  # the largest: a deal's chance 1/6 times a payoff of 2
+        (7.0, 2.0)
+    """
+
+    total: float
+    largest: float
+    smallest: float
+    where: Callable[[str], str] | None = None
+
+    def at(self, which: str) -> str:
+        """"(at PLACE) " of the `which` entry, for a message ("(the largest) " without `where`)."""
+        return f"(at {self.where(which)}) " if self.where is not None else f"({'the ' + which}) "
+
+
 @runtime_checkable
 class CompiledForm(Protocol):
     """A compiled game in one form: frozen, on one device, a batch of payoff vectors over one tree."""
@@ -137,6 +165,9 @@ class CompiledForm(Protocol):
 
     def payoff_bytes(self, dtype: torch.dtype) -> int:
         """Bytes the payoff operator takes in `dtype` on the device (`sizes.device_estimate_bytes`)."""
+
+    def payoff_extent(self) -> PayoffExtent:
+        """The payoff's magnitude (what `run.numbers` checks against the solver's dtype)."""
 
     def to(self, device) -> "CompiledForm":
         """A copy on `device`."""

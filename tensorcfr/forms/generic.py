@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from tensorcfr.errors import TensorCFRError
+from tensorcfr.forms import PayoffExtent
 from tensorcfr.spaces.treeplex import Treeplex
 
 if TYPE_CHECKING:
@@ -148,6 +150,28 @@ class CompiledGame:
         e = torch.finfo(dtype).bits // 8
         z, b = self.payoff.shape[1], self.payoff.shape[0]
         return 2 * z * (b * e + 8) + z * b * e + 24 * z
+
+    def payoff_extent(self) -> PayoffExtent:
+        """The payoff's magnitude (`forms.PayoffExtent`), a slice of 2^22 entries at a time (no
+        copy of the whole payoff); an entry is named by the two sequences that reach it."""
+        total = torch.zeros(self.batch_size, dtype=torch.float64, device=self.device)
+        largest, smallest, k_large, k_small = 0.0, math.inf, 0, 0
+        for lo in range(0, self.payoff.shape[1], 1 << 22):
+            a = self.payoff[:, lo:lo + (1 << 22)].abs()  # [B, z]
+            total += a.sum(1)
+            top, k = a.amax(0).max(0)
+            if float(top) > largest:
+                largest, k_large = float(top), lo + int(k)
+            low, k = torch.where(a > 0, a, math.inf).amin(0).min(0)
+            if float(low) < smallest:
+                smallest, k_small = float(low), lo + int(k)
+
+        def where(which: str) -> str:
+            s0, s1 = (int(v) for v in self.payoff_seq[:, k_large if which == "largest" else k_small])
+            n0, n1 = (tp.sequence_names()[s] or "no move" for tp, s in zip(self.treeplexes, (s0, s1)))
+            return f"the terminals reached by {n0} of player 0 and {n1} of player 1"
+        return PayoffExtent(float(total.max()) if self.batch_size else 0.0, largest,
+                            0.0 if smallest == math.inf else smallest, where)
 
     def _tensors(self) -> dict[str, torch.Tensor]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)

@@ -25,10 +25,12 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import torch
 
+from tensorcfr.forms import PayoffExtent
 from tensorcfr.operators.cards import CardShowdown
 from tensorcfr.operators.public import SMALL_CLASS, PublicPayoffOperator
 from tensorcfr.spaces.public import PublicTreeplex
@@ -145,6 +147,34 @@ class PublicCompiledGame:
         off = self.class_offsets.tolist()
         small = sum(off[k + 1] - off[k] for k in range(len(off) - 1) if off[k + 1] - off[k] < SMALL_CLASS)
         return e * self.payoff_weights.shape[0] * t0 * t1 * (len(off) - 1 + small)
+
+    def payoff_extent(self) -> PayoffExtent:
+        """The payoff's magnitude (`forms.PayoffExtent`): each class's matrix counted once per
+        terminal of the class; an entry is named by its class and its pair of types."""
+        counts = (self.class_offsets[1:] - self.class_offsets[:-1]).to(torch.float64)  # [K]
+        w = self.payoff_weights.abs()  # [B, K, T0, T1], or [B, K, 2] ranked
+        if self.ranked:  # off the diagonal a + b above it, a - b below, n (n - 1) / 2 pairs each
+            a, b = self.payoff_weights[..., 0], self.payoff_weights[..., 1]
+            w = torch.stack([(a + b).abs(), (a - b).abs()], -1)  # [B, K, 2]
+            n = self.treeplexes[0].types
+            total = (w.sum(-1) * counts * (n * (n - 1) / 2)).sum(1)
+        else:
+            total = (w.sum((2, 3)) * counts).sum(1)
+        flat = w.amax(0).reshape(-1)  # over the members: [K * T0 * T1] or [K * 2]
+        nonzero = torch.where(flat > 0, flat, math.inf)
+        k_large, k_small = int(flat.argmax()), int(nonzero.argmin())
+
+        def where(which: str) -> str:
+            i = k_large if which == "largest" else k_small
+            per_class = flat.numel() // max(int(counts.numel()), 1)
+            k, rest = divmod(i, per_class)
+            if self.ranked:
+                return f"payoff class {k}, a pair of types {'above' if rest == 0 else 'below'} the diagonal"
+            t1 = self.treeplexes[1].types
+            return f"payoff class {k}, types {rest // t1} and {rest % t1}"
+        smallest = float(nonzero[k_small]) if flat.numel() else 0.0
+        return PayoffExtent(float(total.max()) if total.numel() else 0.0, float(flat.max()) if flat.numel() else 0.0,
+                            0.0 if smallest == math.inf else smallest, where)
 
     def to(self, device) -> "PublicCompiledGame":
         return dataclasses.replace(self, treeplexes=tuple(t.to(device) for t in self.treeplexes),

@@ -30,6 +30,12 @@ class IterativeSolver(Protocol):
     def step(self, n: int = 1) -> None:
         """Run n iterations."""
 
+    def check_numbers(self, iterations: int) -> None:
+        """Refuse (a `TensorCFRError`) running to `iterations` in all where a number could leave the dtype."""
+
+    def non_finite(self) -> str | None:
+        """The name of the first state tensor holding a NaN or an infinity, or None."""
+
     def evaluate(self) -> dict:
         """{"average" | "current": evaluation.Evaluation}: exact figures of both strategies."""
 

@@ -34,6 +34,7 @@ from tensorcfr.memory import copy_releasing
 from tensorcfr.forms.public import PublicCompiledGame
 from tensorcfr.sampling.generic import EPSILON_DEFAULT, RandomDraws
 from tensorcfr.compiler.sizes import check_device_memory
+from tensorcfr.run import numbers
 from tensorcfr.run.spec import RunSpec
 from tensorcfr.updates.rules import Config, _batch
 
@@ -107,7 +108,8 @@ class Solver:
         """A solver of `game` by a `RunSpec` (what the CLI builds from its flags).
 
         Example:
-            >>> from tensorcfr.run.spec import RunSpec
+            >>> from tensorcfr.run import numbers
+from tensorcfr.run.spec import RunSpec
             >>> Solver.from_spec("kuhn", RunSpec.of("cfr+", device="cpu")).config.name
             'cfr+'
         """
@@ -140,6 +142,8 @@ class Solver:
         if distributed:
             rank, world = block
             cg = shard(cg, rank, world)
+        self.extent = cg.payoff_extent()  # what the dtype must hold: checked now and before each step
+        numbers.check(numbers.payoff_problem(self.extent, self.dtype))
         need = check_device_memory(cg, b, self.dtype, self.device)
         if capture == "auto":
             capture = auto_capture(self.device, need)
@@ -214,8 +218,25 @@ class Solver:
             return None
         return self.estimator.entries / (2 * max(self.iteration, 1) * max(self.estimator.num_entries, 1))
 
+    def check_numbers(self, iterations: int) -> None:
+        """Refuse (a `TensorCFRError`) running to `iterations` in all where the regrets, utilities
+        or average weights could leave the dtype's range (`run.numbers`); `step` checks its own
+        end, `train` the end of the whole run before it starts."""
+        numbers.check(numbers.horizon_problem(self.config, self.extent, self.dtype, iterations))
+
+    def non_finite(self) -> str | None:
+        """The name of the first state tensor holding a NaN or an infinity, or None."""
+        named = {}
+        for p in (0, 1):
+            named[f"the current strategy of player {p}"] = self.state.sigma[p]
+            named[f"the average strategy's sums of player {p}"] = self.state.average[p]
+            for f in fields(self.state.rule[p]):
+                named[f"the {f.name} of player {p}"] = getattr(self.state.rule[p], f.name)
+        return numbers.non_finite(named)
+
     def step(self, n: int = 1) -> None:
         """Run `n` iterations."""
+        self.check_numbers(self.iteration + n)
         values = touched = None
         if self.estimator is not None and self.update_scope == "touched":
             touched = self._touched_values

@@ -43,6 +43,7 @@ TAGS = {
     "perf/iterations_per_second": "iterations_per_second",
     "perf/sampled_fraction": "sampled_fraction",  # Monte-Carlo runs only
 }
+FINITE_KEYS = ("exploitability", "exploitability_current", "game_value", "game_value_current")  # or the run stops
 HPARAM_METRICS = ("exploitability/average", "exploitability/current", "value/average")
 # log10 of the curves that span decades, beside the raw ones: on TensorBoard's default linear
 # axis the raw curves of every algorithm lie flat on 0 after the first few percent of a run
@@ -421,6 +422,9 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
     state = dict(opts.loop_state or {"rows": [], "solving": 0.0})
     rows = TrainResult(state["rows"])
     target_iteration = solver.iteration + iterations
+    solver.check_numbers(target_iteration)  # before any work: the whole run's regrets and weights fit the dtype
+    # the last checkpoint written (a resumed run's own), named when a non-finite value stops the run
+    saved_at = solver.iteration if opts.loop_state is not None else None
     started, chunk = time.perf_counter(), 1
     since_eval, since_eval_time = 0, 0.0
     target = opts.target_exploitability
@@ -438,6 +442,25 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         return {"rows": list(rows), "solving": state["solving"], "eval_every": repr(plan) if not isinstance(plan, Every)
                 else plan.k, "next_eval": next_eval}
 
+    def stop_if_not_finite(member_rows=()) -> None:
+        """A NaN or an infinity in the state (or in an evaluation) stops the run before it is
+        logged or saved, so the last checkpoint stays the last finite one."""
+        what = solver.non_finite()
+        if what is None and not all(math.isfinite(r[k]) for r in member_rows for k in FINITE_KEYS if k in r):
+            what = "the evaluation (exploitability or game value)"
+        if what is not None:
+            kept = (f"the checkpoint of iteration {saved_at} is kept" if saved_at is not None
+                    else "no checkpoint was written")
+            raise TensorCFRError(f"iteration {solver.iteration}: {what} holds NaN or infinite values "
+                                 f"({str(getattr(solver, 'dtype', '')).replace('torch.', '')} overflowed?); "
+                                 f"the run stops and {kept}")
+
+    def save():
+        nonlocal saved_at, last_save
+        stop_if_not_finite()
+        checkpoint(snapshot())
+        saved_at, last_save = solver.iteration, time.perf_counter()
+
     def evaluate_now() -> dict:
         nonlocal since_eval, since_eval_time
         ev = solver.evaluate()
@@ -447,6 +470,7 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
             n, dt = max(since_eval, 1), max(since_eval_time, 1e-12)
             row.update(ms_per_iteration=1000 * dt / n, iterations_per_second=n / dt, seconds=state["solving"])
             member_rows.append(row)
+        stop_if_not_finite(member_rows)
         since_eval, since_eval_time = 0, 0.0
         rows.append(member_rows[0])
         # the histograms' best responses are collectives in a distributed run: every rank computes
@@ -495,12 +519,11 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         due = checkpoint_every and solver.iteration % checkpoint_every == 0
         if checkpoint is not None and (due or (opts.checkpoint_seconds is not None
                                               and time.perf_counter() - last_save >= opts.checkpoint_seconds)):
-            checkpoint(snapshot())
-            last_save = time.perf_counter()
+            save()
     if progress is not None:
         progress.close()
     if checkpoint is not None:
-        checkpoint(snapshot())  # before a closing evaluation, so a resumed run's rows match
+        save()  # before a closing evaluation, so a resumed run's rows match
     if rows.stopped in ("interrupted", "time_limit") and (not rows or rows[-1]["iteration"] != solver.iteration):
         evaluate_now()
     if writer is not None:
