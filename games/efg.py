@@ -234,7 +234,7 @@ class EFGGame(Game):
         total = (above[0] + pays[0], above[1] + pays[1])
         if max(abs(total[0]), abs(total[1])) > _FLOAT_MAX:  # outcomes add up along the path
             raise GameError(f"{self.title}: the payoffs summed along the path to node {label!r} "
-                            f"({float(total[0]):.3g}...) are out of float64's range")
+                            "are out of float64's range")
         self.payoff.append(total)
         me = len(self.parent) - 1
         if parent >= 0:

@@ -451,7 +451,7 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         if what is not None:
             kept = (f"the checkpoint of iteration {saved_at} is kept" if saved_at is not None
                     else "no checkpoint was written")
-            raise TensorCFRError(f"iteration {solver.iteration}: {what} holds NaN or infinite values "
+            raise TensorCFRError(f"iteration {solver.iteration}: NaN or infinite values in {what} "
                                  f"({str(getattr(solver, 'dtype', '')).replace('torch.', '')} overflowed?); "
                                  f"the run stops and {kept}")
 
