@@ -40,6 +40,9 @@ from .vector import VectorGame
 ALLIN = "allin"
 FOLD0, FOLD1, SHOWDOWN = 1, 2, 3  # terminal kinds
 MAX_NODES = 1_000_000  # betting nodes of one spot's abstraction
+# the smallest bet or raise, as a fraction of the pot: 1e-300 of it added to the chips already
+# in changed nothing, so the same player could bet again without end (found by the fuzz)
+MIN_SIZE = 1e-6
 
 
 def _size(x, what: str):
@@ -48,8 +51,8 @@ def _size(x, what: str):
         return ALLIN
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise GameError(f"{what}: a bet size is a fraction of the pot or 'allin', got {x!r}")
-    if not (math.isfinite(x) and x > 0):
-        raise GameError(f"{what}: a bet size must be a finite fraction of the pot > 0, got {x!r}")
+    if not (math.isfinite(x) and x >= MIN_SIZE):  # a smaller bet can vanish in the chips already in
+        raise GameError(f"{what}: a bet size must be a finite fraction of the pot >= {MIN_SIZE:g}, got {x!r}")
     return float(x)
 
 
@@ -114,7 +117,7 @@ class HoldemSpot(Game):
             w = parse_range(text, f"{kind}: range{p}") * usable
             if not w.any():
                 raise GameError(f"{kind}: range{p} {text!r} holds no hand that the board and deck leave possible")
-            self.weights.append(w)
+            self.weights.append(w / w.max())  # relative weights: 1e-300 each would vanish in the products below
         # compat [1326, 1326]: the hands share no card
         share = (HANDS[:, None, :, None] == HANDS[None, :, None, :]).any(axis=(2, 3))
         self.compat = ~share

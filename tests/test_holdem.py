@@ -161,7 +161,7 @@ def test_a_bet_and_a_call_pay_what_the_loser_put_in():
     ("holdem_river(board=Ks7d2c9h4s, range0='AX')", "range0: unknown rank 'X'"),
     ("holdem_river(board=Ks7d2c9h4s, range1='KK:0')", "range1 'KK:0' holds no hand"),
     ("holdem_river(board=Ks7d2c9h4s, pot=-1)", "pot must be > 0"),
-    ("holdem_river(board=Ks7d2c9h4s, bets=(0, 1))", "bet size must be a finite fraction of the pot > 0"),
+    ("holdem_river(board=Ks7d2c9h4s, bets=(0, 1))", "bet size must be a finite fraction of the pot >= 1e-06"),
     ("holdem_river(board=Ks7d2c9h4s, bets=(half,))", "a bet size is a fraction of the pot or 'allin'"),
     ("holdem_river(board=Ks7d2c9h4s, cap=-1)", "cap"),
     ("holdem_river(board=Ks7d2c9h4s, ranks=AKQ)", "board card 7d is not in the deck"),

@@ -11,6 +11,7 @@ import torch
 
 import tensorcfr
 from tensorcfr import games
+from tensorcfr.games import efg as efg_reader
 from tensorcfr.games import CHANCE, TERMINAL
 from tensorcfr.cli.commands import main
 from tensorcfr.errors import TensorCFRError
@@ -59,12 +60,12 @@ def test_payoffs_that_overflow_summed_along_a_path_are_refused(tmp_path):
     text = ('EFG 2 R "t" { "P1" "P2" } ""\np "" 1 1 "" { "a" "b" } 1 "o" { 1e308 -1e308 }\n'
             't "" 1\nt "" 2 "" { 1 -1 }\n')
     with pytest.raises(games.GameError, match="summed along the path to node 'a'.*out of float64's range"):
-        games.efg.from_text(text, "t.efg")
+        efg_reader.from_text(text, "t.efg")
 
 
 def test_exact_numbers_within_range_are_kept():
     text = EFG.replace("U0", "1/3").replace("U1", "-1/3")
-    assert games.efg.from_text(text, "t.efg").utilities(1) == (1 / 3, -1 / 3)
+    assert efg_reader.from_text(text, "t.efg").utilities(1) == (1 / 3, -1 / 3)
 
 
 # -- the payoff's magnitude ------------------------------------------------------------------
@@ -124,7 +125,7 @@ def test_payoffs_past_float32_are_refused_naming_the_terminals(capsys, tmp_path)
 
 
 def test_payoffs_near_float64s_edge_are_refused():
-    path_game = games.efg.from_text(EFG.replace("U0", "1e308").replace("U1", "-1e308"), "edge.efg")
+    path_game = efg_reader.from_text(EFG.replace("U0", "1e308").replace("U1", "-1e308"), "edge.efg")
     with pytest.raises(tensorcfr.TensorCFRError, match="sum to 1e\\+308.*past float64 range"):
         tensorcfr.Solver(path_game, "cfr+", device="cpu")
 
@@ -277,3 +278,24 @@ def test_every_json_output_and_file_parses_strictly(capsys, tmp_path):
         with open(f) as fh:
             strict(fh.read())
     assert not [f for _, _, fs in os.walk(tmp_path) for f in fs if ".tmp" in f]  # no temporary left behind
+
+
+def test_range_weights_are_relative_at_any_scale():
+    """Weights of 1e-300 each used to vanish in the deal's products ("nothing can be dealt");
+    a range scaled by any factor is the same game."""
+    spot = "holdem_river(board=AsKhQsJh9s, ranks=AKQJ9T, suits=shd, range0='{}', range1='TT,QQ,JJ:0.5')"
+    values = []
+    for r in ("TT,QQ,JJ:0.5", "TT:1e-300,QQ:1e-300,JJ:5e-301", "TT:1e300,QQ:1e300,JJ:5e299"):
+        s = tensorcfr.Solver(spot.format(r), "cfr+", device="cpu")
+        s.step(20)
+        values.append(float(s.evaluate()["average"].game_value[0]))
+    assert values == pytest.approx([values[0]] * 3, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("bets", ["(0.5, 1e-300)", "(1e-7,)"])
+def test_bet_sizes_too_small_to_change_the_bet_are_refused(bets):
+    """Found by the readers' fuzz: a raise of 1e-300 of the pot vanished in the chips already in,
+    and the betting tree recursed without end (RecursionError)."""
+    with pytest.raises(games.GameError, match="a bet size must be a finite fraction of the pot >= 1e-06"):
+        games.make(f"holdem_river(board=AsKhQsJh9s, ranks=AKQJ9T, suits=sh, bets={bets}, raises={bets})")
+    games.make("holdem_river(board=AsKhQsJh9s, ranks=AKQJ9T, suits=sh, bets=(1e-6,), raises=(1e-6,))")

@@ -20,6 +20,7 @@ import functools
 import os
 import signal
 import sys
+import threading
 import time
 
 import torch
@@ -193,12 +194,16 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
     if run_dir is not None:
         from torch.utils.tensorboard import SummaryWriter  # imported late: it is slow to import
 
-        writer = SummaryWriter(run_dir)
-        if checkpoint is None:
-            policy = os.path.abspath(args.save_policy) if args.save_policy else None
-            write_run_file(run_dir, {"args": {k: v for k, v in vars(args).items() if k not in NOT_SETTINGS}, "algo": algo,
-                                     "config": config, "save_policy": policy})
-            log_config(writer, config, args.track_infosets)
+        try:
+            writer = SummaryWriter(run_dir)
+            if checkpoint is None:
+                policy = os.path.abspath(args.save_policy) if args.save_policy else None
+                write_run_file(run_dir, {"args": {k: v for k, v in vars(args).items() if k not in NOT_SETTINGS},
+                                         "algo": algo, "config": config, "save_policy": policy})
+                log_config(writer, config, args.track_infosets)
+        except OSError as e:  # a full disk before the first iteration
+            raise TensorCFRError(f"cannot write the TensorBoard events in {run_dir} ({e.strerror or e}); "
+                                 "nothing was run") from None
 
     def save(state):
         save_checkpoint(os.path.join(run_dir, CHECKPOINT), {"solver": solver.state_dict(copy=False), "loop": state,
@@ -227,16 +232,24 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
                                track_infosets=args.track_infosets, histograms=not args.no_histograms,
                                progress=None if args.json or args.quiet else
                                Progress(args.iterations, initial=solver.iteration), loop_state=loop_state)
+        def kept() -> str:
+            saved = run_dir is not None and os.path.exists(os.path.join(run_dir, CHECKPOINT))
+            return (f"the last checkpoint in {run_dir} is intact: tensorcfr resume {run_dir}" if saved else
+                    "no checkpoint was written yet" if run_dir else "no run directory (--no-log): nothing saved")
         try:
             rows = train(solver, max(args.iterations - solver.iteration, 0), args.eval_every, options)
         except (MemoryError, torch.cuda.OutOfMemoryError):
-            saved = run_dir is not None and os.path.exists(os.path.join(run_dir, CHECKPOINT))
-            where = (f"the last checkpoint in {run_dir} is intact: tensorcfr resume {run_dir}" if saved else
-                     "no checkpoint was written yet" if run_dir else "no run directory (--no-log): nothing saved")
-            raise TensorCFRError(f"out of memory at iteration {solver.iteration}; {where}") from None
+            raise TensorCFRError(f"out of memory at iteration {solver.iteration}; {kept()}") from None
+        except OSError as e:  # TensorBoard's writer on a full disk, a folder gone read-only or removed
+            raise TensorCFRError(f"cannot write the TensorBoard events in {run_dir} at iteration {solver.iteration} "
+                                 f"({e.strerror or e}); {kept()}") from None
     wall = time.perf_counter() - t0
     if writer is not None:
-        writer.close()
+        try:
+            writer.close()
+        except OSError as e:
+            raise TensorCFRError(f"cannot write the TensorBoard events in {run_dir} ({e.strerror or e}); "
+                                 f"the run is done and its checkpoint is intact") from None
     last = rows[-1]
     out = {"game": solver.game.name, "algorithm": solver.config.name, "iterations": solver.iteration,
            "stopped": rows.stopped,
@@ -599,8 +612,21 @@ def _plot_strategy(args) -> int:
     return 0
 
 
+def _quiet_writer_thread(hook):
+    """A `threading.excepthook` that leaves an OSError of TensorBoard's writer thread (a full
+    disk) unprinted: the main thread meets the same error at the writer's next call and says it
+    in one line; anything else goes to `hook`."""
+    def quiet(info):
+        if not (issubclass(info.exc_type, OSError) and type(info.thread).__name__ == "_AsyncWriterThread"):
+            hook(info)
+    return quiet
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if not getattr(threading.excepthook, "tensorcfr", False):
+        threading.excepthook = _quiet_writer_thread(threading.excepthook)
+        threading.excepthook.tensorcfr = True
     try:
         if args.command == "games":
             print("\n".join(games_pkg.available()))

@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import os
+import math
 import re
 
 from tensorcfr.errors import TensorCFRError
@@ -71,7 +72,11 @@ _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 def parse_bytes(text: str | int | None) -> int | str | None:
     """`"auto"`, `"none"` / None, an integer, or a number with K, M, G or T (powers of 1024)."""
-    if text is None or isinstance(text, int) and not isinstance(text, bool):
+    if text is None:
+        return None
+    if isinstance(text, int) and not isinstance(text, bool):
+        if text < 0:
+            raise TensorCFRError(f"--max-memory: a number of bytes must be >= 0, got {text}")
         return text
     s = str(text).strip().upper()
     if s in ("AUTO", "NONE"):
@@ -79,7 +84,10 @@ def parse_bytes(text: str | int | None) -> int | str | None:
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)I?B?", s)
     if not m:
         raise TensorCFRError(f"--max-memory: expected BYTES (e.g. 16G, 512M), auto or none, got {text!r}")
-    return int(float(m.group(1)) * _UNITS[m.group(2)])
+    value = float(m.group(1)) * _UNITS[m.group(2)]
+    if not math.isfinite(value):  # 400 nines: a float's inf, which int() cannot take
+        raise TensorCFRError(f"--max-memory: {text!r} is past any memory")
+    return int(value)
 
 
 def approx(n: int) -> str:

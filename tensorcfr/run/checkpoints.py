@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import math
 import os
 import tempfile
 import re
@@ -55,7 +56,12 @@ def save_checkpoint(path: str, payload: dict) -> None:
     try:
         with open(tmp, "w+b") as f:  # (read too: the archive's last record is checked)
             out = _Hashing(f, hold=2)
-            torch.save(payload, out)
+            try:
+                torch.save(payload, out)
+            except RuntimeError:
+                if out.error is None:
+                    raise
+                raise out.error from None  # a full disk, as the file said it
             f.seek(out.length - _EOCD)
             if f.read(4) != b"PK\x05\x06" or out.held != b"\x00\x00":
                 raise TensorCFRError(f"{path}: torch.save wrote an archive that does not end in a plain zip "
@@ -68,12 +74,15 @@ def save_checkpoint(path: str, payload: dict) -> None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)  # atomic: readers see the old file or the new one, never half of one
-    except OSError as e:  # a full disk, a vanished folder: the previous checkpoint stays as it was
+    except BaseException as e:  # a full disk, a vanished folder, Ctrl-C: the previous checkpoint stays as it was
         try:
             os.remove(tmp)
         except OSError:
             pass
-        raise TensorCFRError(f"cannot write the checkpoint {path} ({e.strerror or e}); the previous one is intact") from None
+        if not isinstance(e, OSError):
+            raise
+        kept = "the previous one is intact" if os.path.exists(path) else "no checkpoint was written before"
+        raise TensorCFRError(f"cannot write the checkpoint {path} ({e.strerror or e}); {kept}") from None
 
 
 def _header(digest: bytes, length: int) -> bytes:
@@ -87,6 +96,7 @@ class _Hashing(io.RawIOBase):
 
     def __init__(self, f, hold: int = 0):
         self.f, self.digest, self.length, self.hold, self.held = f, hashlib.sha256(), 0, hold, b""
+        self.error: OSError | None = None  # what the file raised: torch.save's C++ writer reports it as a RuntimeError
 
     def writable(self):
         return True
@@ -105,7 +115,11 @@ class _Hashing(io.RawIOBase):
             data = self.held + bytes(mv)
             self.digest.update(data[:max(0, len(data) - self.hold)])
             self.held = data[-self.hold:]
-        self.f.write(mv)
+        try:
+            self.f.write(mv)
+        except OSError as e:
+            self.error = e
+            raise
         return n
 
 
@@ -256,7 +270,8 @@ def lock_run_dir(run_dir: str):
     try:
         f = open(path, "w")
     except OSError as e:
-        raise TensorCFRError(f"cannot lock {run_dir} ({e.strerror})") from None
+        raise TensorCFRError(f"cannot lock {run_dir} ({e.strerror}): resuming writes checkpoints and events "
+                             "there; copy the run directory somewhere writable and resume the copy") from None
     try:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -282,8 +297,8 @@ def parse_duration(text: str | float) -> float:
             value = sum(float(n) * _UNITS[u] for n, _, u in re.findall(r"(\d+(\.\d*)?)([smhd])", t))
         else:
             raise TensorCFRError(f"cannot read duration {text!r}: use seconds or e.g. 90s, 45m, 2h, 1h30m")
-    if not value > 0:
-        raise TensorCFRError(f"a duration must be positive, got {text!r}")
+    if not 0 < value < math.inf:  # 400 digits read as a float are inf too
+        raise TensorCFRError(f"a duration must be a positive finite number of seconds, got {text!r}")
     return value
 
 
