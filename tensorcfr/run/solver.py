@@ -108,8 +108,7 @@ class Solver:
         """A solver of `game` by a `RunSpec` (what the CLI builds from its flags).
 
         Example:
-            >>> from tensorcfr.run import numbers
-from tensorcfr.run.spec import RunSpec
+            >>> from tensorcfr.run.spec import RunSpec
             >>> Solver.from_spec("kuhn", RunSpec.of("cfr+", device="cpu")).config.name
             'cfr+'
         """
@@ -144,6 +143,7 @@ from tensorcfr.run.spec import RunSpec
             cg = shard(cg, rank, world)
         self.extent = cg.payoff_extent()  # what the dtype must hold: checked now and before each step
         numbers.check(numbers.payoff_problem(self.extent, self.dtype))
+        self._checked_to = 0  # the iterations `check_numbers` has cleared
         need = check_device_memory(cg, b, self.dtype, self.device)
         if capture == "auto":
             capture = auto_capture(self.device, need)
@@ -222,7 +222,9 @@ from tensorcfr.run.spec import RunSpec
         """Refuse (a `TensorCFRError`) running to `iterations` in all where the regrets, utilities
         or average weights could leave the dtype's range (`run.numbers`); `step` checks its own
         end, `train` the end of the whole run before it starts."""
-        numbers.check(numbers.horizon_problem(self.config, self.extent, self.dtype, iterations))
+        if iterations > self._checked_to:  # the bounds grow with the iterations: one check covers fewer
+            numbers.check(numbers.horizon_problem(self.config, self.extent, self.dtype, iterations))
+            self._checked_to = iterations
 
     def non_finite(self) -> str | None:
         """The name of the first state tensor holding a NaN or an infinity, or None."""
