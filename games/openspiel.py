@@ -19,6 +19,7 @@ Example (where OpenSpiel is installed):
 
 from __future__ import annotations
 
+import functools
 import sys
 
 from .base import CHANCE, TERMINAL, Game, GameError
@@ -54,6 +55,22 @@ def make_openspiel(spec: str) -> "OpenSpielGame":
         print(f"tensorcfr: openspiel:{spec} is constant-sum ({game.utility_sum():g}); each payoff is shifted by "
               f"{-shift:g} to make it zero-sum (the same strategies)", file=sys.stderr)
     return OpenSpielGame(spec, game, shift, pyspiel.__version__ if hasattr(pyspiel, "__version__") else "")
+
+
+def _spiel_errors(method):
+    """A protocol method whose OpenSpiel errors (a game whose parameters load but whose states
+    fail OpenSpiel's own checks, as `liars_dice(numdice=0)` does) become a `GameError` naming
+    the history."""
+    @functools.wraps(method)
+    def wrapped(self, h, *args):
+        try:
+            return method(self, h, *args)
+        except Exception as e:  # noqa: BLE001 - pyspiel.SpielError, imported only where present
+            if type(e).__name__ != "SpielError":
+                raise
+            raise GameError(f"{self.name}: OpenSpiel failed at history {list(h)}: "
+                            f"{str(e).strip().splitlines()[0][:300]}") from None
+    return wrapped
 
 
 class OpenSpielGame(Game):
@@ -93,6 +110,7 @@ class OpenSpielGame(Game):
     def initial_state(self):
         return ()
 
+    @_spiel_errors
     def player(self, h):
         s = self._state(h)
         if s.is_terminal():
@@ -101,13 +119,16 @@ class OpenSpielGame(Game):
             return CHANCE
         return s.current_player()
 
+    @_spiel_errors
     def chance_outcomes(self, h):
         probs = dict(self._state(h).chance_outcomes())
         return [(name, probs[a]) for name, a in self._actions(h).items()]
 
+    @_spiel_errors
     def legal_actions(self, h):
         return tuple(self._actions(h))
 
+    @_spiel_errors
     def next_state(self, h, action):
         a = self._actions(h)[action]
         child = h + (a,)
@@ -122,10 +143,12 @@ class OpenSpielGame(Game):
             self._made.pop(h, None)
         return child
 
+    @_spiel_errors
     def utilities(self, h):
         r = self._state(h).returns()
         return float(r[0] - self.shift), float(r[1] - self.shift)
 
+    @_spiel_errors
     def infoset_key(self, h):
         s = self._state(h)
         return s.information_state_string(s.current_player())
