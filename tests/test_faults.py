@@ -15,10 +15,10 @@ import pytest
 import torch
 
 import tensorcfr
-from tensorcfr.cli.commands import main
+from cli_run import error_line, run_cli
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.io.policies import load_policy, save_policy
-from tensorcfr.run import checkpoints, continuation
+from tensorcfr.run import continuation
 from tensorcfr.run.checkpoints import load_checkpoint, read_run_file, save_checkpoint, write_run_file
 
 BUDGETS = [0, 1, 17, 100, 1000, 5000, 20000]  # bytes a file may take before the disk is full
@@ -42,15 +42,11 @@ class FullDisk:
         monkeypatch.setattr(io, "open", fake_open)  # TensorBoard's file layer calls io.open
 
 
-class _Filling:
-    def __init__(self, f, disk: FullDisk):
-        self._f, self._disk = f, disk
+class _Wrapped:
+    """A file that passes everything through to `f` but what a subclass overrides."""
 
-    def write(self, data):
-        if self._disk.written + len(data) > self._disk.budget:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        self._disk.written += len(data)
-        return self._f.write(data)
+    def __init__(self, f):
+        self._f = f
 
     def __getattr__(self, name):
         return getattr(self._f, name)
@@ -65,24 +61,20 @@ class _Filling:
         return iter(self._f)
 
 
+class _Filling(_Wrapped):
+    def __init__(self, f, disk: FullDisk):
+        super().__init__(f)
+        self._disk = disk
+
+    def write(self, data):
+        if self._disk.written + len(data) > self._disk.budget:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self._disk.written += len(data)
+        return self._f.write(data)
+
+
 def temporaries(root) -> list[str]:
     return [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if ".tmp" in f]
-
-
-def cli(capsys, *args):
-    try:
-        code = main(list(args))
-    except SystemExit as e:
-        code = e.code
-    out = capsys.readouterr()
-    return code, out.out, out.err.strip()
-
-
-def error_line(err: str) -> str:
-    """The error line of stderr (a logged run says its run directory first)."""
-    lines = [line for line in err.splitlines() if not line.startswith("run directory:")]
-    assert len(lines) == 1 and lines[0].startswith("tensorcfr: error:"), err
-    return lines[0]
 
 
 KUHN = tensorcfr.compile("kuhn")
@@ -161,7 +153,7 @@ def test_tensorboard_events_on_a_full_disk_stop_the_run_in_one_line_and_it_resum
                                                                                    budget):
     """Before: a traceback from TensorBoard's writer thread, then one from the main thread, exit 1."""
     FullDisk(monkeypatch, tmp_path, budget, which="tfevents")
-    code, _, err = cli(capsys, "solve", "leduc", "--iterations", "300", "--eval-every", "10", "--checkpoint-every",
+    code, _, err = run_cli(capsys, "solve", "leduc", "--iterations", "300", "--eval-every", "10", "--checkpoint-every",
                        "20", "--logdir", str(tmp_path / "runs"), "--quiet")
     line = error_line(err)
     assert code == 2 and "cannot write the TensorBoard events" in line and "No space left" in line, err
@@ -169,7 +161,7 @@ def test_tensorboard_events_on_a_full_disk_stop_the_run_in_one_line_and_it_resum
     run_dir, = [os.path.join(tmp_path, "runs", d) for d in os.listdir(tmp_path / "runs")]
     if os.path.exists(os.path.join(run_dir, "checkpoint.pt")):
         assert "is intact: tensorcfr resume" in line
-        code, out, err = cli(capsys, "resume", run_dir, "--json")
+        code, out, err = run_cli(capsys, "resume", run_dir, "--json")
         assert code == 0 and json.loads(out)["iterations"] == 300, err
     else:
         assert "no checkpoint was written yet" in line or "nothing was run" in line
@@ -226,30 +218,21 @@ def test_a_checkpoint_stopped_at_any_step_leaves_the_old_one_whole(monkeypatch, 
     assert load_checkpoint(path)["iteration"] == 5 and temporaries(tmp_path) == []
 
 
-class _Stopping:
+class _Stopping(_Wrapped):
     def __init__(self, f, step, stop_at_nth):
-        self._f = f
+        super().__init__(f)
         setattr(self, step, stop_at_nth(getattr(f, step)))
-
-    def __getattr__(self, name):
-        return getattr(self._f, name)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self._f.close()
 
 
 def test_a_killed_save_leaves_a_temporary_that_resume_ignores(capsys, tmp_path):
     """A kill -9 mid-save leaves checkpoint.pt.tmp (half written) beside the last checkpoint:
     resume reads the checkpoint, and its own saves write over the temporary."""
-    code, _, err = cli(capsys, "solve", "kuhn", "--iterations", "20", "--logdir", str(tmp_path), "--quiet")
+    code, _, err = run_cli(capsys, "solve", "kuhn", "--iterations", "20", "--logdir", str(tmp_path), "--quiet")
     assert code == 0, err
     run_dir, = [os.path.join(tmp_path, d) for d in os.listdir(tmp_path)]
     with open(os.path.join(run_dir, "checkpoint.pt.tmp"), "wb") as f:
         f.write(b"PK\x03\x04 half a checkpoint")
-    code, out, err = cli(capsys, "resume", run_dir, "--iterations", "40", "--json")
+    code, out, err = run_cli(capsys, "resume", run_dir, "--iterations", "40", "--json")
     assert code == 0 and json.loads(out)["iterations"] == 40, err
     assert temporaries(tmp_path) == []
 
@@ -258,7 +241,7 @@ def test_a_killed_save_leaves_a_temporary_that_resume_ignores(capsys, tmp_path):
 def test_a_read_only_run_directory_is_one_line(capsys, tmp_path, monkeypatch):
     """Resuming needs to write the lock, checkpoints and events: refused at once, saying what to do.
     (Made read-only by refusing writes under it: the tests may run as root, whom chmod does not stop.)"""
-    code, _, err = cli(capsys, "solve", "kuhn", "--iterations", "10", "--logdir", str(tmp_path), "--quiet")
+    code, _, err = run_cli(capsys, "solve", "kuhn", "--iterations", "10", "--logdir", str(tmp_path), "--quiet")
     run_dir, = [os.path.join(tmp_path, d) for d in os.listdir(tmp_path)]
     before = open(os.path.join(run_dir, "checkpoint.pt"), "rb").read()
     real = builtins.open
@@ -268,7 +251,7 @@ def test_a_read_only_run_directory_is_one_line(capsys, tmp_path, monkeypatch):
             raise OSError(errno.EROFS, "Read-only file system", str(file))
         return real(file, mode, *a, **k)
     monkeypatch.setattr(builtins, "open", read_only)
-    code, out, err = cli(capsys, "resume", run_dir, "--iterations", "20")
+    code, out, err = run_cli(capsys, "resume", run_dir, "--iterations", "20")
     monkeypatch.undo()
     line = error_line(err)
     assert code == 2 and "Read-only file system" in line and "copy the run directory" in line
@@ -278,13 +261,12 @@ def test_a_read_only_run_directory_is_one_line(capsys, tmp_path, monkeypatch):
 def test_a_run_directory_moved_or_copied_resumes(capsys, tmp_path):
     import shutil
 
-    code, _, err = cli(capsys, "solve", "kuhn", "--iterations", "10", "--logdir", str(tmp_path / "a"), "--quiet")
+    code, _, err = run_cli(capsys, "solve", "kuhn", "--iterations", "10", "--logdir", str(tmp_path / "a"), "--quiet")
     run_dir, = [os.path.join(tmp_path, "a", d) for d in os.listdir(tmp_path / "a")]
     shutil.copytree(run_dir, tmp_path / "copy")
     os.rename(tmp_path / "a", tmp_path / "b")
     for where in (tmp_path / "copy", os.path.join(tmp_path, "b", os.path.basename(run_dir))):
-        code, out, err = cli(capsys, "resume", str(where), "--iterations", "20", "--json")
+        code, out, err = run_cli(capsys, "resume", str(where), "--iterations", "20", "--json")
         assert code == 0 and json.loads(out)["iterations"] == 20, err
     assert torch.equal(*(load_checkpoint(os.path.join(w, "checkpoint.pt"))["solver"]["average"][0]
                          for w in (tmp_path / "copy", os.path.join(tmp_path, "b", os.path.basename(run_dir)))))
-    assert checkpoints.CHECKPOINT == "checkpoint.pt"

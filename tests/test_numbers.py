@@ -13,8 +13,8 @@ import tensorcfr
 from tensorcfr import games
 from tensorcfr.games import efg as efg_reader
 from tensorcfr.games import CHANCE, TERMINAL
-from tensorcfr.cli.commands import main
 from tensorcfr.errors import TensorCFRError
+from cli_run import error_line, run_cli
 from tensorcfr.io.files import dumps, refuse_constant
 from tensorcfr.run import numbers
 from tensorcfr.run.training import train
@@ -22,20 +22,12 @@ from tensorcfr.run.training import train
 EFG = 'EFG 2 R "t" { "P1" "P2" } ""\np "" 1 1 "" { "a" "b" } 0\nt "" 1 "" { U0 U1 }\nt "" 2 "" { 1 -1 }\n'
 
 
-def cli(capsys, *args):
-    """(exit code, stdout, stderr) of the CLI run in-process."""
-    try:
-        code = main(list(args))
-    except SystemExit as e:
-        code = e.code
-    out = capsys.readouterr()
-    return code, out.out, out.err.strip()
-
-
 def one_line(code, err, *words):
-    assert code == 2 and len(err.splitlines()) == 1 and err.startswith("tensorcfr: error:"), err
+    """Exit 2 and one error line holding each of `words`."""
+    line = error_line(err)
+    assert code == 2, err
     for w in words:
-        assert w in err, err
+        assert w in line, line
 
 
 def efg(tmp_path, u0, u1, name="t.efg"):
@@ -51,7 +43,7 @@ def efg(tmp_path, u0, u1, name="t.efg"):
     ("1e999999999", "1", ["line 3", "1e999999999"]),  # Fraction would expand 10^999999999 (minutes)
 ])
 def test_numbers_past_float64_in_an_efg_file_are_one_line(capsys, tmp_path, u0, u1, words):
-    code, _, err = cli(capsys, "solve", efg(tmp_path, u0, u1), "--iterations", "3", "--no-log")
+    code, _, err = run_cli(capsys, "solve", efg(tmp_path, u0, u1), "--iterations", "3", "--no-log")
     one_line(code, err, *words)
 
 
@@ -98,7 +90,8 @@ def test_the_payoff_extent_equals_a_tree_walk_in_both_forms(spec):
     for form in ("generic", "public"):
         e = tensorcfr.compile(spec, form=form).payoff_extent()
         assert e.total == pytest.approx(total, rel=1e-12), form
-        # a generic entry may add several terminals with the same sequences (none do here but chance)
+        # an entry may sum several terminals (a generic entry: those with one pair of last
+        # sequences), so it is at least the largest terminal's and at most the smallest's
         assert e.largest >= largest * (1 - 1e-12) and e.smallest <= smallest * (1 + 1e-12), form
     assert tensorcfr.compile("kuhn").payoff_extent().total == 7.0  # 6 deals of 1/6, |u| 1 + 1 + 2 + 1 + 2
 
@@ -117,10 +110,10 @@ def test_the_ranked_public_form_counts_every_pair():
 def test_payoffs_past_float32_are_refused_naming_the_terminals(capsys, tmp_path):
     """Before: NaN exploitability, an infinite game value and exit 0."""
     game = efg(tmp_path, "1e300", "-1e300")
-    code, out, err = cli(capsys, "solve", game, "--iterations", "5", "--no-log", "--dtype", "float32", "--json")
+    code, out, err = run_cli(capsys, "solve", game, "--iterations", "5", "--no-log", "--dtype", "float32", "--json")
     one_line(code, err, "1e+300", "float32", "reached by P1#1/a of player 0")
     assert out == ""  # before any work: no header, no row
-    code, out, _ = cli(capsys, "solve", game, "--iterations", "5", "--no-log", "--dtype", "float64", "--json")
+    code, out, _ = run_cli(capsys, "solve", game, "--iterations", "5", "--no-log", "--dtype", "float64", "--json")
     assert code == 0 and math.isfinite(json.loads(out)["exploitability"])
 
 
@@ -152,16 +145,16 @@ def test_matrix_games_are_held_to_the_same_range():
 # -- runs whose numbers would grow past the dtype --------------------------------------------
 def test_regrets_that_would_overflow_within_the_iterations_are_refused_up_front(capsys, tmp_path):
     game = efg(tmp_path, "1e30", "-1e30")
-    code, out, err = cli(capsys, "solve", game, "--iterations", "100000000", "--no-log", "--dtype", "float32")
+    code, out, err = run_cli(capsys, "solve", game, "--iterations", "100000000", "--no-log", "--dtype", "float32")
     one_line(code, err, "cumulative regrets of cfr+", "100000000 iterations", "float32")
     assert out == ""
-    code, out, _ = cli(capsys, "solve", game, "--iterations", "100", "--no-log", "--dtype", "float32", "--json")
+    code, out, _ = run_cli(capsys, "solve", game, "--iterations", "100", "--no-log", "--dtype", "float32", "--json")
     assert code == 0 and math.isfinite(json.loads(out)["game_value"])
 
 
 def test_average_weights_that_would_overflow_are_refused(capsys):
     """t^20 passes float32's 3.4e38 before t = 90: power averaging with gamma=20 for 100 iterations."""
-    code, _, err = cli(capsys, "solve", "kuhn", "--algo", "dcfr(gamma=20)", "--iterations", "100", "--no-log",
+    code, _, err = run_cli(capsys, "solve", "kuhn", "--algo", "dcfr(gamma=20)", "--iterations", "100", "--no-log",
                        "--dtype", "float32")
     one_line(code, err, "average strategy's weights of dcfr", "power averaging", "float32")
     s = tensorcfr.Solver("kuhn", "dcfr(gamma=20)", device="cpu", dtype="float32")
@@ -174,8 +167,9 @@ def test_average_weights_that_would_overflow_are_refused(capsys):
     tensorcfr.Solver("kuhn", "dcfr(gamma=20)", device="cpu", dtype="float64").step(100)
 
 
-def test_the_bounds_hold_on_a_run_that_nearly_reaches_them():
-    """A run the check lets through keeps its regrets within the bound it assumed."""
+def test_the_regret_and_weight_bounds_hold_on_a_run():
+    """The bounds the check assumes hold on a real run (Leduc, CFR, 50 iterations): every
+    cumulative regret within 2 (T + 1) L, every average sum within the T of uniform weights."""
     s = tensorcfr.Solver("leduc", "cfr", device="cpu", dtype="float64")
     s.step(50)
     bound = 2 * (50 + 1) * s.extent.total
@@ -199,16 +193,16 @@ def test_a_nan_stops_the_run_naming_the_iteration_and_tensor_and_keeps_the_last_
         capsys, tmp_path, monkeypatch):
     poison_after(monkeypatch, 12)
     logdir = tmp_path / "runs"
-    code, out, err = cli(capsys, "solve", "kuhn", "--algo", "cfr", "--iterations", "40", "--eval-every", "5",
+    code, out, err = run_cli(capsys, "solve", "kuhn", "--algo", "cfr", "--iterations", "40", "--eval-every", "5",
                          "--checkpoint-every", "10", "--logdir", str(logdir), "--quiet")
     assert err.splitlines()[0].startswith("run directory:")  # said at the start, as every logged run does
-    one_line(code, err.splitlines()[-1], "iteration 15: NaN or infinite values in the regrets of player 1",
+    one_line(code, err, "iteration 15: NaN or infinite values in the regrets of player 1",
              "the checkpoint of iteration 10 is kept")
     assert "nan" not in out.lower()  # no row of NaNs was printed
     run_dir, = glob_runs(logdir)
     assert tensorcfr.run.checkpoints.load_checkpoint(os.path.join(run_dir, "checkpoint.pt"))["iteration"] == 10
     monkeypatch.undo()
-    code, out, err = cli(capsys, "resume", run_dir, "--json")
+    code, out, err = run_cli(capsys, "resume", run_dir, "--json")
     assert code == 0 and json.loads(out)["iterations"] == 40, err
 
 
@@ -264,11 +258,11 @@ def test_every_json_output_and_file_parses_strictly(capsys, tmp_path):
                  ["compare", "kuhn", "--algo", "cfr", "cfr+", "--iterations", "10", "--logdir", str(logdir)],
                  ["info", "kuhn"], ["lp", "kuhn"], ["eval", "kuhn", str(policy)],
                  ["solve", "rps", "--algo", "rm", "--iterations", "10", "--no-log"]):
-        code, out, err = cli(capsys, *argv, "--json")
+        code, out, err = run_cli(capsys, *argv, "--json")
         assert code == 0, (argv, err)
         outputs.append(strict(out))
     run_dir = outputs[0]["run_dir"]
-    code, out, err = cli(capsys, "resume", run_dir, "--iterations", "30", "--json")
+    code, out, err = run_cli(capsys, "resume", run_dir, "--iterations", "30", "--json")
     assert code == 0, err
     strict(out)
     files = [policy, os.path.join(run_dir, "run.json")]

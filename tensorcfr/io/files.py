@@ -74,7 +74,10 @@ def write_atomic(path: str, write: Callable, binary: bool = False) -> None:
 def write_json(path: str, obj: Any, what: str, strict: bool = True, **kw) -> None:
     """`obj` as JSON at `path`, atomically; an OSError is a one-line `TensorCFRError` naming
     `what` the file is ("the policy file", "run.json", ...)."""
-    text = dumps(obj, strict=strict, **kw)
+    try:
+        text = dumps(obj, strict=strict, **kw)
+    except TensorCFRError as e:
+        raise TensorCFRError(f"cannot write {what} {path}: {e}") from None
     try:
         write_atomic(path, lambda f: f.write(text))
     except OSError as e:
