@@ -1,12 +1,13 @@
 """Files written whole or not at all, and JSON that strict parsers accept.
 
-Every file tensorcfr writes besides checkpoints (policies, run and comparison files, the
-continuation-value cache) goes through `write_atomic`: a temporary file beside the target,
-flushed to disk, then renamed over it, and removed again if anything fails on the way (a full
-disk, a read-only folder, an interrupt), so a reader sees the old file or the new one and no
-temporary is left behind. JSON is written by `dumps`: Python's `json` writes NaN and Infinity
-as bare tokens that strict parsers (and `jq`) reject, so a number that is not finite becomes
-`null` in results, and `strict=True` refuses it in files whose numbers must all be there.
+Policies, run and comparison files and the continuation-value cache go through
+`write_atomic` (checkpoints have their own protocol; TensorBoard's writer appends its
+events): a temporary file beside the target, flushed to disk, then renamed over it, and
+removed again if anything fails on the way (a full disk, a read-only folder, an interrupt),
+so a reader sees the old file or the new one and no temporary is left behind. JSON is
+written by `dumps`: Python's `json` writes NaN and Infinity as bare tokens that strict
+parsers (and `jq`) reject, so a number that is not finite becomes `null` in results, and
+`strict=True` refuses it in files whose numbers must all be there.
 
 Example:
     >>> dumps({"exploitability": float("nan"), "curve": [1.5, float("inf")]})
