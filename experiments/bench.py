@@ -68,13 +68,49 @@ GAMES = {
 DEFAULT_GAMES = [g for g in GAMES if g != "dudo(5,2,2)"]
 
 
-BLOCKS = 5  # timed blocks per tensorcfr row
+WARMUP = 2  # untimed iterations before every solver's timed ones (a capture or a compile happens here)
+BLOCKS = 5  # timed blocks per solver; the median block is the row's figure, the fastest beside it
 DEVICES = ("cpu", "cuda", "cuda-graph", "cpu-compile", "cuda-compile")  # tensorcfr's rows: device[-capture]
+# what each peer runs, as the table labels it: OpenSpiel's C++ solvers update alternately
+# (alternating_updates=true in cfr.h); LiteEFG's CFR graph updates both players at once,
+# its CFRplus one player after the other (LiteEFG/baselines/CFR.py, CFRplus.py)
+PEERS = {"openspiel": {"cfr": "CFRSolver, alternating", "cfr+": "CFRPlusSolver, alternating"},
+         "liteefg": {"cfr": "baselines.CFR, simultaneous", "cfr+": "baselines.CFRplus, alternating"}}
 
 
 def sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize()
+
+
+def measure(step, iterations: int, budget_s: float | None = None, wait=lambda: None) -> dict:
+    """The one way every solver here is timed, ours and the peers': `step(n)` runs n
+    iterations; WARMUP of them run untimed first (a first iteration pays for caches, page
+    faults, a compile or a capture: OpenSpiel's first Liar's Dice iteration took 537 against
+    157 ms), then `iterations` in up to BLOCKS blocks, each timed alone; the row's ms an
+    iteration is the median block's, the fastest block beside it. `budget_s` cuts the timed
+    iterations to about that long at the warm-up's pace; `wait` waits for queued device work.
+
+    Example:
+        >>> r = measure(lambda n: time.sleep(0.001 * n), 10)
+        >>> r["iterations"], r["warmup"], len(r["ms_blocks"]), r["ms_min"] <= r["ms"]
+        (10, 2, 5, True)
+    """
+    t0 = time.perf_counter()
+    step(WARMUP)
+    wait()
+    pace = (time.perf_counter() - t0) / WARMUP
+    n = iterations if budget_s is None or pace * iterations <= budget_s else max(1, int(budget_s / pace))
+    k = min(BLOCKS, n)
+    blocks = []
+    for m in [n // k + (i < n % k) for i in range(k)]:
+        wait()
+        t0 = time.perf_counter()
+        step(m)
+        wait()
+        blocks.append(1000 * (time.perf_counter() - t0) / m)
+    return {"ms": statistics.median(blocks), "ms_min": min(blocks), "ms_blocks": blocks, "iterations": n,
+            "warmup": WARMUP}
 
 
 _BANDWIDTH: dict[str, float] = {}
@@ -114,38 +150,31 @@ def bytes_per_iteration(cg, dtype: torch.dtype) -> int:
     return total
 
 
-def time_tensorcfr(cg, algo: str, iterations: int, device: str, dtype: str, bandwidth_mb: int = 512) -> dict:
-    """Our ms per iteration on `device`: "cpu", "cuda", "cuda-graph" (CUDA, the iteration
-    captured as a CUDA graph) or "cpu-compile" / "cuda-compile" (the iteration through
-    `torch.compile`); the first two iterations of a captured or compiled run, which capture or
-    compile it, are not timed."""
-    device, _, mode = device.partition("-")
-    capture = {"": "none", "graph": "cuda-graph", "compile": "compile"}[mode]
-    warm = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating", capture=capture)
-    warm.step(2)  # allocator, caches (and a compile's code cache)
-    del warm  # one solver's state at a time: Dudo(5,2,2)'s is gigabytes
-    solver = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, updates="alternating", capture=capture)
-    untimed = 2 if capture != "none" and iterations > 2 else 0
-    solver.step(untimed)
-    # the timed iterations in up to 5 blocks, the median block counted: one slow block (another
-    # process, a page-fault burst) does not make the row
-    n = iterations - untimed
-    k = min(BLOCKS, n)
-    per_iteration = []
-    for m in [n // k + (i < n % k) for i in range(k)]:
-        sync(solver.device)
-        t0 = time.perf_counter()
-        solver.step(m)
-        sync(solver.device)
-        per_iteration.append(1000 * (time.perf_counter() - t0) / m)
-    ms = statistics.median(per_iteration)
+def time_tensorcfr(game, algo: str, iterations: int, device: str, dtype: str | None, bandwidth_mb: int = 512,
+                   threads: int | str = 1, default: bool = False) -> dict:
+    """Our ms per iteration (`measure`) on `device`: "cpu", "cuda", "cuda-graph" (CUDA, the
+    iteration captured as a CUDA graph) or "cpu-compile" / "cuda-compile" (the iteration
+    through `torch.compile`), alternating updates like the peers. `default`: the solver as
+    `tensorcfr solve GAME --algo ALGO` builds it instead, every other setting its default
+    (form, device, capture, threads, dtype and the preset's own updates)."""
+    if default:
+        solver = tensorcfr.Solver(game, algo)
+    else:
+        device, _, mode = device.partition("-")
+        capture = {"": "none", "graph": "cuda-graph", "compile": "compile"}[mode]
+        solver = tensorcfr.Solver(game, algo, device=device, dtype=dtype, updates="alternating", capture=capture,
+                                  threads=threads)
+    out = measure(solver.step, iterations, wait=lambda: sync(solver.device))
     t0 = time.perf_counter()
     ev = solver.evaluate()["average"]
     sync(solver.device)
     eval_ms = 1000 * (time.perf_counter() - t0)
     floor_ms = 1000 * bytes_per_iteration(solver.game, solver.dtype) / copy_bandwidth(solver.device, bandwidth_mb)
-    return {"ms": ms, "ms_blocks": per_iteration, "exploitability": ev.exploitability.item(), "evaluate_ms": eval_ms,
-            "floor_ms": floor_ms, "x_floor": ms / floor_ms}
+    return {**out, "exploitability": ev.exploitability.item(), "evaluate_ms": eval_ms, "floor_ms": floor_ms,
+            "x_floor": out["ms"] / floor_ms, "threads": solver.threads, "capture": solver.capture,
+            "form": solver.game.form, "updates": solver.config.updates, "device": str(solver.device),
+            "sizes": {k: solver.game.sizes()[k] for k in ("histories", "payoff_nonzeros")},
+            "dtype": str(solver.dtype).replace("torch.", "")}
 
 
 def openspiel_game(game: str, name: str):
@@ -162,20 +191,26 @@ def openspiel_game(game: str, name: str):
 
 
 def time_openspiel(g, algo: str, iterations: int, budget_s: float) -> dict:
+    """OpenSpiel's C++ solver as its documentation runs it (`evaluate_and_update_policy` in a
+    loop, `pyspiel.exploitability` of `average_policy()` after), timed by `measure`."""
     import pyspiel
 
     solver = (pyspiel.CFRSolver if algo == "cfr" else pyspiel.CFRPlusSolver)(g)
-    t0, done = time.perf_counter(), 0
-    while done < iterations and (done == 0 or time.perf_counter() - t0 < budget_s):
-        solver.evaluate_and_update_policy()
-        done += 1
-    ms = 1000 * (time.perf_counter() - t0) / done
+
+    def step(n):
+        for _ in range(n):
+            solver.evaluate_and_update_policy()
+
+    out = measure(step, iterations, budget_s)
     t0 = time.perf_counter()
-    expl = pyspiel.exploitability(g, solver.average_policy()) if done == iterations else None
-    return {"ms": ms, "iterations": done, "exploitability": expl, "evaluate_ms": 1000 * (time.perf_counter() - t0)}
+    # the same iterations as ours: only then are the two exploitabilities comparable
+    expl = pyspiel.exploitability(g, solver.average_policy()) if out["iterations"] == iterations else None
+    return {**out, "exploitability": expl, "evaluate_ms": 1000 * (time.perf_counter() - t0)}
 
 
 def time_liteefg(g, algo: str, iterations: int, budget_s: float) -> dict | None:
+    """LiteEFG's baseline graph as its `baselines/utils.py` trains it (`update_graph`, then
+    `update_strategy` with no best response per iteration), timed by `measure`."""
     try:
         import LiteEFG
     except ImportError:
@@ -184,38 +219,62 @@ def time_liteefg(g, algo: str, iterations: int, budget_s: float) -> dict | None:
         graph = (LiteEFG.baselines.CFR if algo == "cfr" else LiteEFG.baselines.CFRplus).graph()
         env = LiteEFG.OpenSpielEnv(g, traverse_type="Enumerate")  # converts the tree once (Python)
         env.set_graph(graph)
-    t0, done = time.perf_counter(), 0
-    while done < iterations and (done == 0 or time.perf_counter() - t0 < budget_s):
-        graph.update_graph(env)
-        env.update_strategy(graph.current_strategy(), update_best=False)  # no best response per iteration
-        done += 1
-    ms = 1000 * (time.perf_counter() - t0) / done
-    return {"ms": ms, "iterations": done}
+
+    def step(n):
+        for _ in range(n):
+            graph.update_graph(env)
+            env.update_strategy(graph.current_strategy(), update_best=False)
+
+    return measure(step, iterations, budget_s)
+
+
+def _ms(r: dict | None) -> str:
+    """"median (fastest block)" of a `measure` result, or "not run"."""
+    return f"{r['ms']:.3f} ({r['ms_min']:.3f})" if r else "not run"
 
 
 def markdown(rows: list[dict], machine: str, stamp: str) -> str:
-    """The table of `bench.md` and of the README's benchmark section."""
-    lines = [f"Measured {stamp} on {machine}. Alternating updates for every solver; iterations per game as "
-             "listed (a peer stopped early shows how many it ran); tensorcfr's ms/it is the median of 5 timed blocks. "
-             "Exploitability after the run: ours / "
-             "OpenSpiel's (they agree when the same iterations ran). × floor: time over the bytes-moved floor.",
+    """The table of `bench.md` and of the benchmark page."""
+    lines = [f"Measured {stamp} on {machine}. Every solver is timed alike: {WARMUP} untimed iterations, then "
+             f"the iterations listed in {BLOCKS} blocks; ms/it is the median block's, the fastest block's in "
+             "brackets; speed-ups compare medians. The peers run single-threaded, as they ship: OpenSpiel's C++ "
+             f"{PEERS['openspiel']['cfr']} / {PEERS['openspiel']['cfr+']}; LiteEFG's {PEERS['liteefg']['cfr']} / "
+             f"{PEERS['liteefg']['cfr+']} (a peer stopped early shows how many iterations it ran). tensorcfr "
+             "rows marked *as the peers* update alternately with the threads listed; rows marked *solve default* "
+             "run what `tensorcfr solve GAME --algo ALGO` runs, every setting its default (form, capture, threads "
+             "and dtype chosen by the library, the preset's own updates). Exploitability after the run: ours / "
+             "OpenSpiel's (equal when the same iterations ran alternately). × floor: our time over the "
+             "bytes-moved floor.",
              "",
-             "| game | histories | algorithm | device | dtype | iterations | tensorcfr ms/it | × floor "
-             "| OpenSpiel C++ ms/it | speed-up | LiteEFG ms/it | speed-up | exploitability (ours / OpenSpiel) | form |",
-             "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+             "| game | histories | algorithm | tensorcfr run | form | device | dtype | threads | iterations "
+             "| tensorcfr ms/it | × floor | OpenSpiel C++ ms/it | speed-up | LiteEFG ms/it | speed-up "
+             "| exploitability (ours / OpenSpiel) |",
+             "|---|---:|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         o, p, lt = r["tensorcfr"], r["openspiel"], r["liteefg"]
-        peer = (f"{p['ms']:.3f}" + (f" ({p['iterations']} it)" if p["iterations"] != r["iterations"] else "")
-                if p else "not run")
-        lite = f"{lt['ms']:.3f}" if lt else "not run"
+        peer = _ms(p) + (f" ({p['iterations']} it)" if p and p["iterations"] != r["iterations"] else "")
+        lite = _ms(lt) + (f" ({lt['iterations']} it)" if lt and lt["iterations"] != r["iterations"] else "")
         theirs = f"{p['exploitability']:.6g}" if p and p["exploitability"] is not None else "-"
         expl = f"{o['exploitability']:.6g} / {theirs}"
         up_os = f"{r['speedup_vs_openspiel']:.1f}x" if p else "-"
         up_lite = f"{r['speedup_vs_liteefg']:.1f}x" if lt else "-"
-        lines.append(f"| {r['game']} | {r['histories']:,} | {r['algorithm']} | {r['device']} | {r['dtype']} | "
-                     f"{r['iterations']} | {o['ms']:.3f} | {o['x_floor']:.1f} | {peer} | "
-                     f"{up_os} | {lite} | {up_lite} | {expl} | {r.get('form', 'generic')} |")
+        run = f"solve default ({o['updates']})" if r.get("default") else "as the peers"
+        lines.append(f"| {r['game']} | {r['histories']:,} | {r['algorithm']} | {run} | {r.get('form', 'generic')} "
+                     f"| {r['device']} | {r['dtype']} | {o.get('threads', '-')} | {r['iterations']} | {_ms(o)} "
+                     f"| {o['x_floor']:.1f} | {peer} | {up_os} | {lite} | {up_lite} | {expl} |")
     return "\n".join(lines) + "\n"
+
+
+def row(game, form, sizes, algo, device, dtype, iterations, compile_s, ours, peers) -> dict:
+    """One table row: our timing beside the peers' (each a `measure` result or None)."""
+    peer, lite = peers
+    row = {"game": game, "form": form, "histories": sizes["histories"], "nonzeros": sizes["payoff_nonzeros"],
+           "algorithm": algo, "device": device, "dtype": dtype, "iterations": iterations, "compile_s": compile_s,
+           "tensorcfr": ours, "openspiel": peer, "liteefg": lite,
+           "speedup_vs_openspiel": peer["ms"] / ours["ms"] if peer else None,
+           "speedup_vs_liteefg": lite["ms"] / ours["ms"] if lite else None}
+    print(json.dumps(row), flush=True)
+    return row
 
 
 def main(argv=None):
@@ -239,7 +298,11 @@ def main(argv=None):
                     help="time capture='compile' on games up to this size (it pays on small games)")
     ap.add_argument("--devices", nargs="+", choices=DEVICES, default=None,
                     help="tensorcfr rows to time (default: cpu and cpu-compile, and the cuda ones where CUDA is)")
-    ap.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="tensorcfr's CPU threads in the rows run as the peers (default 1: the peers are "
+                         "single-threaded); the solve-default rows take the library's choice")
+    ap.add_argument("--no-default-rows", dest="default_rows", action="store_false",
+                    help="skip the rows that run tensorcfr solve's defaults")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     ap.add_argument("--bandwidth-mb", type=int, default=512, help="size of the copy that measures bandwidth")
     ap.add_argument("--no-readme", dest="readme", action="store_false", help="do not rewrite the README table")
@@ -250,8 +313,6 @@ def main(argv=None):
             data = json.load(f)
         write_tables(data["rows"], data["machine"], data["date"], args)
         return
-    if args.threads:
-        torch.set_num_threads(args.threads)
     tensorcfr.keep_freed_memory()  # CPU iterations reuse their temporaries (tensorcfr/memory.py)
     devices = ["cpu"] + (["cuda", "cuda-graph"] if torch.cuda.is_available() else [])
     wanted = args.devices or devices + [f"{d}-compile" for d in devices if "-" not in d]
@@ -261,7 +322,6 @@ def main(argv=None):
         bw = copy_bandwidth(torch.device(device), args.bandwidth_mb)
         print(f"copy bandwidth on {device}: {bw / 1e9:.1f} GB/s", flush=True)
     machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
-               f" ({torch.get_num_threads()} threads)"
                + (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""))
     try:
         import pyspiel  # noqa: F401
@@ -302,20 +362,20 @@ def main(argv=None):
                     peers[algo] = (time_openspiel(g, algo, iterations, args.peer_seconds) if g is not None else None,
                                    time_liteefg(g, algo, iterations, args.peer_seconds)
                                    if g is not None and histories <= args.liteefg_max_histories else None)
-                peer, lite = peers[algo]
                 small = sizes["histories"] <= args.compile_max_histories
                 for device in [d for d in wanted if small or not d.endswith("-compile")]:
                     for dtype in args.dtypes:
-                        ours = time_tensorcfr(cg, algo, iterations, device, dtype, args.bandwidth_mb)
-                        row = {"game": game, "form": form, "histories": sizes["histories"],
-                               "nonzeros": sizes["payoff_nonzeros"], "algorithm": algo, "device": device,
-                               "dtype": dtype, "iterations": iterations, "compile_s": compile_s, "tensorcfr": ours,
-                               "openspiel": peer, "liteefg": lite,
-                               "speedup_vs_openspiel": peer["ms"] / ours["ms"] if peer else None,
-                               "speedup_vs_liteefg": lite["ms"] / ours["ms"] if lite else None}
-                        rows.append(row)
-                        print(json.dumps(row), flush=True)
+                        ours = time_tensorcfr(cg, algo, iterations, device, dtype, args.bandwidth_mb, args.threads)
+                        rows.append(row(game, form, sizes, algo, device, dtype, iterations, compile_s, ours,
+                                        peers[algo]))
             del cg
+        for algo in args.algos if args.default_rows else []:
+            # what `tensorcfr solve GAME --algo ALGO` runs: its own compile, form, threads and capture
+            ours = time_tensorcfr(game, algo, iterations, "", None, args.bandwidth_mb, default=True)
+            if algo not in peers:
+                peers[algo] = (None, None)
+            rows.append({**row(game, ours["form"], ours["sizes"], algo, ours["device"], ours["dtype"], iterations,
+                               None, ours, peers[algo]), "default": True})
     stamp = datetime.date.today().isoformat()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "bench.json"), "w") as f:

@@ -71,8 +71,9 @@ def needs_compiler(device):
 
 
 @pytest.mark.parametrize("game,algo", CASES)
-def test_compiled_iterations_equal_eager(game, algo, device):
+def test_compiled_iterations_equal_eager(game, algo, device, monkeypatch):
     needs_compiler(device)
+    monkeypatch.setattr(tensorcfr.updates.capture, "UNROLL_MAX", -1)  # one iteration a call (blocks: below)
     cg = tensorcfr.compile(game)
     eager = trajectory(tensorcfr.Solver(cg, algo, device=device))
     with warnings.catch_warnings():
@@ -82,6 +83,25 @@ def test_compiled_iterations_equal_eager(game, algo, device):
     assert solver.captured.compiled is not None and solver.capture == "compile", "the iteration was not compiled"
     assert (solver.captured.graph is not None) == (device == "cuda"), "on CUDA the compiled iteration is recorded as a graph"
     assert_same_trajectory(eager, compiled, device, rounding=True)
+
+
+def test_compiled_blocks_of_iterations_equal_eager():
+    """On the CPU a game as small as Kuhn compiles UNROLL iterations as one call; a request of
+    any length runs its whole blocks compiled and the rest one at a time in the static form,
+    each iteration with its own scalars (DCFR's discounts and weights change every iteration)."""
+    needs_compiler("cpu")
+    cg = tensorcfr.compile("kuhn")
+    eager = tensorcfr.Solver(cg, "dcfr", device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        solver = tensorcfr.Solver(cg, "dcfr", device="cpu", capture="compile")
+        assert solver.captured.unroll == tensorcfr.updates.capture.UNROLL > 1
+        for n in (1, 3, 4, 2, 6, 5, 300):  # rests and blocks in every order; past the scalars' table
+            eager.step(n)
+            solver.step(n)
+            assert solver.iteration == eager.iteration
+            assert_same_trajectory([snapshot(eager)], [snapshot(solver)], "cpu", rounding=True)
+    assert solver.captured.compiled is not None and solver.capture == "compile"
 
 
 def test_compiled_iterations_around_a_sparse_operator_equal_eager(monkeypatch, device):

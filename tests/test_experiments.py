@@ -4,6 +4,7 @@ and their figures are the known ones."""
 import json
 import os
 import sys
+import time
 
 import pytest
 import torch
@@ -205,14 +206,32 @@ def test_bench_runs_the_peers_on_the_same_game(tmp_path, monkeypatch):
     bench.main(["--games", "kuhn", "--algos", "cfr", "--dtypes", "float64", "--no-readme", "--out", str(tmp_path),
                 "--bandwidth-mb", "16", "--devices", "cpu", "cpu-compile"])
     rows = json.load(open(tmp_path / "bench.json"))["rows"]
-    assert [(r["game"], r["device"]) for r in rows][0] == ("kuhn", "cpu")
+    assert [(r["game"], r["device"], r.get("default", False)) for r in rows] == [
+        ("kuhn", "cpu", False), ("kuhn", "cpu-compile", False), ("kuhn", "cpu", True)]
     ours = rows[0]["tensorcfr"]
-    assert ours["ms"] > 0 and ours["floor_ms"] > 0
-    if rows[0]["openspiel"] is not None:  # the same 30 alternating CFR iterations
+    assert ours["ms"] > 0 and ours["floor_ms"] > 0 and ours["ms_min"] <= ours["ms"] and ours["threads"] == 1
+    assert ours["iterations"] == 30 and ours["warmup"] == bench.WARMUP
+    if rows[0]["openspiel"] is not None:  # the same 2 + 30 alternating CFR iterations, timed the same way
+        assert rows[0]["openspiel"]["warmup"] == bench.WARMUP and rows[0]["openspiel"]["iterations"] == 30
         assert ours["exploitability"] == pytest.approx(rows[0]["openspiel"]["exploitability"], abs=1e-12)
-    assert "| kuhn | 58 | cfr | cpu | float64 | 30 |" in open(tmp_path / "bench.md").read()
-    compiled = [r["tensorcfr"] for r in rows if r["device"] == "cpu-compile"]  # the same iterations, compiled
-    assert len(compiled) == 1 and compiled[0]["exploitability"] == pytest.approx(ours["exploitability"], abs=1e-12)
+    md = open(tmp_path / "bench.md").read()
+    assert "| kuhn | 58 | cfr | as the peers | generic | cpu | float64 | 1 | 30 |" in md
+    compiled = rows[1]["tensorcfr"]  # the same iterations, compiled
+    assert compiled["exploitability"] == pytest.approx(ours["exploitability"], abs=1e-12)
+    # what `tensorcfr solve kuhn --algo cfr` runs: the cfr preset updates both players at once
+    assert rows[2]["tensorcfr"]["updates"] == "simultaneous" and "| solve default (simultaneous) |" in md
+    assert rows[2]["tensorcfr"]["exploitability"] != pytest.approx(ours["exploitability"], abs=1e-12)
+
+
+def test_bench_times_every_solver_alike():
+    import bench
+
+    done = []
+    r = bench.measure(done.append, 7, wait=lambda: done.append("wait"))
+    assert done[0] == bench.WARMUP and sum(x for x in done if x != "wait") == bench.WARMUP + 7
+    assert r["iterations"] == 7 and len(r["ms_blocks"]) == 5 and r["ms_min"] <= r["ms"]
+    slow = bench.measure(lambda n: time.sleep(0.01 * n), 1000, budget_s=0.05)  # cut to about 0.05 s
+    assert 1 <= slow["iterations"] <= 10 and len(slow["ms_blocks"]) == min(5, slow["iterations"])
 
 
 def _row(game, histories, device, ms, openspiel=None, liteefg=None, x_floor=2.0, algo="cfr"):

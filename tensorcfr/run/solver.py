@@ -22,7 +22,7 @@ import torch
 
 from tensorcfr import games as games_pkg
 
-from tensorcfr.updates.capture import Captured, auto_capture, gathered_operator
+from tensorcfr.updates.capture import Captured, auto_capture, gathered_operator, unroll
 from tensorcfr.forms.generic import CompiledGame
 from tensorcfr.compiler import compile as compile_game
 from tensorcfr.devices import deterministic as deterministic_mode, pick_threads
@@ -160,7 +160,8 @@ class Solver:
             self.state = IterationState.start(self.game.treeplexes, self.config, b, self.dtype, self.device)
         self.captured = None if capture == "none" else Captured(
             capture, self._iterate_in_place, self.config.scalars, batch=b, dtype=self.dtype, device=self.device,
-            save=self.state_dict, restore=self.load_state_dict)
+            save=self.state_dict, restore=self.load_state_dict,
+            unroll=unroll(capture, self.device, self.game.payoff.shape[1]))
 
     # the settings, as the spec holds them (`RunSpec`)
     config = property(lambda self: self.spec.config, doc="The resolved algorithm (a `Config`).")
@@ -245,13 +246,14 @@ class Solver:
         elif self.estimator is not None:
             values = self._sampled_values
         with deterministic_mode(self._deterministic):
+            if self.captured is not None:
+                self.captured.steps(self.iteration + 1, n)
+                self.iteration += n
+                return
             for _ in range(n):
                 t = self.iteration + 1
-                if self.captured is None:
-                    iterate(self.game.treeplexes, self.op, self.config, self.state,
-                            self.config.scalars(t).as_numbers(self.dtype, self.device), values=values, touched=touched)
-                else:
-                    self.captured.step(t)
+                iterate(self.game.treeplexes, self.op, self.config, self.state,
+                        self.config.scalars(t).as_numbers(self.dtype, self.device), values=values, touched=touched)
                 self.iteration = t
 
     # -- checkpoints ----------------------------------------------------------------------------

@@ -9,7 +9,9 @@ and reads every number of iteration t from `sc` (`rules.Scalars`). Modes:
   (cuSPARSE and kernel set-up must not happen inside a recording), then replayed: one launch
   an iteration, not one per kernel;
 - "compile": that form through `torch.compile` (a dispatch-bound iteration of a small game
-  becomes a few fused kernels), and on CUDA recorded as a graph as well.
+  becomes a few fused kernels), and on CUDA recorded as a graph as well. On the CPU the
+  smallest games compile `UNROLL` iterations as one call (`unroll`): a compiled Kuhn
+  iteration's own kernels take about 10 us, the call around them about 20.
 A failed recording or compile warns and goes on in the static form.
 
 Example:
@@ -32,6 +34,11 @@ from tensorcfr.updates.rules import Scalars
 
 CAPTURE = ("auto", "none", "static", "cuda-graph", "compile")
 COMPILE_GATHER_MAX = 1 << 15  # payoff nonzeros up to which capture="compile" fuses the operator
+# iterations per compiled call on the CPU, for games up to UNROLL_MAX payoff nonzeros (Kuhn has
+# 30): measured on Kuhn's CFR+ (2 cores, 1 thread), 1, 2 and 3 iterations a call took 31, 21
+# and 16 us an iteration and 3, 8 and 11 s to compile (0.3 s each from Inductor's cache on disk)
+UNROLL, UNROLL_MAX = 3, 256
+TABLE = 256  # iterations whose scalars `Captured` works out at once
 # "auto" records a CUDA graph where the device has this many times the solver's estimated
 # bytes free: the graph keeps its temporaries in a pool of its own, beside the evaluation's
 GRAPH_HEADROOM = 2
@@ -50,6 +57,17 @@ def auto_capture(device: torch.device, need: int) -> str:
     if device.type != "cuda":
         return "none"
     return "cuda-graph" if GRAPH_HEADROOM * need <= torch.cuda.mem_get_info(device)[0] else "none"
+
+
+def unroll(capture: str, device: torch.device, nonzeros: int) -> int:
+    """Iterations a captured call runs: `UNROLL` for a compiled iteration of a game with up to
+    `UNROLL_MAX` payoff nonzeros on the CPU (its call costs twice its kernels), else 1.
+
+    Example:
+        >>> unroll("compile", torch.device("cpu"), 30), unroll("none", torch.device("cpu"), 30)
+        (3, 1)
+    """
+    return UNROLL if capture == "compile" and device.type == "cpu" and nonzeros <= UNROLL_MAX else 1
 
 
 def check_capture(capture: str, device: torch.device) -> None:
@@ -86,85 +104,125 @@ class Captured:
               or compiling fails
     run:      one iteration, a plain function of the scalars
     scalars:  t -> `Scalars` of tuples (the rule's `scalars`)
+    unroll:   iterations a compiled call runs (`unroll()`); `steps` runs what is left of a
+              request one iteration at a time, in the static form
     save/restore: the owner's state, to undo a compile that fails half-way
     """
 
     def __init__(self, mode: str, run: Callable[[Scalars], None], scalars: Callable[[int], Scalars], *,
                  batch: int, dtype: torch.dtype, device: torch.device,
-                 save: Callable[[], dict], restore: Callable[[dict], None]):
+                 save: Callable[[], dict], restore: Callable[[dict], None], unroll: int = 1):
         self.mode, self.run, self.scalars = mode, run, scalars
         self.batch, self.dtype, self.device = batch, dtype, device
         self.save, self.restore = save, restore
+        self.unroll = unroll
         self.graph: torch.cuda.CUDAGraph | None = None
-        self.compiled: Callable | None = None
-        self.buffers: Scalars | None = None  # the [B, 1] views the iteration reads
-        self._buffer: torch.Tensor | None = None  # [fields, B]: every scalar of the iteration
+        self.compiled: Callable | None = None  # the compiled block: a list of `unroll` Scalars
+        self.buffers: list[Scalars] | None = None  # per iteration of a block, the [B, 1] views it reads
+        self._buffer: torch.Tensor | None = None  # [unroll, fields, B]: every scalar of a block
+        self._fields: list[str] = []  # the Scalars fields the rule sets (the same at every iteration)
+        self._table: torch.Tensor | None = None  # [TABLE, fields, B] on the CPU: iterations _first, ...
+        self._first = 0
         self._warm = False  # an unrecorded iteration has run in this process (CUDA graphs need one)
         self._graphable = device.type == "cuda"
 
+    def _write(self, t: int, k: int) -> list[Scalars]:
+        """Write the scalars of iterations t .. t + k - 1 into the fixed tensors a block reads;
+        returns their views. They come from a table of the next `TABLE` iterations' scalars,
+        worked out together: a tensor built from Python lists every iteration cost 4.7 of
+        Kuhn's 41 us a compiled iteration (2 cores)."""
+        if self.buffers is None:
+            self._fields = self.scalars(t).present()
+            self._buffer = torch.zeros(self.unroll, len(self._fields), self.batch, dtype=self.dtype,
+                                       device=self.device)
+            self.buffers = [Scalars(**{name: self._buffer[j, i][:, None] for i, name in enumerate(self._fields)})
+                            for j in range(self.unroll)]
+        if self._table is None or t < self._first or t + k > self._first + len(self._table):
+            rows = []
+            for u in range(t, t + max(TABLE, k)):
+                values = self.scalars(u)
+                rows.append([list(getattr(values, f)) * (self.batch // len(getattr(values, f)))
+                             for f in self._fields])
+            self._table, self._first = torch.tensor(rows, dtype=self.dtype), t
+        # from pageable memory: staged at once, so the table may be rebuilt later; no sync
+        self._buffer[:k].copy_(self._table[t - self._first:t - self._first + k], non_blocking=True)
+        return self.buffers[:k]
+
     def refresh(self, t: int) -> Scalars:
         """Write iteration t's scalars into the fixed tensors the iteration reads; returns them."""
-        values = self.scalars(t)
-        present = values.present()
-        if self.buffers is None:
-            self._buffer = torch.zeros(len(present), self.batch, dtype=self.dtype, device=self.device)
-            self.buffers = Scalars(**{k: self._buffer[i][:, None] for i, k in enumerate(present)})
-        rows = [list(getattr(values, k)) * (self.batch // len(getattr(values, k))) for k in present]
-        # from pageable memory: staged at once, so the next iteration may overwrite it; no sync
-        self._buffer.copy_(torch.tensor(rows, dtype=self.dtype), non_blocking=True)
-        return self.buffers
+        return self._write(t, 1)[0]
+
+    def _block(self, views: list[Scalars]) -> None:
+        """The iterations of `views`, one after another (what is compiled or recorded)."""
+        for sc in views:
+            self.run(sc)
 
     def step(self, t: int) -> None:
-        """Iteration t: replayed from a CUDA graph once one is recorded; else compiled
-        (`mode="compile"`; its first call compiles) or static. On CUDA, "cuda-graph" and
-        "compile" record the iteration as a graph after one unrecorded iteration, so a compiled
-        iteration is both fused and launched once."""
-        sc = self.refresh(t)
+        """Iteration t alone (`steps(t, 1)`)."""
+        self.steps(t, 1)
+
+    def steps(self, t: int, n: int) -> None:
+        """Iterations t .. t + n - 1: replayed from a CUDA graph once one is recorded; else
+        compiled (`mode="compile"`, `unroll` at a time; the first call compiles) or static. On
+        CUDA, "cuda-graph" and "compile" record the iteration as a graph after one unrecorded
+        iteration, so a compiled iteration is both fused and launched once."""
+        while n > 0:
+            k = self.unroll if n >= self.unroll else 1
+            self._run(t, k)
+            t, n = t + k, n - k
+
+    def _run(self, t: int, k: int) -> None:
+        views = self._write(t, k)
+        if k < self.unroll:  # the rest of a request shorter than a block
+            self._block(views)
+            return
         if self.graph is not None:
             self.graph.replay()
             return
         if self.mode == "compile" and self.compiled is None:
-            self._compile(sc)  # runs the iteration
+            self._compile(views)  # runs the block
             self._warm = True
             return
-        run = self.compiled or self.run
+        run = self.compiled or self._block
         if self._warm and self._graphable and self.mode in ("cuda-graph", "compile"):
-            self._record(run, sc)
+            self._record(run, views)
             if self.graph is not None:
                 self.graph.replay()
                 return
-        run(sc)
+        run(views)
         self._warm = True
 
-    def _record(self, run: Callable, sc: Scalars) -> None:
+    def _record(self, run: Callable, views: list[Scalars]) -> None:
         """Record `run` as a CUDA graph (recording runs nothing). Operations that cannot be
         recorded leave the iterations unrecorded (eager, or compiled), with a warning."""
         graph = torch.cuda.CUDAGraph()
         try:
             with torch.cuda.graph(graph):
-                run(sc)
+                run(views)
         except RuntimeError as e:  # pragma: no cover - needs a GPU
             warnings.warn(f"tensorcfr: CUDA graph capture failed ({e}); running unrecorded", RuntimeWarning,
-                          stacklevel=4)
+                          stacklevel=5)
             self._graphable = False
             if self.mode == "cuda-graph":
                 self.mode = "static"
             return
         self.graph = graph
 
-    def _compile(self, sc: Scalars) -> None:
-        """Compile the iteration and run it once (compiling takes seconds). A failed compile
-        warns, restores the state and goes on in the static form."""
-        own = _own_code(self.run)
+    def _compile(self, views: list[Scalars]) -> None:
+        """Compile a block and run it once (compiling takes seconds). A failed compile warns,
+        restores the state and goes on in the static form."""
+        own = _own_code(self._block)
         before = self.save()
         # Inductor's vectorised CPU code generation fails on some scatter-adds (an assertion in
         # torch 2.13, e.g. a [2, 3] -> [2, 1] index_add_ of FTRL with two settings); scalar
-        # code generation compiles them
-        attempts = [None, {"cpp.simdlen": 1}] if self.device.type == "cpu" else [None]
+        # code generation compiles them. Dynamo's guards already hold the inputs' sizes and
+        # strides; Inductor's own asserts of them cost 7 of Kuhn's 33 us a call (2 cores)
+        lean = {"size_asserts": False}
+        attempts = [lean, {**lean, "cpp.simdlen": 1}] if self.device.type == "cpu" else [lean]
         for options in attempts:
             compiled = torch.compile(own, dynamic=False, options=options)
             try:
-                compiled(sc)
+                compiled(views)
             except Exception as e:  # noqa: BLE001 - any compiler failure: the eager form is always there
                 self.restore(before)  # a failure may come mid-way
                 error = e
@@ -172,6 +230,6 @@ class Captured:
             self.compiled = compiled
             return
         warnings.warn(f"tensorcfr: torch.compile failed ({type(error).__name__}: {str(error)[:200]}); "
-                      "running eagerly", RuntimeWarning, stacklevel=4)
+                      "running eagerly", RuntimeWarning, stacklevel=5)
         self.mode = "static"
-        self.run(sc)
+        self._block(views)
