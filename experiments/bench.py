@@ -452,6 +452,32 @@ def targets_markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+SUMMARY_GAMES = {"kuhn": "Kuhn", "leduc": "Leduc", "liars_dice": "Liar's Dice"}
+
+
+def summary(rows: list[dict], stamp: str) -> str | None:
+    """The README's short table: CFR+ at float64 on one CPU thread, eager and compiled, beside
+    the peers, for Kuhn, Leduc and Liar's Dice (None when the run lacks those rows)."""
+    pick = {(r["game"], r["device"]): r for r in rows if r["algorithm"] == "cfr+" and r["dtype"] == "float64"
+            and not r.get("default") and r["device"] in ("cpu", "cpu-compile") and r["game"] in SUMMARY_GAMES}
+    if not any((g, "cpu") in pick for g in SUMMARY_GAMES):
+        return None
+    lines = [f"Speed against the peers on the same iterations (`python experiments/bench.py`, {stamp}, CPU, "
+             f"every solver on one thread, {WARMUP} untimed iterations then the median of {BLOCKS} timed blocks, "
+             "CFR+, float64; ms an iteration):", "",
+             "| game | histories | tensorcfr | tensorcfr compiled | OpenSpiel C++ | LiteEFG |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for game, label in SUMMARY_GAMES.items():
+        eager, compiled = pick.get((game, "cpu")), pick.get((game, "cpu-compile"))
+        if eager is None:
+            continue
+        cell = lambda r: f"{r['ms']:.3f}" if r else "–"  # noqa: E731
+        lines.append(f"| {label} | {eager['histories']:,} | {cell(eager['tensorcfr'])} "
+                     f"| {cell(compiled['tensorcfr'] if compiled else None)} | {cell(eager['openspiel'])} "
+                     f"| {cell(eager['liteefg'])} |")
+    return "\n".join(lines) + "\n"
+
+
 def write_tables(rows, machine, stamp, args) -> None:
     md = markdown(rows, machine, stamp) + "\nTargets, checked against the rows above:\n\n" + targets_markdown(rows)
     with open(os.path.join(args.out, "bench.md"), "w") as f:
@@ -460,6 +486,9 @@ def write_tables(rows, machine, stamp, args) -> None:
     if args.readme:
         argv = [a for a in sys.argv[1:] if a != "--render-only"]  # the run that measured, not the redraw
         replace_section(args.readme_section, f"Made by `{command('bench.py', argv)}`.\n\n{md}")
+        short = summary(rows, stamp)
+        if short and args.readme_section == "bench-table":
+            replace_section("bench-summary", short)
 
 
 if __name__ == "__main__":
