@@ -36,7 +36,7 @@ CAPTURE = ("auto", "none", "static", "cuda-graph", "compile")
 COMPILE_GATHER_MAX = 1 << 15  # payoff nonzeros up to which capture="compile" fuses the operator
 # iterations per compiled call on the CPU, for games up to UNROLL_MAX payoff nonzeros (Kuhn has
 # 30): measured on Kuhn's CFR+ (2 cores, 1 thread), 1, 2 and 3 iterations a call took 31, 21
-# and 16 us an iteration and 3, 8 and 11 s to compile (0.3 s each from Inductor's cache on disk)
+# and 16 us an iteration; 1 and 3 took 10 and 17 s to compile into an empty Inductor cache
 UNROLL, UNROLL_MAX = 3, 256
 TABLE = 256  # iterations whose scalars `Captured` works out at once
 # "auto" records a CUDA graph where the device has this many times the solver's estimated
