@@ -5,9 +5,12 @@ Games: Kuhn, Leduc and Liar's Dice as OpenSpiel ships them (ours compile to the 
 OCP(1000), Dudo(6,1,1), Dudo(4,2,2), which OpenSpiel runs from our Gambit `.efg` export
 (`tensorcfr.io.interop.to_efg`), and OpenSpiel games through the importer (`openspiel:...`:
 Leduc, against the built-in one, Goofspiel with 4 cards and Oshi-Zumo, simultaneous-move games
-in OpenSpiel's turn-based form, which both sides run). Every solver runs the same number of iterations from the same
-start, and both CFR implementations update alternately, so their exploitabilities after the
-run must agree: the table shows both, as a check that the same thing was computed.
+in OpenSpiel's turn-based form, which both sides run). Every solver, ours and the peers', is
+timed by `measure` (warm-up iterations, then blocks; median and fastest block) and runs the
+same iterations from the same start; tensorcfr's rows "as the peers" run on one thread
+(`--threads`) and update alternately like OpenSpiel's solvers, so the exploitabilities after the
+run must agree: the table shows both, as a check that the same thing was computed. Rows
+"solve default" run what `tensorcfr solve GAME --algo ALGO` runs (`--no-default-rows` skips them).
 
 Peers that are not installed are skipped, saying so: `pip install -e ".[bench]"` installs
 OpenSpiel; LiteEFG (PyPI `liteefg`, built from source) is used where importable. A peer run
@@ -268,13 +271,13 @@ def markdown(rows: list[dict], machine: str, stamp: str) -> str:
 def row(game, form, sizes, algo, device, dtype, iterations, compile_s, ours, peers) -> dict:
     """One table row: our timing beside the peers' (each a `measure` result or None)."""
     peer, lite = peers
-    row = {"game": game, "form": form, "histories": sizes["histories"], "nonzeros": sizes["payoff_nonzeros"],
+    out = {"game": game, "form": form, "histories": sizes["histories"], "nonzeros": sizes["payoff_nonzeros"],
            "algorithm": algo, "device": device, "dtype": dtype, "iterations": iterations, "compile_s": compile_s,
            "tensorcfr": ours, "openspiel": peer, "liteefg": lite,
            "speedup_vs_openspiel": peer["ms"] / ours["ms"] if peer else None,
            "speedup_vs_liteefg": lite["ms"] / ours["ms"] if lite else None}
-    print(json.dumps(row), flush=True)
-    return row
+    print(json.dumps(out), flush=True)
+    return out
 
 
 def main(argv=None):
