@@ -89,8 +89,8 @@ def sync(device: torch.device) -> None:
 def measure(step, iterations: int, budget_s: float | None = None, wait=lambda: None) -> dict:
     """The one way every solver here is timed, ours and the peers': `step(n)` runs n
     iterations; WARMUP of them run untimed first (a first iteration pays for caches, page
-    faults, a compile or a capture: OpenSpiel's first Liar's Dice iteration took 537 against
-    157 ms), then `iterations` in up to BLOCKS blocks, each timed alone; the row's ms an
+    faults, a compile or a capture: OpenSpiel's first Liar's Dice CFR+ iteration took 240
+    against 86 ms for the next ones), then `iterations` in up to BLOCKS blocks, each timed alone; the row's ms an
     iteration is the median block's, the fastest block beside it. `budget_s` cuts the timed
     iterations to about that long at the warm-up's pace; `wait` waits for queued device work.
 

@@ -41,10 +41,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OPENSPIEL_NAMES = {"kuhn": "kuhn_poker", "leduc": "leduc_poker", "liars_dice": "liars_dice"}
 
 
-def curve(solver: str, setup, step, exploitability, seconds: float) -> dict:
+def curve(solver: str, setup, step, exploitability, seconds: float, target: float | None = None) -> dict:
     """One solver's curve: `setup()` once (timed apart), then `step(n)` to reach iteration n
     (timed: the solving time) and `exploitability()` (not timed) at log-spaced iterations, 20 a
-    decade, until `seconds` of solving have passed."""
+    decade, until `seconds` of solving have passed or the exploitability is at most `target`."""
     t0 = time.perf_counter()
     setup()
     out = {"solver": solver, "setup_seconds": time.perf_counter() - t0, "points": []}
@@ -55,6 +55,8 @@ def curve(solver: str, setup, step, exploitability, seconds: float) -> dict:
         step(it)
         solving += time.perf_counter() - t0
         out["points"].append((it, solving, exploitability()))
+        if target is not None and out["points"][-1][2] <= target:
+            break
     return out
 
 
@@ -69,7 +71,7 @@ def curve_tensorcfr(game: str, algo: str, seconds: float) -> dict:
             "form": s["solver"].game.form}
 
 
-def curve_openspiel(name: str, seconds: float) -> dict | None:
+def curve_openspiel(name: str, seconds: float, target: float | None = None) -> dict | None:
     try:
         import pyspiel
     except ImportError:
@@ -85,10 +87,10 @@ def curve_openspiel(name: str, seconds: float) -> dict | None:
             s["done"] += 1
 
     return curve("OpenSpiel C++ CFR+", setup, step,
-                 lambda: float(pyspiel.exploitability(game, s["solver"].average_policy())), seconds)
+                 lambda: float(pyspiel.exploitability(game, s["solver"].average_policy())), seconds, target)
 
 
-def curve_liteefg(name: str, seconds: float) -> dict | None:
+def curve_liteefg(name: str, seconds: float, target: float | None = None) -> dict | None:
     try:
         import LiteEFG
         import pyspiel
@@ -111,7 +113,7 @@ def curve_liteefg(name: str, seconds: float) -> dict | None:
     def exploitability():  # per-player gains: their sum is NashConv, half of it the exploitability
         return sum(s["env"].exploitability(s["graph"].current_strategy(), "linear-avg-iterate")) / 2
 
-    return curve("LiteEFG CFR+", setup, step, exploitability, seconds)
+    return curve("LiteEFG CFR+", setup, step, exploitability, seconds, target)
 
 
 def plot(curves: list[dict], game: str, path: str) -> None:

@@ -25,9 +25,7 @@ into --out and the table into docs/results/benchmark.md.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
-import io
 import json
 import os
 import platform
@@ -37,6 +35,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peers_curve  # noqa: E402
 from readme_section import command, replace_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -94,42 +93,15 @@ def run(argv: list[str], cwd: str, env: dict | None = None) -> dict:
     return {"seconds": r["seconds"], "peak_mb": r["maxrss_kb"] / 1024, "stdout": p.stdout}
 
 
-def iterations_needed(solver: str, name: str, target: float, limit: int = 100_000) -> int | None:
+def iterations_needed(solver: str, name: str, target: float, seconds: float = 600.0) -> int | None:
     """The first log-spaced iteration (20 a decade) at which the peer's exploitability is at or
-    below `target`, in this process; None if the peer is not installed."""
-    from tensorcfr.run.training import LogSpaced
-
-    try:
-        import pyspiel
-        if solver == "LiteEFG CFR+":
-            import LiteEFG
-    except ImportError:
+    below `target`, in this process (`peers_curve`'s runs of each peer); None if the peer is not
+    installed or does not get there within `seconds` of solving."""
+    run = {"OpenSpiel C++ CFR+": peers_curve.curve_openspiel, "LiteEFG CFR+": peers_curve.curve_liteefg}[solver]
+    c = run(name, seconds, target)
+    if c is None or c["points"][-1][2] > target:
         return None
-    game = pyspiel.load_game(name)
-    if solver == "OpenSpiel C++ CFR+":
-        s = pyspiel.CFRPlusSolver(game)
-        step, value = s.evaluate_and_update_policy, lambda: pyspiel.exploitability(game, s.average_policy())
-    else:
-        with contextlib.redirect_stdout(io.StringIO()):
-            graph = LiteEFG.baselines.CFRplus.graph()
-            env = LiteEFG.OpenSpielEnv(game, traverse_type="Enumerate")
-            env.set_graph(graph)
-
-        def step():
-            graph.update_graph(env)
-            env.update_strategy(graph.current_strategy(), update_best=False)
-
-        def value():
-            return sum(env.exploitability(graph.current_strategy(), "linear-avg-iterate")) / 2
-    plan, done = LogSpaced(20), 0
-    while done < limit:
-        nxt = plan.next(done, [])
-        for _ in range(nxt - done):
-            step()
-        done = nxt
-        if value() <= target:
-            return done
-    return None
+    return c["points"][-1][0]
 
 
 def main(argv=None):

@@ -96,7 +96,7 @@ def test_compiled_blocks_of_iterations_equal_eager():
         warnings.simplefilter("error", RuntimeWarning)
         solver = tensorcfr.Solver(cg, "dcfr", device="cpu", capture="compile")
         assert solver.captured.unroll == tensorcfr.updates.capture.UNROLL > 1
-        for n in (1, 3, 4, 2, 6, 5, 300):  # rests and blocks in every order; past the scalars' table
+        for n in (1, 3, 4, 2, 6, 5, 300):  # rests and blocks in every order
             eager.step(n)
             solver.step(n)
             assert solver.iteration == eager.iteration

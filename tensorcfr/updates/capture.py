@@ -36,9 +36,8 @@ CAPTURE = ("auto", "none", "static", "cuda-graph", "compile")
 COMPILE_GATHER_MAX = 1 << 15  # payoff nonzeros up to which capture="compile" fuses the operator
 # iterations per compiled call on the CPU, for games up to UNROLL_MAX payoff nonzeros (Kuhn has
 # 30): measured on Kuhn's CFR+ (2 cores, 1 thread), 1, 2 and 3 iterations a call took 31, 21
-# and 16 us an iteration; 1 and 3 took 10 and 17 s to compile into an empty Inductor cache
+# and 17 us an iteration; 1 and 3 took 10 and 17 s to compile into an empty Inductor cache
 UNROLL, UNROLL_MAX = 3, 256
-TABLE = 256  # iterations whose scalars `Captured` works out at once
 # "auto" records a CUDA graph where the device has this many times the solver's estimated
 # bytes free: the graph keeps its temporaries in a pool of its own, beside the evaluation's
 GRAPH_HEADROOM = 2
@@ -121,31 +120,26 @@ class Captured:
         self.buffers: list[Scalars] | None = None  # per iteration of a block, the [B, 1] views it reads
         self._buffer: torch.Tensor | None = None  # [unroll, fields, B]: every scalar of a block
         self._fields: list[str] = []  # the Scalars fields the rule sets (the same at every iteration)
-        self._table: torch.Tensor | None = None  # [TABLE, fields, B] on the CPU: iterations _first, ...
-        self._first = 0
         self._warm = False  # an unrecorded iteration has run in this process (CUDA graphs need one)
         self._graphable = device.type == "cuda"
 
     def _write(self, t: int, k: int) -> list[Scalars]:
         """Write the scalars of iterations t .. t + k - 1 into the fixed tensors a block reads;
-        returns their views. They come from a table of the next `TABLE` iterations' scalars,
-        worked out together: a tensor built from Python lists every iteration cost 4.7 of
-        Kuhn's 41 us a compiled iteration (2 cores)."""
+        returns their views. (Writing a block's scalars at once costs Kuhn 2.8 us an iteration
+        in blocks of three, 5.4 one at a time; a table of 256 iterations' scalars, tried, cost
+        the same: the copy, not the arithmetic, is the cost.)"""
         if self.buffers is None:
             self._fields = self.scalars(t).present()
             self._buffer = torch.zeros(self.unroll, len(self._fields), self.batch, dtype=self.dtype,
                                        device=self.device)
             self.buffers = [Scalars(**{name: self._buffer[j, i][:, None] for i, name in enumerate(self._fields)})
                             for j in range(self.unroll)]
-        if self._table is None or t < self._first or t + k > self._first + len(self._table):
-            rows = []
-            for u in range(t, t + max(TABLE, k)):
-                values = self.scalars(u)
-                rows.append([list(getattr(values, f)) * (self.batch // len(getattr(values, f)))
-                             for f in self._fields])
-            self._table, self._first = torch.tensor(rows, dtype=self.dtype), t
-        # from pageable memory: staged at once, so the table may be rebuilt later; no sync
-        self._buffer[:k].copy_(self._table[t - self._first:t - self._first + k], non_blocking=True)
+        rows = []
+        for u in range(t, t + k):
+            values = self.scalars(u)
+            rows.append([list(getattr(values, f)) * (self.batch // len(getattr(values, f))) for f in self._fields])
+        # from pageable memory: staged at once, so the next block may overwrite it; no sync
+        self._buffer[:k].copy_(torch.tensor(rows, dtype=self.dtype), non_blocking=True)
         return self.buffers[:k]
 
     def refresh(self, t: int) -> Scalars:
@@ -156,10 +150,6 @@ class Captured:
         """The iterations of `views`, one after another (what is compiled or recorded)."""
         for sc in views:
             self.run(sc)
-
-    def step(self, t: int) -> None:
-        """Iteration t alone (`steps(t, 1)`)."""
-        self.steps(t, 1)
 
     def steps(self, t: int, n: int) -> None:
         """Iterations t .. t + n - 1: replayed from a CUDA graph once one is recorded; else
