@@ -177,6 +177,19 @@ def _padded(tp: Treeplex):
     return idx.clamp(max=tp.num_sequences - 1), a < n[:, None], a < n[:, None] - 1, n
 
 
+def _level_padded(tp: Treeplex) -> tuple:
+    """Per level of tp, each infoset's sequences padded to the level's widest infoset, as
+    positions within the level: ((positions [I_l, A_l], valid [I_l, A_l], actions [I_l]), ...),
+    for drawing pooled samples' counts level by level (`_count_plans`)."""
+    out = []
+    for lv in tp.levels:
+        n = tp.num_actions[lv.i0:lv.i1]
+        a = torch.arange(int(n.max()), device=n.device)
+        pos = (tp.infoset_offsets[lv.i0:lv.i1] - lv.s0)[:, None] + a
+        out.append((pos.clamp(max=lv.s1 - lv.s0 - 1), a < n[:, None], n))
+    return tuple(out)
+
+
 class Draws:
     """Where the uniforms of a sample come from."""
 
@@ -186,6 +199,10 @@ class Draws:
 
     def player(self, p: int, batch: int, samples: int, infosets: int) -> torch.Tensor:
         """Uniforms [batch, samples, infosets]: one per infoset of player p, per member and sample."""
+        raise NotImplementedError
+
+    def binomial(self, count: torch.Tensor, prob: torch.Tensor) -> torch.Tensor:
+        """Binomial(count, prob) draws, elementwise ([n] float64 each): pooled samples' counts."""
         raise NotImplementedError
 
 
@@ -214,6 +231,12 @@ class RandomDraws(Draws):
             self.log.append(("player", p, u))
         return u
 
+    def binomial(self, count, prob):
+        n = torch.binomial(count.cpu(), prob.cpu(), generator=self.generator)
+        if self.log is not None:
+            self.log.append(("binomial", n))
+        return n.to(count.device)
+
     def state(self) -> torch.Tensor:
         """The generator's state (a uint8 tensor), for a checkpoint."""
         return self.generator.get_state()
@@ -236,12 +259,13 @@ class Estimator:
     """
 
     def __init__(self, cg, scheme: str, samples: int = 1, dtype: torch.dtype = torch.float64,
-                 epsilon: float = EPSILON_DEFAULT):
+                 epsilon: float = EPSILON_DEFAULT, pooled: bool = True):
         check_settings(scheme, samples, epsilon)
         if getattr(cg, "chance", None) is None:
             raise TensorCFRError(f"{cg.name}: sampling needs the game's chance tree: "
                                  "tensorcfr.compile(game, chance=True) (the generic form)")
         self.scheme, self.samples, self.epsilon = BY_NAME[scheme], samples, float(epsilon)
+        self.pooled = bool(pooled) and samples > 1  # (one sample: the textbook draw, whichever)
         self.spaces = cg.treeplexes
         ct = self.tree = cg.chance
         u = ct.payoff.to(dtype)  # [B', Z'] player 0's utility
@@ -249,8 +273,9 @@ class Estimator:
         self.seq = ct.payoff_seq.long()  # [2, Z']
         self.entries = 0
         self._host = {f: getattr(ct, f).cpu().numpy()
-                      for f in ("class_nodes", "node_first", "node_count", "cum_prob", "class_entries")}
+                      for f in ("class_nodes", "node_first", "node_count", "cum_prob", "class_entries", "class_prob")}
         self._pad = [_padded(tp) for tp in self.spaces]  # per player, for drawing actions
+        self._levels = [_level_padded(tp) for tp in self.spaces]  # per player, for pooled samples' counts
         self._parts = PartCache(padded=self.scheme.draws_opponent)  # `touched` parts by the sequences they lie above
 
     @property
@@ -286,19 +311,62 @@ class Estimator:
             out_c.append(c)
         return np.concatenate(out_k), np.concatenate(out_c)
 
+    def pooled_classes(self, draws: Draws) -> tuple[np.ndarray, np.ndarray]:
+        """How many of the K samples reach each chance class [M] they reach, every depth, and
+        those classes [M] (`classes`' pairs, pooled): at each chance node of a class m samples reach, the m split among its outcomes
+        as a multinomial (sequential binomials over the outcomes' slots), so the cost is the
+        classes reached, not K. The counts are distributed as those of `classes`' draws (per
+        node; nodes of one class draw apart, which leaves each class's count, all the estimate
+        reads, distributed alike)."""
+        t = self._host
+        c, m = np.zeros(1, np.int64), np.full(1, float(self.samples))
+        out_c, out_m = [c], [m]
+        while True:  # one round per depth of the chance tree
+            cnt = t["class_nodes"][c + 1] - t["class_nodes"][c]
+            keep = cnt > 0
+            if not keep.any():
+                break
+            j, owner = _np_ranges(t["class_nodes"][c[keep]], cnt[keep])  # [J'] the nodes reached
+            first, n, left = t["node_first"][j], t["node_count"][j], m[keep][owner].copy()
+            width = int(n.max())
+            slot = np.arange(width)
+            valid = slot < n[:, None]  # [J', W]
+            prob = np.where(valid, t["class_prob"][np.where(valid, first[:, None] + slot, 0)], 0.0)
+            tail = np.cumsum(prob[:, ::-1], 1)[:, ::-1]  # the mass of an outcome and those after it
+            got = np.zeros((len(j), width))
+            for a in range(width):  # outcome slots (the widest node's), each one draw over the nodes
+                q = np.where(a >= n - 1, 1.0, np.divide(prob[:, a], tail[:, a], out=np.zeros(len(j)),
+                                                        where=tail[:, a] > 0)).clip(0, 1)
+                d = draws.binomial(torch.from_numpy(left), torch.from_numpy(q)).numpy()
+                got[:, a], left = d, left - d
+            hit = valid & (got > 0)
+            c, m = (first[:, None] + slot)[hit], got[hit]
+            out_c.append(c)
+            out_m.append(m)
+        return np.concatenate(out_m), np.concatenate(out_c)
+
     def _entries(self, draws: Draws):
         """The payoff entries of the drawn classes: (their indices [Zs] or, where they are one
-        class's (one sample, dealt once), the slice of them, each one's sample [Zs] or that
-        sample, their count)."""
-        k, c = self.classes(draws)
+        class's (one sample, dealt once), the slice of them; each one's sample [Zs] or that
+        sample or, pooled, the number of samples that drew its class [Zs] (None: one); their
+        count). Pooled, a class drawn by several samples is gathered once."""
+        k, c = self.pooled_classes(draws) if self.pooled else self.classes(draws)
         bounds = self._host["class_entries"]
         start, stop = bounds[c], bounds[c + 1]
         full = np.flatnonzero(stop > start)
+        times = None
+        if self.pooled:  # k: the samples in each class
+            c, times = c[full], k[full]
+            start, stop, full = bounds[c], bounds[c + 1], np.arange(len(c))
+            if len(c) == 1:
+                times = None if times[0] == 1 else float(times[0])
         if len(full) == 1:  # a view, not a gather (and the parts' cache keys by the slice)
             i = full[0]
-            return slice(int(start[i]), int(stop[i])), int(k[i]), int(stop[i] - start[i])
+            return slice(int(start[i]), int(stop[i])), (times if self.pooled else int(k[i])), int(stop[i] - start[i])
         dev = self.tree.class_entries.device
         e, owner = ranges(torch.from_numpy(start).to(dev), torch.from_numpy(stop - start).to(dev))
+        if self.pooled:
+            return e, torch.from_numpy(times).to(dev)[owner], len(e)
         return e, torch.from_numpy(k).to(dev)[owner], len(e)
 
     def exploring(self, p: int, sigma: torch.Tensor) -> torch.Tensor:
@@ -341,7 +409,7 @@ class Estimator:
         self.entries += n
         rows, cols = self.seq[p][e], self.seq[q][e]
         if xs is not None:  # the whole treeplexes
-            own, other, ids, own_inf, other_inf = self.spaces[p], self.spaces[q], None, None, None
+            own, other, ids, other_ids, own_inf, other_inf = self.spaces[p], self.spaces[q], None, None, None, None
             sigma_p, sigma_q, pad_p, pad_q, x_p, x_q = sigma[p], sigma[q], self._pad[p], self._pad[q], xs[p], xs[q]
         else:  # the parts above the entries' rows and columns
             span = (e.start, e.stop) if isinstance(e, slice) else None
@@ -352,6 +420,9 @@ class Estimator:
             pad_p, pad_q = mine.pad, theirs.pad
             x_p, x_q = own.sequence_form(sigma_p), None
         contrib = self.vals[p][:, e]  # [B', Zs]
+        if self.pooled:
+            return self._pooled(p, sigma, own, other, ids, other_ids, rows, cols, kz,
+                                contrib, sigma_p, sigma_q, x_p, x_q, draws)
         if not self.scheme.draws_opponent:  # chance sampling: the other's exact reach
             contrib = contrib * (x_q if x_q is not None else other.sequence_form(sigma_q))[:, cols]
         else:  # external and outcome sampling: a pure strategy of the other's per sample
@@ -366,6 +437,38 @@ class Estimator:
             contrib = contrib * weight.reshape(B, -1)[:, kz * own.num_sequences + rows]
             avg = weight * x_p[:, None]
         return own, ids, rows, kz, contrib.expand(B, -1), avg, sigma_p
+
+
+    def _pooled(self, p, sigma, own, other, ids, other_ids, rows, cols, times, contrib, sigma_p, sigma_q, x_p, x_q,
+                draws):
+        """`_terms` with the K samples pooled: each drawn class's entries once, weighted by the
+        samples that drew it (`times`), against the mean of the other player's K pure plans
+        (external, outcome) and, for outcome sampling, times the mean of player p's K exploring
+        pure plans over its exploring plan x'. Every (deal, strategy) pair is thus one textbook
+        sample, and the estimate their mean: unbiased, as the draws of chance, the other
+        player and player p are independent. The counts are drawn on the whole treeplexes (an
+        infoset no sample reaches costs nothing) and taken on the parts (`ids`, `other_ids`),
+        so a touched update sees the draws of the full one."""
+        K, B, q = self.samples, sigma_p.shape[0], 1 - p
+        if times is not None:
+            contrib = contrib * (times.to(contrib.dtype) if torch.is_tensor(times) else times)
+        if not self.scheme.draws_opponent:  # chance sampling: the other's exact reach
+            contrib = contrib * (x_q if x_q is not None else other.sequence_form(sigma_q))[:, cols]
+        else:
+            counts = _count_plans(self.spaces[q], sigma[q], K, draws, self._levels[q])  # [B, S_q]
+            if other_ids is not None:
+                counts = _take(counts, other_ids)
+            contrib = contrib * counts[:, cols] / K
+        avg = x_p
+        if self.scheme.draws_own:
+            mixed = _exploring(sigma[p], self._pad[p][3], self.epsilon)
+            weight = _count_plans(self.spaces[p], mixed, K, draws, self._levels[p])  # [B, S_p]
+            weight /= K * self.spaces[p].sequence_form(mixed)  # the pooled plan over x'
+            if ids is not None:
+                weight = _take(weight, ids)
+            contrib = contrib * weight[:, rows]
+            avg = weight * x_p
+        return own, ids, rows, None, contrib.expand(B, -1), avg, sigma_p
 
 
 class Part(NamedTuple):
@@ -484,6 +587,47 @@ def _pure_plans(tp: Treeplex, sigma: torch.Tensor, u: torch.Tensor, pad) -> torc
     pure[:, 0] = 1
     pure.scatter_(1, (tp.infoset_offsets[:-1].to(sigma.device) + chosen).reshape(b * k, -1), 1.0)
     return tp.sequence_form(pure).reshape(b, k, -1)
+
+
+def _count_plans(tp: Treeplex, sigma: torch.Tensor, samples: int, draws: Draws, levels: tuple) -> torch.Tensor:
+    """How many of `samples` pure strategies drawn from sigma [B, S] reach each sequence:
+    counts [B, S], drawn level by level as multinomials (sequential binomials over an
+    infoset's actions) of the count reaching each infoset; `levels` is `_level_padded(tp)`.
+    The counts are distributed as the sum of `samples` independent pure plans (`_pure_plans`)
+    at about the cost of one: an infoset no sample reaches draws nothing.
+
+    Example:
+        >>> import torch, tensorcfr
+        >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+        >>> y = _count_plans(tp, tp.uniform(torch.float64)[None], 8, RandomDraws(seed=0), _level_padded(tp))
+        >>> y[0, 0].item(), y[0, 1:3].sum().item()  # 8 strategies; each plays one action at the first infoset
+        (8.0, 8.0)
+    """
+    b = sigma.shape[0]
+    y = sigma.new_zeros(b, tp.num_sequences)
+    y[:, 0] = samples
+    for lv, (pos, valid, n) in zip(tp.levels, levels):
+        reach = y.index_select(1, lv.parent)  # [B, I_l] the count reaching each infoset
+        mb, mi = (reach > 0).nonzero(as_tuple=True)  # [N] the infosets some sample reaches
+        if not len(mi):
+            continue  # (a deeper level may still be reached from a shallower one)
+        probs = sigma[:, lv.s0:lv.s1][mb[:, None], pos[mi]] * valid[mi]  # [N, A] each one's action probabilities
+        tail = probs.flip(-1).cumsum(-1).flip(-1)  # [N, A] the mass of action a and those after it
+        last = n[mi] - 1
+        left = reach[mb, mi]
+        got = torch.zeros_like(probs)
+        for a in range(pos.shape[1]):  # action slots (at most the widest infoset's), each one op on [N]
+            go = (left > 0).nonzero(as_tuple=True)[0]
+            if not len(go):
+                break
+            q = torch.where(last[go] <= a, 1.0, (probs[go, a] / tail[go, a]).nan_to_num(0.0).clamp(0, 1))
+            d = draws.binomial(left[go], q)  # of those left, how many take action a
+            got[go, a] = d
+            left[go] -= d
+        part = y.new_zeros(b, lv.s1 - lv.s0)  # padded slots carry 0, so accumulating is safe
+        part.index_put_((mb[:, None].expand_as(pos[mi]), pos[mi]), got * valid[mi], accumulate=True)
+        y[:, lv.s0:lv.s1] = part
+    return y
 
 
 def _exploring(sigma: torch.Tensor, actions: torch.Tensor, epsilon: float) -> torch.Tensor:
