@@ -454,3 +454,98 @@ def test_the_device_estimate_counts_the_chance_tree():
     extra = sum(t.numel() * t.element_size() for t in vars(ct).values())
     a, b = device_estimate_bytes(plain, 1, torch.float64), device_estimate_bytes(sampled, 1, torch.float64)
     assert b["game"] - a["game"] == extra and extra >= ct.num_entries * (2 * 8 + 8)
+
+
+# -- pooled samples (K > 1): counts drawn down the trees ----------------------------------------
+
+@pytest.mark.parametrize("game", ["leduc", "random(seed=3)"])
+def test_pooled_counts_are_those_of_k_pure_strategies(game):
+    """`_count_plans`: every infoset splits exactly the count that reaches it among its actions,
+    never onto an action of probability 0, and the counts over K average, across 2,000 draws,
+    to the realisation plan within 5 standard errors on every sequence."""
+    from tensorcfr.sampling.generic import _count_plans, _level_padded
+
+    cg = tensorcfr.compile(game)
+    sigma, xs = random_profile(cg, seed=5)
+    draws, K, n = RandomDraws(seed=2), 8, 2000
+    for tp, sg, x in zip(cg.treeplexes, sigma, xs):
+        sg = sg.clone()
+        first = tp.infoset_offsets[:-1][tp.num_actions > 1]
+        sg[0, first] = 0  # the first action of every infoset with a choice never played
+        sg = tp.normalize(sg)
+        sg[:, 0] = 1
+        x = tp.sequence_form(sg)
+        levels = _level_padded(tp)
+        total = sq = 0
+        for _ in range(n):
+            y = _count_plans(tp, sg, K, draws, levels)[0]
+            split = torch.zeros(tp.num_infosets, dtype=y.dtype).index_add_(0, tp.slot_infoset, y[1:])
+            assert y[0] == K and torch.equal(split, y[tp.infoset_parent])
+            assert torch.equal(y, y.round()) and bool((y >= 0).all()) and bool((y[first] == 0).all())
+            total, sq = total + y / K, sq + (y / K) ** 2
+        mean = total / n
+        se = ((sq / n - mean ** 2).clamp(min=0) / (n - 1)).sqrt()
+        assert bool(((mean - x[0]).abs() <= 5 * se + 1e-12).all())
+
+
+def test_pooled_chance_counts_split_every_node_and_average_to_the_reach():
+    """`Estimator.pooled_classes` on Leduc: K samples in class 0; at each chance node a class's
+    count splits exactly among the node's outcomes; the counts over K average to each class's
+    reach (2,000 draws, 5 standard errors)."""
+    cg = tensorcfr.compile("leduc", chance=True)
+    ct, K, n = cg.chance, 16, 2000
+    est, draws = Estimator(cg, "chance", samples=K), RandomDraws(seed=4)
+    total, sq = torch.zeros(ct.num_classes, dtype=torch.float64), torch.zeros(ct.num_classes, dtype=torch.float64)
+    for _ in range(n):
+        m, c = est.pooled_classes(draws)
+        count = torch.zeros(ct.num_classes, dtype=torch.float64).index_add_(0, torch.from_numpy(c), torch.from_numpy(m))
+        assert count[0] == K and len(set(c.tolist())) == len(c)
+        for j in range(ct.num_chance_nodes):
+            first, k = int(ct.node_first[j]), int(ct.node_count[j])
+            assert count[first:first + k].sum() == count[int(ct.node_class[j])]
+        total, sq = total + count / K, sq + (count / K) ** 2
+    mean = total / n
+    se = ((sq / n - mean ** 2).clamp(min=0) / (n - 1)).sqrt()
+    assert bool(((mean - ct.reach).abs() <= 5 * se + 1e-12).all())
+
+
+@pytest.mark.parametrize("scheme", ["chance", "external", "outcome"])
+@pytest.mark.parametrize("game", ["leduc", "random(seed=11)"])
+def test_pooled_estimates_are_unbiased(game, scheme):
+    """Pooled estimates (K = 64: every drawn deal against the mean of the K pure strategies):
+    the mean of 1,000 lies within 5 standard errors of the exact counterfactual values on every
+    sequence a sample reaches at least 25 times in expectation; outcome sampling's weighted
+    plan averages to the plan."""
+    cg = tensorcfr.compile(game, chance=True)
+    op = PayoffOperator.of(cg, torch.float64)
+    sigma, xs = random_profile(cg, seed=7)
+    K, n = 64, 1000
+    est, draws = Estimator(cg, scheme, samples=K), RandomDraws(seed=21)
+    assert est.pooled
+    for p in (0, 1):
+        total = sq = avg_total = 0
+        for _ in range(n):
+            g, avg = est.values(p, sigma, xs, draws)
+            total, sq, avg_total = total + g[0], sq + g[0] ** 2, avg_total + avg[0]
+        mean, exact = total / n, op.cfv(p, xs[1 - p])[0]
+        checked = torch.ones_like(exact, dtype=torch.bool)
+        if scheme == "outcome":  # as in the 20,000-estimate test: rarely reached sequences are Poisson
+            ct = cg.chance
+            cls = torch.repeat_interleave(torch.arange(ct.num_classes), ct.class_entries.diff())
+            x_mixed = cg.treeplexes[p].sequence_form(est.exploring(p, sigma[p]))[0]
+            hit = torch.zeros_like(exact).index_add_(
+                0, ct.payoff_seq[p], ct.reach[cls] * xs[1 - p][0, ct.payoff_seq[1 - p]]) * x_mixed
+            checked = n * K * hit >= 25
+            assert torch.allclose(avg_total / n, xs[p][0], atol=0.05)
+        se = ((sq / n - mean ** 2).clamp(min=0) / (n - 1)).sqrt()
+        bad = checked & ((mean - exact).abs() > 5 * se + 1e-12)
+        assert not bool(bad.any()) and bool((se > 0).any())
+
+
+def test_pooled_external_sampling_cfr_plus_solves_leduc():
+    """Pooled external sampling (K = 65,536) with CFR+: below 5e-3 on Leduc in 500 iterations
+    (1.2 s here), where 16 samples drawn one by one stayed above 6e-2 after 15 s."""
+    s = tensorcfr.Solver("leduc", "cfr+", device="cpu", sampling="external", samples=65536, seed=0)
+    assert s.estimator.pooled
+    s.step(500)
+    assert float(s.evaluate()["average"].exploitability[0]) < 5e-3

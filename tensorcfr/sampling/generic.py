@@ -312,12 +312,21 @@ class Estimator:
         return np.concatenate(out_k), np.concatenate(out_c)
 
     def pooled_classes(self, draws: Draws) -> tuple[np.ndarray, np.ndarray]:
-        """How many of the K samples reach each chance class [M] they reach, every depth, and
-        those classes [M] (`classes`' pairs, pooled): at each chance node of a class m samples reach, the m split among its outcomes
-        as a multinomial (sequential binomials over the outcomes' slots), so the cost is the
-        classes reached, not K. The counts are distributed as those of `classes`' draws (per
-        node; nodes of one class draw apart, which leaves each class's count, all the estimate
-        reads, distributed alike)."""
+        """How many of the K samples reach each chance class they reach [M], every depth, and
+        those classes [M] (`classes`' pairs, pooled): at each chance node of a class that m
+        samples reach, the m split among the node's outcomes as a multinomial (sequential
+        binomials over the outcomes' slots), so the cost follows the classes reached, not K.
+        Each class's count is distributed as under `classes`' draws (the nodes of one class
+        draw apart here, where there they share a uniform; the estimate reads each class's
+        count alone, so its mean is the same).
+
+        Example:
+            >>> import tensorcfr
+            >>> est = Estimator(tensorcfr.compile("kuhn", chance=True), "chance", samples=100)
+            >>> m, c = est.pooled_classes(RandomDraws(seed=0))
+            >>> int(m[0]), int(m[c > 0].sum())  # 100 in the root class; 100 deals at each depth below
+            (100, 200)
+        """
         t = self._host
         c, m = np.zeros(1, np.int64), np.full(1, float(self.samples))
         out_c, out_m = [c], [m]
@@ -599,7 +608,8 @@ def _count_plans(tp: Treeplex, sigma: torch.Tensor, samples: int, draws: Draws, 
     Example:
         >>> import torch, tensorcfr
         >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
-        >>> y = _count_plans(tp, tp.uniform(torch.float64)[None], 8, RandomDraws(seed=0), _level_padded(tp))
+        >>> sigma = torch.cat([torch.ones(1, dtype=torch.float64), tp.uniform(torch.float64)])[None]  # [1, S]
+        >>> y = _count_plans(tp, sigma, 8, RandomDraws(seed=0), _level_padded(tp))
         >>> y[0, 0].item(), y[0, 1:3].sum().item()  # 8 strategies; each plays one action at the first infoset
         (8.0, 8.0)
     """
