@@ -175,6 +175,91 @@ def peers(game: str, iterations: int, seeds: int) -> list[dict]:
     return out
 
 
+SPIEL_NAMES = {"leduc": "leduc_poker", "kuhn": "kuhn_poker"}
+
+
+def timed_run(job: tuple) -> dict:
+    """One run of `--equal-time` (its own process): ("openspiel", game, scheme, seed, marks) runs
+    OpenSpiel's C++ MCCFR solver as its documentation does (`run_iteration` in a loop, default
+    averaging); ("tensorcfr", game, scheme, seed, marks, K) runs our `Solver` with CFR+ (scheme
+    "none": exact iterations). Both on one thread; the exploitability of the average is taken
+    at each solving-time mark, its evaluation not timed."""
+    kind, game, scheme, seed, marks = job[:5]
+    marks, points = sorted(marks), []
+    if kind == "openspiel":
+        import pyspiel
+
+        spiel = pyspiel.load_game(SPIEL_NAMES.get(game, game))
+        solver = (pyspiel.ExternalSamplingMCCFRSolver(spiel, seed) if scheme == "external" else
+                  pyspiel.OutcomeSamplingMCCFRSolver(spiel, 0.6, seed))
+        solving, n = 0.0, 0
+        for mark in marks:
+            while solving < mark:  # blocks of 100 iterations: the clock read costs < 1% of them
+                t0 = time.perf_counter()
+                for _ in range(100):
+                    solver.run_iteration()
+                solving += time.perf_counter() - t0
+                n += 100
+            points.append((mark, n, float(pyspiel.exploitability(spiel, solver.average_policy()))))
+        label = f"OpenSpiel C++ {scheme} sampling"
+    else:
+        torch.set_num_threads(1)
+        k = job[5]
+        kw = {} if scheme == "none" else dict(sampling=scheme, samples=k, seed=seed)
+        s = tensorcfr.Solver(game, "cfr+", device="cpu", threads=1, **kw)
+        solving, chunk = 0.0, 1
+        for mark in marks:
+            while solving < mark:
+                t0 = time.perf_counter()
+                s.step(chunk)
+                solving += time.perf_counter() - t0
+                chunk = min(2 * chunk, 64)
+            points.append((mark, s.iteration, float(s.evaluate()["average"].exploitability[0])))
+        label = "tensorcfr CFR+ exact" if scheme == "none" else f"tensorcfr CFR+ {scheme} sampling, K = {k:,}"
+    print(f"{game} {label} seed {seed}: " + ", ".join(f"{m:g} s {e:.3g}" for m, _, e in points), flush=True)
+    return {"game": game, "solver": kind, "sampling": scheme, "samples": job[5] if kind == "tensorcfr" else 1,
+            "seed": seed, "label": label, "points": points}
+
+
+def equal_time(games: list[str], seconds: list[float], samples: list[int], seeds: int, jobs: int) -> list[dict]:
+    """Every `timed_run` of `--equal-time`: per game, OpenSpiel's external and outcome sampling,
+    ours with each K of `samples` for both schemes, and our exact CFR+ (deterministic: one
+    seed), `jobs` processes at a time (each on one thread)."""
+    todo = []
+    for game in games:
+        todo.append(("tensorcfr", game, "none", 0, seconds, 1))
+        for scheme in ("external", "outcome"):
+            for seed in range(seeds):
+                todo.append(("openspiel", game, scheme, seed, seconds))
+                todo += [("tensorcfr", game, scheme, seed, seconds, k) for k in samples]
+    if jobs <= 1:
+        return [timed_run(j) for j in todo]
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(jobs, maxtasksperchild=1) as pool:
+        return pool.map(timed_run, todo, chunksize=1)
+
+
+def time_table(rows: list[dict]) -> str:
+    """The `--equal-time` table: exploitability of the average at each solving-time mark
+    (median over the seeds), and the iterations run."""
+    marks = sorted({p[0] for r in rows for p in r["points"]})
+    out = ["| game | solver | seeds | " + " | ".join(f"after {m:g} s" for m in marks) + " | iterations |",
+           "|---|---|---:|" + "---:|" * len(marks) + "---:|"]
+    order = {"none": 0, "external": 1, "outcome": 2}
+    keys = list(dict.fromkeys((r["game"], r["sampling"], r["solver"] != "openspiel", r["samples"], r["label"])
+                              for r in sorted(rows, key=lambda r: (order[r["sampling"]], r["solver"] != "openspiel",
+                                                                   r["samples"]))))
+    for game in dict.fromkeys(r["game"] for r in rows):
+        for key in (k for k in keys if k[0] == game):
+            rs = [r for r in rows if (r["game"], r["sampling"], r["solver"] != "openspiel", r["samples"],
+                                      r["label"]) == key]
+            cells = [f"{statistics.median(r['points'][i][2] for r in rs):.2e}" for i in range(len(marks))]
+            its = statistics.median(r["points"][-1][1] for r in rs)
+            out.append(f"| {game} | {key[4]} | {len(rs)} | " + " | ".join(cells) + f" | {its:,.0f} |")
+    return "\n".join(out) + "\n"
+
+
 def peer_table(rows: list[dict]) -> str:
     out = ["| game | sampling | iterations | seeds | exploitability, ours (median [min, max]) | OpenSpiel | "
            "seconds, ours | OpenSpiel | speed-up |", "|---|---|---:|---:|---|---|---:|---:|---:|"]
@@ -297,10 +382,25 @@ def main(argv=None) -> int:
                     help="iterations of the OpenSpiel MCCFR comparison (--peers-only) on --openspiel-game")
     ap.add_argument("--openspiel-game", default="leduc")
     ap.add_argument("--peers-only", action="store_true", help="only the OpenSpiel comparison (its own files)")
+    ap.add_argument("--equal-time", action="store_true",
+                    help="only the equal-time comparison with OpenSpiel's MCCFR (its own files)")
+    ap.add_argument("--time-games", nargs="+", default=["leduc", "liars_dice"], help="games of --equal-time")
+    ap.add_argument("--time-seconds", nargs="+", type=float, default=[30, 120],
+                    help="solving-time marks of --equal-time")
+    ap.add_argument("--time-samples", nargs="+", type=int, default=[256, 65536],
+                    help="our samples per estimate in --equal-time")
+    ap.add_argument("--jobs", type=int, default=1, help="--equal-time runs at a time (each on one thread)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--no-readme", action="store_true")
     a = ap.parse_args(argv)
     torch.set_num_threads(os.cpu_count() or 1)
+    if a.equal_time:
+        rows = equal_time(a.time_games, a.time_seconds, a.time_samples, a.seeds, a.jobs)
+        body = (f"Made by `{command('sampling.py', argv)}` on {platform.machine()}, {os.cpu_count()} CPUs, "
+                f"torch {torch.__version__}, {time.strftime('%Y-%m-%d')}; every run on one thread, "
+                f"{a.jobs} at a time. Exploitability of the average strategy after that much solving "
+                f"time (evaluations not timed), median over the seeds.\n\n" + time_table(rows))
+        return write(a, "sampling_time", rows, body, "sampling-time")
     if a.peers_only:
         rows = peers(a.openspiel_game, a.openspiel_iterations, a.seeds)
         body = (f"Made by `{command('sampling.py', argv)}` on {platform.machine()}, {os.cpu_count()} CPUs, "
