@@ -162,7 +162,8 @@ def peers(game: str, iterations: int, seeds: int) -> list[dict]:
             for _ in range(iterations):
                 solver.run_iteration()
             theirs = time.perf_counter() - t0
-            s = tensorcfr.Solver(game, "cfr", device="cpu", sampling=scheme, seed=seed, updates="alternating")
+            s = tensorcfr.Solver(game, "cfr", device="cpu", sampling=scheme, samples=1, seed=seed,
+                                 updates="alternating")
             t0 = time.perf_counter()
             s.step(iterations)
             ours = time.perf_counter() - t0

@@ -179,7 +179,7 @@ def test_mean_of_20000_estimates_is_within_5_standard_errors(game, scheme):
 @pytest.mark.parametrize("scheme", ["external", "outcome"])
 @pytest.mark.parametrize("game", ["kuhn", "random(seed=11)"])
 def test_regrets_equal_a_recursive_mccfr_fed_the_same_draws(game, scheme, algo, plus, device):
-    s = tensorcfr.Solver(game, algo, device=device, sampling=scheme, seed=4, updates="alternating")
+    s = tensorcfr.Solver(game, algo, device=device, sampling=scheme, samples=1, seed=4, updates="alternating")
     log = s.draws.log = []
     oracle = RecursiveMCCFR(games.make(game), scheme, plus=plus, epsilon=s.estimator.epsilon)
     keys = [tp.infoset_keys for tp in s.game.treeplexes]
@@ -279,10 +279,21 @@ def test_a_sampled_run_resumes_bit_identically(scheme, device):
 
 
 def test_sampled_fraction_of_one_deal():
-    s = tensorcfr.Solver("dudo(4,1,1)", "cfr", device="cpu", sampling="chance")
+    s = tensorcfr.Solver("dudo(4,1,1)", "cfr", device="cpu", sampling="chance", samples=1)
     s.step(3)
     assert s.sampled_fraction == pytest.approx(1 / 16)  # 16 deals, each as many entries
     assert s.describe()["sampling"] == "chance"
+
+
+@pytest.mark.parametrize("form,scope,expected", [("generic", "all", 65536), ("generic", "touched", 1),
+                                                 ("public", "all", 1)])
+def test_default_samples_follow_the_form_and_the_update(form, scope, expected):
+    """Pooled samples cost about one sample's work, so the generic form's full update draws
+    65,536 unless told; a touched update and the public-tree form draw one; a checkpoint's
+    settings say which."""
+    s = tensorcfr.Solver("dudo(4,1,1)", "cfr+", device="cpu", sampling="external", form=form, update_scope=scope)
+    assert s.estimator.samples == expected and s.describe()["samples"] == expected
+    assert getattr(s.estimator, "pooled", False) == (expected > 1)
 
 
 @pytest.mark.parametrize("algo", ["cfr", "cfr+"])

@@ -179,7 +179,9 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
                         "thesis' method), external (also the other player's actions), outcome (one terminal per "
                         "sample); none (default): exact iterations. Evaluation stays exact; generic form")
     s.add_argument("--samples", type=_positive_int, default=None, metavar="K",
-                   help="with --sampling: samples drawn and averaged per estimate (default 1)")
+                   help="with --sampling: samples per estimate (default 65536 in the generic form with "
+                        "--update-scope all, pooled: an estimate costs about one sample's work at any K; "
+                        "else 1)")
     s.add_argument("--update-scope", choices=UPDATE_SCOPES, default=None,
                    help="with --sampling: all (default) updates every sequence each iteration; touched updates "
                         "only what the sample touches (cfr and cfr+; an iteration then costs what it samples)")

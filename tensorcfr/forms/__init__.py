@@ -160,6 +160,9 @@ class CompiledForm(Protocol):
         """The Monte-Carlo estimator of counterfactual values for sampling `scheme`
         ("chance", "external", "outcome"; `sampling.Estimator`'s interface)."""
 
+    def default_samples(self, update_scope: str) -> int:
+        """The samples per estimate a sampled run draws when none are asked for."""
+
     def block(self, rank: int, world: int) -> "CompiledForm":
         """A copy holding only rank's block of the payoff of `world` ranks (`operators/distributed.py`)."""
 

@@ -137,6 +137,20 @@ class CompiledGame:
         from tensorcfr.sampling.generic import Estimator
         return Estimator(self, scheme, samples, dtype, epsilon)
 
+    def default_samples(self, update_scope: str) -> int:
+        """`POOLED_SAMPLES` with the full update: pooled, an estimate costs about one sample's
+        work at any K, and on Leduc and Liar's Dice more samples gave a lower exploitability at
+        equal time all the way to 65,536 (docs: Monte-Carlo CFR); 1 with the touched update,
+        whose point is to touch what one sample reaches.
+
+        Example:
+            >>> import tensorcfr
+            >>> tensorcfr.compile("kuhn", chance=True).default_samples("touched")
+            1
+        """
+        from tensorcfr.sampling.generic import POOLED_SAMPLES
+        return POOLED_SAMPLES if update_scope == "all" else 1
+
     def block(self, rank: int, world: int) -> "CompiledGame":
         """Rank's block of the payoff nonzeros [lo, hi) of `world` ranks, still sorted by
         (s0, s1) (`distributed.shard`)."""

@@ -132,6 +132,17 @@ class PublicCompiledGame:
         from tensorcfr.sampling.public import PublicEstimator
         return PublicEstimator(self, scheme, samples, dtype, epsilon)
 
+    def default_samples(self, update_scope: str) -> int:
+        """1: the public-tree form's samples are drawn one by one (a deal of types each, with its
+        own pure strategies), so K samples cost K times one.
+
+        Example:
+            >>> import tensorcfr
+            >>> tensorcfr.compile("dudo(4,1,1)", form="public").default_samples("all")
+            1
+        """
+        return 1
+
     def block(self, rank: int, world: int) -> "PublicCompiledGame":
         """Rank's block of the terminal public nodes [lo, hi) of `world` ranks, each payoff class
         keeping its matrix and its share of the terminals (`distributed.shard`)."""

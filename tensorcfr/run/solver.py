@@ -65,7 +65,8 @@ class Solver:
           game given by name in the generic form is compiled as that block only
           (`compile(..., shard=)`); a compiled game is split after the fact.
     sampling: "none" (exact iterations), "chance", "external" or "outcome": Monte-Carlo
-          counterfactual values (`sampling/generic.py`), `samples` per estimate, outcome sampling's
+          counterfactual values (`sampling/generic.py`), `samples` per estimate (default: the
+          form's `default_samples`: 65,536 pooled in the generic form's full update, else 1), outcome sampling's
           exploration `epsilon`, drawn from a generator seeded by `seed` (a checkpoint keeps
           its state). Sampled iterations run eagerly, on one process, in the generic form
           (`compiler.choose`'s rule for sampling) or, with form="public", in the public-tree form, where a
@@ -95,7 +96,7 @@ class Solver:
     def __init__(self, game: str | games_pkg.Game | CompiledGame, algo: str | Config = "cfr+", *,
                  device: str | torch.device = "auto", dtype: str | torch.dtype = "float64",
                  capture: str = "auto", form: str = "auto", deterministic: bool = False,
-                 distributed: bool = False, sampling: str = "none", samples: int = 1,
+                 distributed: bool = False, sampling: str = "none", samples: int | None = None,
                  epsilon: float = EPSILON_DEFAULT, seed: int = 0, update_scope: str = "all",
                  threads: int | str = "auto", **options):
         self._start(game, RunSpec.of(algo, device=device, dtype=dtype, capture=capture, form=form,
@@ -153,7 +154,8 @@ class Solver:
             self.op = ShardedOperator(self.op)
         self.estimator = self.draws = None
         if sampling != "none":
-            self.estimator = self.game.estimator(sampling, spec.samples, self.dtype, spec.epsilon)
+            samples = spec.samples if spec.samples is not None else self.game.default_samples(spec.update_scope)
+            self.estimator = self.game.estimator(sampling, samples, self.dtype, spec.epsilon)
             self.draws = RandomDraws(seed)
         self.iteration = 0
         with deterministic_mode(self._deterministic):  # FTRL's entropy weights are per-infoset sums too

@@ -40,7 +40,7 @@ class RunSpec:
     deterministic: bool = False
     distributed: bool = False
     sampling: str = "none"
-    samples: int = 1
+    samples: int | None = None  # None: the form's default (`default_samples`)
     epsilon: float = EPSILON_DEFAULT
     seed: int = 0
     update_scope: str = "all"
@@ -51,7 +51,7 @@ class RunSpec:
     @staticmethod
     def of(algo: str | Config = "cfr+", *, device: str | torch.device = "auto", dtype: str | torch.dtype = "float64",
            capture: str = "auto", form: str = "auto", deterministic: bool = False, distributed: bool = False,
-           sampling: str = "none", samples: int = 1, epsilon: float = EPSILON_DEFAULT, seed: int = 0,
+           sampling: str = "none", samples: int | None = None, epsilon: float = EPSILON_DEFAULT, seed: int = 0,
            update_scope: str = "all", max_histories: int | None = None, max_memory: int | str | None = "auto",
            threads: int | str = "auto", **options) -> "RunSpec":
         """Parse the algorithm (`options`: its parameters, `make_config`) and check the settings
@@ -78,7 +78,7 @@ class RunSpec:
                 raise TensorCFRError("sampling with distributed=True is not supported: sample on one process")
             if isinstance(seed, bool) or not isinstance(seed, int):
                 raise TensorCFRError(f"seed must be a whole number, got {seed!r}")
-            check_settings(sampling, samples, epsilon)
+            check_settings(sampling, 1 if samples is None else samples, epsilon)
             capture = "none"
         if distributed:
             if capture not in ("auto", "none"):

@@ -72,6 +72,7 @@ BY_NAME = {sc.name: sc for sc in (CHANCE_SAMPLING, EXTERNAL_SAMPLING, OUTCOME_SA
 SCHEMES = ("none", *BY_NAME)  # what `sampling=` accepts ("none": exact iterations)
 UPDATE_SCOPES = ("all", "touched")  # what a sampled iteration updates (`Solver(update_scope=...)`)
 EPSILON_DEFAULT = 0.6  # outcome sampling's exploration (OpenSpiel's default too)
+POOLED_SAMPLES = 65536  # samples per estimate by default in the generic form's full update (`default_samples`)
 
 
 def ranges(start: torch.Tensor, count: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
