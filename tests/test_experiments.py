@@ -293,6 +293,25 @@ def test_sampling_experiment_against_openspiel(tmp_path):
     assert "| leduc | external | 20 | 1 |" in open(tmp_path / "sampling_openspiel.md").read()
 
 
+def test_sampling_experiment_at_equal_time(tmp_path):
+    """`--equal-time`: every solver is stopped at each solving-time mark and evaluated there;
+    the table has a row per solver with a column per mark."""
+    pytest.importorskip("pyspiel", reason="open-spiel is not installed (pip install -e '.[bench]')")
+    import sampling
+
+    sampling.main(["--equal-time", "--time-games", "kuhn", "--time-seconds", "0.2", "0.4", "--time-samples", "64",
+                   "--seeds", "1", "--no-readme", "--out", str(tmp_path)])
+    rows = json.load(open(tmp_path / "sampling_time.json"))
+    assert [(r["solver"], r["sampling"], r["samples"]) for r in rows] == [
+        ("tensorcfr", "none", 1), ("openspiel", "external", 1), ("tensorcfr", "external", 64),
+        ("openspiel", "outcome", 1), ("tensorcfr", "outcome", 64)]
+    for r in rows:
+        (m0, n0, e0), (m1, n1, e1) = r["points"]
+        assert (m0, m1) == (0.2, 0.4) and 0 < n0 < n1 and e0 > 0 and e1 > 0
+    table = open(tmp_path / "sampling_time.md").read()
+    assert "| kuhn | tensorcfr CFR+ external sampling, K = 64 | 1 |" in table and "after 0.4 s" in table
+
+
 def test_thesis_tables_resume_a_checkpoint_of_the_first_format(tmp_path):
     """A checkpoint written before the script ran on `train` (its points as (iteration, NashConv)
     and the next chunk) still resumes, and ends where an unbroken run ends."""
