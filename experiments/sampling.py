@@ -44,8 +44,10 @@ import time
 import torch
 
 import tensorcfr
+from tensorcfr.sampling import EPSILON_DEFAULT
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers_curve import OPENSPIEL_NAMES  # noqa: E402
 from readme_section import command, publish_picture, replace_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -143,21 +145,29 @@ def iteration_cost(game: str, iterations: int = 10, repeats: int = 3) -> list[di
     return out
 
 
+def openspiel_mccfr(game: str, scheme: str, seed: int):
+    """(the OpenSpiel game, its C++ MCCFR solver of `scheme`) as its documentation makes them:
+    default averaging, outcome sampling's exploration 0.6 (ours by default too)."""
+    import pyspiel
+
+    spiel = pyspiel.load_game(OPENSPIEL_NAMES.get(game, game))
+    return spiel, (pyspiel.ExternalSamplingMCCFRSolver(spiel, seed) if scheme == "external" else
+                   pyspiel.OutcomeSamplingMCCFRSolver(spiel, EPSILON_DEFAULT, seed))
+
+
 def peers(game: str, iterations: int, seeds: int) -> list[dict]:
     """External and outcome sampling against OpenSpiel's C++ MCCFR solvers (as their
-    documentation runs them: default averaging, `run_iteration` in a loop; one traversal per
-    player an iteration) at equal iterations: ours is vanilla CFR with alternating updates, K = 1."""
+    documentation runs them: `run_iteration` in a loop; one traversal per player an iteration)
+    at equal iterations: ours is vanilla CFR with alternating updates, K = 1."""
     try:
         import pyspiel
     except ImportError:
         print("open_spiel is not installed: no OpenSpiel rows", file=sys.stderr)
         return []
     out = []
-    spiel = pyspiel.load_game({"leduc": "leduc_poker", "kuhn": "kuhn_poker"}.get(game, game))
     for scheme in ("external", "outcome"):
         for seed in range(seeds):
-            solver = (pyspiel.ExternalSamplingMCCFRSolver(spiel, seed) if scheme == "external" else
-                      pyspiel.OutcomeSamplingMCCFRSolver(spiel, 0.6, seed))
+            spiel, solver = openspiel_mccfr(game, scheme, seed)
             t0 = time.perf_counter()
             for _ in range(iterations):
                 solver.run_iteration()
@@ -176,50 +186,55 @@ def peers(game: str, iterations: int, seeds: int) -> list[dict]:
     return out
 
 
-SPIEL_NAMES = {"leduc": "leduc_poker", "kuhn": "kuhn_poker"}
+def at_marks(marks: list[float], step, measure) -> list[tuple]:
+    """[(mark, *measure())] for each solving-time mark: `step()` is called (and timed) until
+    the solving time passes the mark, then `measure()` (not timed) gives (iterations,
+    exploitability)."""
+    solving, points = 0.0, []
+    for mark in sorted(marks):
+        while solving < mark:
+            t0 = time.perf_counter()
+            step()
+            solving += time.perf_counter() - t0
+        points.append((mark, *measure()))
+    return points
 
 
 def timed_run(job: tuple) -> dict:
     """One run of `--equal-time` (its own process): ("openspiel", game, scheme, seed, marks) runs
-    OpenSpiel's C++ MCCFR solver as its documentation does (`run_iteration` in a loop, default
-    averaging); ("tensorcfr", game, scheme, seed, marks, K) runs our `Solver` with CFR+ (scheme
-    "none": exact iterations). Both on one thread; the exploitability of the average is taken
-    at each solving-time mark, its evaluation not timed."""
+    OpenSpiel's C++ MCCFR solver (`openspiel_mccfr`) in blocks of 100 iterations (the clock read
+    costs < 1% of them); ("tensorcfr", game, scheme, seed, marks, K) runs our `Solver` with CFR+
+    (scheme "none": exact iterations) in chunks doubling up to 64. Both on one thread."""
     kind, game, scheme, seed, marks = job[:5]
-    marks, points = sorted(marks), []
     if kind == "openspiel":
         import pyspiel
 
-        spiel = pyspiel.load_game(SPIEL_NAMES.get(game, game))
-        solver = (pyspiel.ExternalSamplingMCCFRSolver(spiel, seed) if scheme == "external" else
-                  pyspiel.OutcomeSamplingMCCFRSolver(spiel, 0.6, seed))
-        solving, n = 0.0, 0
-        for mark in marks:
-            while solving < mark:  # blocks of 100 iterations: the clock read costs < 1% of them
-                t0 = time.perf_counter()
-                for _ in range(100):
-                    solver.run_iteration()
-                solving += time.perf_counter() - t0
-                n += 100
-            points.append((mark, n, float(pyspiel.exploitability(spiel, solver.average_policy()))))
-        label = f"OpenSpiel C++ {scheme} sampling"
+        spiel, solver = openspiel_mccfr(game, scheme, seed)
+        done = [0]
+
+        def step():
+            for _ in range(100):
+                solver.run_iteration()
+            done[0] += 100
+
+        points = at_marks(marks, step, lambda: (done[0], float(pyspiel.exploitability(spiel, solver.average_policy()))))
+        label, k = f"OpenSpiel C++ {scheme} sampling", 1
     else:
         torch.set_num_threads(1)
         k = job[5]
         kw = {} if scheme == "none" else dict(sampling=scheme, samples=k, seed=seed)
         s = tensorcfr.Solver(game, "cfr+", device="cpu", threads=1, **kw)
-        solving, chunk = 0.0, 1
-        for mark in marks:
-            while solving < mark:
-                t0 = time.perf_counter()
-                s.step(chunk)
-                solving += time.perf_counter() - t0
-                chunk = min(2 * chunk, 64)
-            points.append((mark, s.iteration, float(s.evaluate()["average"].exploitability[0])))
+        chunk = [1]
+
+        def step():
+            s.step(chunk[0])
+            chunk[0] = min(2 * chunk[0], 64)
+
+        points = at_marks(marks, step, lambda: (s.iteration, float(s.evaluate()["average"].exploitability[0])))
         label = "tensorcfr CFR+ exact" if scheme == "none" else f"tensorcfr CFR+ {scheme} sampling, K = {k:,}"
     print(f"{game} {label} seed {seed}: " + ", ".join(f"{m:g} s {e:.3g}" for m, _, e in points), flush=True)
-    return {"game": game, "solver": kind, "sampling": scheme, "samples": job[5] if kind == "tensorcfr" else 1,
-            "seed": seed, "label": label, "points": points}
+    return {"game": game, "solver": kind, "sampling": scheme, "samples": k, "seed": seed, "label": label,
+            "points": points}
 
 
 def equal_time(games: list[str], seconds: list[float], samples: list[int], seeds: int, jobs: int) -> list[dict]:
@@ -242,22 +257,19 @@ def equal_time(games: list[str], seconds: list[float], samples: list[int], seeds
 
 
 def time_table(rows: list[dict]) -> str:
-    """The `--equal-time` table: exploitability of the average at each solving-time mark
-    (median over the seeds), and the iterations run."""
+    """The `--equal-time` table, a row per game and solver in the order they ran: the
+    exploitability of the average at each solving-time mark (median over the seeds), and the
+    iterations run by the last mark."""
     marks = sorted({p[0] for r in rows for p in r["points"]})
     out = ["| game | solver | seeds | " + " | ".join(f"after {m:g} s" for m in marks) + " | iterations |",
            "|---|---|---:|" + "---:|" * len(marks) + "---:|"]
-    order = {"none": 0, "external": 1, "outcome": 2}
-    keys = list(dict.fromkeys((r["game"], r["sampling"], r["solver"] != "openspiel", r["samples"], r["label"])
-                              for r in sorted(rows, key=lambda r: (order[r["sampling"]], r["solver"] != "openspiel",
-                                                                   r["samples"]))))
-    for game in dict.fromkeys(r["game"] for r in rows):
-        for key in (k for k in keys if k[0] == game):
-            rs = [r for r in rows if (r["game"], r["sampling"], r["solver"] != "openspiel", r["samples"],
-                                      r["label"]) == key]
-            cells = [f"{statistics.median(r['points'][i][2] for r in rs):.2e}" for i in range(len(marks))]
-            its = statistics.median(r["points"][-1][1] for r in rs)
-            out.append(f"| {game} | {key[4]} | {len(rs)} | " + " | ".join(cells) + f" | {its:,.0f} |")
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault((r["game"], r["label"]), []).append(r)
+    for (game, label), rs in groups.items():
+        cells = [f"{statistics.median(r['points'][i][2] for r in rs):.2e}" for i in range(len(marks))]
+        its = statistics.median(r["points"][-1][1] for r in rs)
+        out.append(f"| {game} | {label} | {len(rs)} | " + " | ".join(cells) + f" | {its:,.0f} |")
     return "\n".join(out) + "\n"
 
 

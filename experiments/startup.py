@@ -40,7 +40,8 @@ from readme_section import command, replace_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOLVERS = ("tensorcfr solve", "tensorcfr solve --capture compile", "OpenSpiel C++ CFR+", "LiteEFG CFR+")
-GAMES = {"kuhn": ("kuhn_poker", 1e-3), "leduc": ("leduc_poker", 1e-3), "liars_dice": ("liars_dice", 1e-2)}
+TARGETS = {"kuhn": 1e-3, "leduc": 1e-3, "liars_dice": 1e-2}  # the exploitability each game is solved to
+GAMES = {g: (peers_curve.OPENSPIEL_NAMES[g], target) for g, target in TARGETS.items()}  # with OpenSpiel's name
 
 # a peer's whole run in a fresh process: load, solve for N iterations, evaluate once
 OPENSPIEL = """

@@ -21,18 +21,23 @@ FTRL gets a sampled form. A sample is a 0/1 realisation over the compiled game, 
   own sampling probability on the sampled path and 0 elsewhere (unbiased: its mean is x_p).
   The other schemes add the exact plan x_p (an O(S) product, cheaper than any payoff work).
 
-`samples=K` draws K samples for each estimate and averages them (K = 1 is the textbook
-algorithm); the chance draws are shared by the members of a batch, the players' draws are
-per member. Cost of one estimate: the payoff entries of the drawn classes (K / #deals of the
-game's entries for a game dealt once: Dudo(4,2,2) gathers 1/441 of them per sample) plus, for
-external and outcome sampling, a top-down pass over each sampled player's treeplex per sample
-(O(K S)); the rule's update stays O(S), or, with `update_scope="touched"`, the size of the
-parts above the entries drawn (`treeplex.touched`), which are kept by the sequences they lie
-above (`PartCache`): a hand dealt before costs no walk of the whole treeplex.
+`samples=K` draws K samples for each estimate (K = 1 is the textbook algorithm); the chance
+draws are shared by the members of a batch, the players' draws are per member. With K > 1 the
+samples are pooled (`pooled=False`: drawn one by one and averaged): the K deals are drawn as
+counts down the chance tree (`Estimator.pooled_classes`) and the K pure strategies as counts
+down each treeplex (`_count_plans`), each drawn class is gathered once, weighted by its count,
+against the mean of the K strategies: the mean of all K^2 (deal, strategy) pairs, at about one
+sample's cost for any K. Cost of one estimate: the payoff entries of the drawn classes (one
+deal of Dudo(4,2,2) gathers 1/441 of them) plus, for external and outcome sampling, a top-down
+pass over each sampled player's treeplex (one by one: one per sample, O(K S); pooled: one, over
+the infosets some sample reaches); the rule's update stays O(S), or, with
+`update_scope="touched"`, the size of the parts above the entries drawn (`treeplex.touched`),
+which are kept by the sequences they lie above (`PartCache`): a hand dealt before costs no
+walk of the whole treeplex.
 `perf/sampled_fraction` reports the entries gathered over the game's entries.
 
-Every uniform comes from a `Draws` object: `RandomDraws` (a seeded CPU generator, whose state a
-checkpoint saves) or, in tests, fixed tables.
+Every uniform and binomial draw comes from a `Draws` object: `RandomDraws` (a seeded CPU
+generator, whose state a checkpoint saves) or, in tests, fixed tables.
 
 Example:
     >>> import torch, tensorcfr
@@ -358,26 +363,21 @@ class Estimator:
     def _entries(self, draws: Draws):
         """The payoff entries of the drawn classes: (their indices [Zs] or, where they are one
         class's (one sample, dealt once), the slice of them; each one's sample [Zs] or that
-        sample or, pooled, the number of samples that drew its class [Zs] (None: one); their
+        sample or, pooled, the number of samples that drew its class [Zs] or that number; their
         count). Pooled, a class drawn by several samples is gathered once."""
         k, c = self.pooled_classes(draws) if self.pooled else self.classes(draws)
         bounds = self._host["class_entries"]
         start, stop = bounds[c], bounds[c + 1]
         full = np.flatnonzero(stop > start)
-        times = None
-        if self.pooled:  # k: the samples in each class
-            c, times = c[full], k[full]
-            start, stop, full = bounds[c], bounds[c + 1], np.arange(len(c))
-            if len(c) == 1:
-                times = None if times[0] == 1 else float(times[0])
+        if self.pooled:  # k: the samples in each class; a class is gathered once
+            k, c, full = k[full], c[full], np.arange(len(full))
+            start, stop = bounds[c], bounds[c + 1]
         if len(full) == 1:  # a view, not a gather (and the parts' cache keys by the slice)
             i = full[0]
-            return slice(int(start[i]), int(stop[i])), (times if self.pooled else int(k[i])), int(stop[i] - start[i])
+            return slice(int(start[i]), int(stop[i])), k[i].item(), int(stop[i] - start[i])
         dev = self.tree.class_entries.device
         e, owner = ranges(torch.from_numpy(start).to(dev), torch.from_numpy(stop - start).to(dev))
-        if self.pooled:
-            return e, torch.from_numpy(times).to(dev)[owner], len(e)
-        return e, torch.from_numpy(k).to(dev)[owner], len(e)
+        return e, torch.from_numpy(k).to(dev, self.vals[0].dtype if self.pooled else torch.int64)[owner], len(e)
 
     def exploring(self, p: int, sigma: torch.Tensor) -> torch.Tensor:
         """Outcome sampling's strategy [B, S_p]: eps uniform plus (1 - eps) sigma per infoset."""
@@ -410,7 +410,7 @@ class Estimator:
     def _terms(self, p, sigma, draws, xs=None):
         """Every payoff entry of the drawn classes as a term of player p's estimate: (player p's
         space, its sequences' ids in the whole treeplex or None, each entry's own sequence in it
-        [Zs], its sample [Zs], its term [B, Zs], the plan player p averages: [B, S'] or per
+        [Zs], its sample [Zs] (None pooled), its term [B, Zs], the plan player p averages: [B, S'] or per
         sample [B, K, S'] for outcome sampling, its strategy there [B, S']). With the plans `xs` [B, S] the spaces are the
         whole treeplexes; without, the parts above the entries (`treeplex.touched`)."""
         q, K = 1 - p, self.samples
@@ -430,55 +430,42 @@ class Estimator:
             pad_p, pad_q = mine.pad, theirs.pad
             x_p, x_q = own.sequence_form(sigma_p), None
         contrib = self.vals[p][:, e]  # [B', Zs]
-        if self.pooled:
-            return self._pooled(p, sigma, own, other, ids, other_ids, rows, cols, kz,
-                                contrib, sigma_p, sigma_q, x_p, x_q, draws)
+        if self.pooled:  # kz: how many samples drew each entry's class
+            contrib = contrib * kz
         if not self.scheme.draws_opponent:  # chance sampling: the other's exact reach
             contrib = contrib * (x_q if x_q is not None else other.sequence_form(sigma_q))[:, cols]
+        elif self.pooled:  # the mean of the other's K pure plans, drawn as counts
+            contrib = contrib * self._pooled_plan(q, sigma[q], draws, other_ids)[:, cols]
         else:  # external and outcome sampling: a pure strategy of the other's per sample
             u = _among(draws.player(q, B, K, self.spaces[q].num_infosets), other_inf)
             plans = _pure_plans(other, sigma_q, u, pad_q)  # [B, K, S'_q]
             contrib = contrib * plans.reshape(B, -1)[:, kz * other.num_sequences + cols]
         avg = x_p
         if self.scheme.draws_own:  # outcome sampling: the own path drawn and reweighted
-            mixed = _exploring(sigma_p, pad_p[3], self.epsilon)
-            u = _among(draws.player(p, B, K, self.spaces[p].num_infosets), own_inf)
-            weight = _pure_plans(own, mixed, u, pad_p) / own.sequence_form(mixed)[:, None]  # [B, K, S'_p]: 1/x' on the path
-            contrib = contrib * weight.reshape(B, -1)[:, kz * own.num_sequences + rows]
-            avg = weight * x_p[:, None]
-        return own, ids, rows, kz, contrib.expand(B, -1), avg, sigma_p
+            if self.pooled:  # the mean of K exploring pure plans over the exploring plan x'
+                mixed = _exploring(sigma[p], self._pad[p][3], self.epsilon)
+                weight = self._pooled_plan(p, mixed, draws) / self.spaces[p].sequence_form(mixed)  # [B, S_p]
+                weight = weight if ids is None else _take(weight, ids)  # [B, S'_p]
+                contrib = contrib * weight[:, rows]
+                avg = weight * x_p
+            else:
+                mixed = _exploring(sigma_p, pad_p[3], self.epsilon)
+                u = _among(draws.player(p, B, K, self.spaces[p].num_infosets), own_inf)
+                # [B, K, S'_p]: 1/x' on the path
+                weight = _pure_plans(own, mixed, u, pad_p) / own.sequence_form(mixed)[:, None]
+                contrib = contrib * weight.reshape(B, -1)[:, kz * own.num_sequences + rows]
+                avg = weight * x_p[:, None]
+        return own, ids, rows, None if self.pooled else kz, contrib.expand(B, -1), avg, sigma_p
 
-
-    def _pooled(self, p, sigma, own, other, ids, other_ids, rows, cols, times, contrib, sigma_p, sigma_q, x_p, x_q,
-                draws):
-        """`_terms` with the K samples pooled: each drawn class's entries once, weighted by the
-        samples that drew it (`times`), against the mean of the other player's K pure plans
-        (external, outcome) and, for outcome sampling, times the mean of player p's K exploring
-        pure plans over its exploring plan x'. Every (deal, strategy) pair is thus one textbook
-        sample, and the estimate their mean: unbiased, as the draws of chance, the other
-        player and player p are independent. The counts are drawn on the whole treeplexes (an
-        infoset no sample reaches costs nothing) and taken on the parts (`ids`, `other_ids`),
-        so a touched update sees the draws of the full one."""
-        K, B, q = self.samples, sigma_p.shape[0], 1 - p
-        if times is not None:
-            contrib = contrib * (times.to(contrib.dtype) if torch.is_tensor(times) else times)
-        if not self.scheme.draws_opponent:  # chance sampling: the other's exact reach
-            contrib = contrib * (x_q if x_q is not None else other.sequence_form(sigma_q))[:, cols]
-        else:
-            counts = _count_plans(self.spaces[q], sigma[q], K, draws, self._levels[q])  # [B, S_q]
-            if other_ids is not None:
-                counts = _take(counts, other_ids)
-            contrib = contrib * counts[:, cols] / K
-        avg = x_p
-        if self.scheme.draws_own:
-            mixed = _exploring(sigma[p], self._pad[p][3], self.epsilon)
-            weight = _count_plans(self.spaces[p], mixed, K, draws, self._levels[p])  # [B, S_p]
-            weight /= K * self.spaces[p].sequence_form(mixed)  # the pooled plan over x'
-            if ids is not None:
-                weight = _take(weight, ids)
-            contrib = contrib * weight[:, rows]
-            avg = weight * x_p
-        return own, ids, rows, None, contrib.expand(B, -1), avg, sigma_p
+    def _pooled_plan(self, p: int, sigma: torch.Tensor, draws: Draws, ids: torch.Tensor | None = None):
+        """The mean [B, S_p] (on a part: [B, S'], `ids` its sequences) of K pure plans of player
+        p drawn from sigma [B, S_p] as counts (`_count_plans`). Pooled, every (deal, strategy)
+        pair is one textbook sample and the estimate their mean: unbiased, as the draws of
+        chance, the other player and player p are independent. The counts are drawn on the
+        whole treeplex (an infoset no sample reaches costs nothing) and taken on the part, so a
+        touched update sees the draws of the full one."""
+        mean = _count_plans(self.spaces[p], sigma, self.samples, draws, self._levels[p]) / self.samples
+        return mean if ids is None else _take(mean, ids)
 
 
 class Part(NamedTuple):
