@@ -96,11 +96,14 @@ def batched(specs: list[str], b: int, iterations: int) -> list[dict]:
 
 
 def memory(games: list[tuple[str, str]]) -> list[dict]:
+    """The estimate against the peak after building a DCFR solver, 3 iterations and an evaluation.
+    A spec "leduc*64" is a batch of 64 payoff variants of Leduc (`variants`)."""
     rows = []
     for spec, form in games:
-        cg = tensorcfr.compile(spec, form=form)
+        name, _, b = spec.partition("*")
+        cg = variants(name, int(b)) if b else tensorcfr.compile(spec, form=form)
         for dtype in (torch.float64, torch.float32):
-            need = device_estimate_bytes(cg, 1, dtype)
+            need = device_estimate_bytes(cg, cg.batch_size, dtype)
             torch.cuda.empty_cache()
             sync()
             torch.cuda.reset_peak_memory_stats()
@@ -117,6 +120,29 @@ def memory(games: list[tuple[str, str]]) -> list[dict]:
             rows.append(row)
             del s
     return rows
+
+
+def refusal(spec: str, form: str) -> dict:
+    """A solver refused for real: the device is filled by one allocation until half of what `spec`
+    needs is free, then `Solver` must raise before allocating anything (no stand-in for
+    `mem_get_info`, as the suite has to use: its workers share the GPU)."""
+    cg = tensorcfr.compile(spec, form=form)
+    need = device_estimate_bytes(cg, 1, torch.float64)["total"]
+    torch.cuda.empty_cache()
+    free, _ = torch.cuda.mem_get_info()
+    block = torch.empty(free - need // 2, dtype=torch.uint8, device="cuda")
+    before = torch.cuda.memory_allocated()
+    try:
+        tensorcfr.Solver(cg, "cfr+", device="cuda")
+        message = None
+    except tensorcfr.TensorCFRError as e:
+        message = str(e)
+    row = {"game": spec, "form": form, "estimate_mb": need / 2**20, "refused": message is not None,
+           "message": message, "allocated_by_the_refused_solver": torch.cuda.memory_allocated() - before}
+    del block
+    torch.cuda.empty_cache()
+    print(json.dumps(row), flush=True)
+    return row
 
 
 def blotto(limit: int) -> dict:
@@ -143,6 +169,10 @@ def main(argv=None):
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "gpu"))
     ap.add_argument("--sections", nargs="+", default=["determinism", "batched", "memory", "blotto"])
     ap.add_argument("--batch", type=int, default=1000)
+    ap.add_argument("--memory-games", nargs="+", default=None, metavar="GAME:FORM",
+                    help="the memory section's games (default: the games the estimate was fitted on); "
+                    "GAME*B is a batch of B payoff variants")
+    ap.add_argument("--name", default="gpu_checks.json", help="the JSON file written in OUT")
     a = ap.parse_args(argv)
     if not torch.cuda.is_available():
         raise SystemExit("gpu_checks.py needs CUDA")
@@ -154,13 +184,16 @@ def main(argv=None):
     if "batched" in a.sections:
         out["batched"] = batched(["kuhn", "leduc"], a.batch, 50)
     if "memory" in a.sections:
-        out["memory"] = memory([("leduc", "generic"), ("leduc", "public"), ("liars_dice", "generic"),
-                                ("liars_dice", "public"), ("ocp(1000)", "generic"), ("dudo(4,2,2)", "generic"),
-                                ("dudo(4,2,2)", "public"), ("dudo(5,2,2)", "public")])
+        games = [tuple(g.rsplit(":", 1)) for g in a.memory_games] if a.memory_games else [
+            ("leduc", "generic"), ("leduc", "public"), ("liars_dice", "generic"), ("liars_dice", "public"),
+            ("ocp(1000)", "generic"), ("dudo(4,2,2)", "generic"), ("dudo(4,2,2)", "public"), ("dudo(5,2,2)", "public")]
+        out["memory"] = memory(games)
+    if "refusal" in a.sections:
+        out["refusal"] = refusal("dudo(4,2,2)", "generic")
     if "blotto" in a.sections:
         out["blotto"] = blotto(20000)
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "gpu_checks.json"), "w") as f:
+    with open(os.path.join(a.out, a.name), "w") as f:
         json.dump(out, f, indent=1)
 
 
