@@ -206,8 +206,9 @@ def test_bench_runs_the_peers_on_the_same_game(tmp_path, monkeypatch):
     bench.main(["--games", "kuhn", "--algos", "cfr", "--dtypes", "float64", "--no-readme", "--out", str(tmp_path),
                 "--bandwidth-mb", "16", "--devices", "cpu", "cpu-compile"])
     rows = json.load(open(tmp_path / "bench.json"))["rows"]
+    default_device = "cuda" if torch.cuda.is_available() else "cpu"  # the default row runs where Solver would
     assert [(r["game"], r["device"], r.get("default", False)) for r in rows] == [
-        ("kuhn", "cpu", False), ("kuhn", "cpu-compile", False), ("kuhn", "cpu", True)]
+        ("kuhn", "cpu", False), ("kuhn", "cpu-compile", False), ("kuhn", default_device, True)]
     ours = rows[0]["tensorcfr"]
     assert ours["ms"] > 0 and ours["floor_ms"] > 0 and ours["ms_min"] <= ours["ms"] and ours["threads"] == 1
     assert ours["iterations"] == 30 and ours["warmup"] == bench.WARMUP

@@ -4,6 +4,7 @@ import importlib.util
 import os
 import pathlib
 import shutil
+import site
 import subprocess
 import sys
 import venv
@@ -70,6 +71,11 @@ def test_wheel_installs_and_runs_in_a_fresh_environment(tmp_path):
     env_dir = tmp_path / "env"
     venv.create(env_dir, system_site_packages=True, with_pip=False)
     bin_dir = env_dir / ("Scripts" if os.name == "nt" else "bin")
+    # the dependencies of this interpreter, which may itself be a virtual environment (whose
+    # packages system_site_packages does not see): its site folders go on the new one's path
+    lib = subprocess.run([bin_dir / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    pathlib.Path(lib, "parent_site.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     r = subprocess.run([sys.executable, "-m", "pip", "--python", str(bin_dir / "python"), "install", "-q", "--no-deps",
                         str(wheel)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr

@@ -152,9 +152,22 @@ class PublicCompiledGame:
         return dataclasses.replace(self, terminal_seq=self.terminal_seq[:, lo:hi].clone(), class_offsets=offsets)
 
     def payoff_bytes(self, dtype: torch.dtype) -> int:
-        """The class matrices and the small classes' per-terminal ones, in `dtype`."""
+        """The class matrices and the small classes' per-terminal ones, in `dtype`. A ranked game
+        keeps no matrix: its (a, b) per terminal and the float64 prefix sums over the types that
+        an operator call holds at once (`operators.public._ranked_values`); a card game, its
+        showdown's tables and a board's rows and sums (`operators.cards`)."""
         e = torch.finfo(dtype).bits // 8
         t0, t1 = self.treeplexes[0].types, self.treeplexes[1].types
+        b, z = self.payoff_weights.shape[0], self.terminal_seq.shape[1]
+        if self.ranked:  # [B, Z, 2] and three [B, Z, T] float64 arrays (rows, prefix sums, result)
+            return 8 * b * z * (2 + 3 * max(t0, t1))
+        if self.showdown is not None:
+            sd = self.showdown
+            tables = sum(t.numel() * t.element_size() for v in vars(sd).values()
+                         for t in (v if isinstance(v, tuple) else (v,)))
+            # the rows, the two sums and the values of one board's terminals at a time
+            per_board = int(torch.bincount(sd.board.cpu(), weights=self.class_offsets.diff().cpu().double()).max())
+            return tables + 4 * 8 * b * per_board * max(t0, t1)
         off = self.class_offsets.tolist()
         small = sum(off[k + 1] - off[k] for k in range(len(off) - 1) if off[k + 1] - off[k] < SMALL_CLASS)
         return e * self.payoff_weights.shape[0] * t0 * t1 * (len(off) - 1 + small)
