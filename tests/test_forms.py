@@ -275,6 +275,17 @@ def test_ocp_of_a_million_cards_compiles_without_a_table_of_pairs():
     assert tp.infoset_keys[top] == f"{n - 1}:pb" and s.sigma[0][0, tp.columns(top)].tolist() == [0.0, 1.0]
 
 
+def test_the_device_estimate_of_a_ranked_game_grows_with_its_types_not_their_pairs():
+    # a ranked game keeps (a, b) per terminal, never a types x types matrix: its estimate doubles
+    # with the cards (OCP(10^6) was once refused on an H100 as needing 80,000 GB)
+    from tensorcfr.compiler.sizes import device_estimate_bytes
+
+    need = [device_estimate_bytes(tensorcfr.compile(f"ocp({n})", form="public"), 1, torch.float64) for n in (1000, 2000)]
+    assert need[0]["payoff"] == 8 * 5 * (2 + 3 * 1000)  # 5 terminals: (a, b) and three float64 rows of the types
+    assert 1.99 < need[1]["total"] / need[0]["total"] < 2.01
+    assert device_estimate_bytes(tensorcfr.compile("ocp(1000000)", form="public"), 1, torch.float64)["total"] < 1e9
+
+
 def test_ftrl_entropy_weights_ignore_infosets_chance_never_reaches(compiled):
     # Leduc's public form holds (board card c, own card c), which no deal reaches: their
     # entropy must not weigh on the parent sequence, as it would with the plain public weights
