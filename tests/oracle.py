@@ -343,3 +343,37 @@ def reference_normal_form(A, B, procedure, uniforms, mu=None):
                 q = np.linalg.lstsq(system, np.r_[np.zeros(k_), 1.0], rcond=None)[0].clip(min=0)
                 strategy[i] = list(q / q.sum())
     return plays, R, strategy
+
+
+class PaperPDCFRPlus(RecursiveCFR):
+    """PDCFR+ as its paper and its authors' code write it (Xu et al., IJCAI 2024;
+    github.com/rpSebastian/PDCFRPlus, `pdcfr_plus.py`), not as tensorcfr parametrises it:
+    undiscounted-then-discounted regrets R_t = [R_{t-1} d_t + r_t]^+ with d_t = (t-1)^alpha /
+    ((t-1)^alpha + 1), the next strategy regret matching on [R_t d_{t+1} + r_t]^+, made when
+    the infoset's update is applied; alternating updates, average weights t^gamma."""
+
+    def __init__(self, game, alpha=2.3, gamma=5.0):
+        super().__init__(game, updates="alternating", averaging="power", gamma=gamma)
+        self.alpha = None  # (the base class's discounting stays off: _apply below is the paper's)
+        self.paper_alpha = alpha
+        self.raw: dict[str, list[float]] = {}
+        self.policy: dict[str, list[float]] = {}
+
+    def _d(self, t):
+        x = (t - 1) ** self.paper_alpha
+        return x / (x + 1)
+
+    def strategy(self, key):
+        n = len(self.actions[key])
+        return self.policy.get(key, [1.0 / n] * n)
+
+    def _apply(self, regret_acc):
+        t = self.t
+        for key, r in regret_acc.items():
+            if isinstance(key, tuple):
+                continue
+            old = self.raw.get(key, [0.0] * len(r))
+            self.raw[key] = [max(x * self._d(t) + y, 0.0) for x, y in zip(old, r)]
+            pred = [max(x * self._d(t + 1) + y, 0.0) for x, y in zip(self.raw[key], r)]
+            total = sum(pred)
+            self.policy[key] = [p / total for p in pred] if total > 0 else [1.0 / len(pred)] * len(pred)

@@ -90,3 +90,20 @@ def test_train_options_are_checked():
         tensorcfr.train(s, 10, bogus=1)
     rows = tensorcfr.train(s, 10, options=tensorcfr.TrainOptions(eval_every=5))
     assert [r["iteration"] for r in rows] == [5, 10]
+
+
+@pytest.mark.parametrize("spec", ["kuhn", "random(seed=3)", "random(seed=8)"])
+def test_pdcfr_plus_is_the_papers_update(spec, device):
+    """The `pdcfr+` preset (regret matching+ discounted after each update, with PCFR+'s
+    prediction) plays the strategies of PDCFR+ as its authors' code writes it, iteration by
+    iteration: current and average strategies to 1e-9."""
+    from oracle import PaperPDCFRPlus
+    from test_solvers_vs_oracle import assert_tables_close
+
+    paper = PaperPDCFRPlus(tensorcfr.games.make(spec))
+    solver = tensorcfr.Solver(spec, "pdcfr+", device=device, dtype="float64")
+    for t in range(1, 31):
+        paper.iterate()
+        solver.step()
+        assert_tables_close(solver.current_policy().to_dict(), paper.current_policy(), "current strategy", t)
+        assert_tables_close(solver.average_policy().to_dict(), paper.average_policy(), "average strategy", t)

@@ -70,7 +70,7 @@ def test_random_games_match_oracle(seed, device):
         check_against_oracle(spec, OPTIONS[(seed + 4 * k) % len(OPTIONS)], 8, device)
 
 
-PRESET_NAMES = ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+"]
+PRESET_NAMES = ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "pdcfr+"]
 
 
 def preset_options(name):
@@ -86,7 +86,7 @@ def test_presets_match_oracle_for_20_iterations(algo, spec, device):
     check_against_oracle(spec, preset_options(algo), 20, device)
 
 
-@pytest.mark.parametrize("algo", ["lcfr", "dcfr", "pcfr+"])
+@pytest.mark.parametrize("algo", ["lcfr", "dcfr", "pcfr+", "pdcfr+"])
 def test_presets_with_other_schedule_match_oracle(algo, device):
     opts = preset_options(algo)
     opts["updates"] = "simultaneous"
