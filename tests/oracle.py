@@ -377,3 +377,29 @@ class PaperPDCFRPlus(RecursiveCFR):
             pred = [max(x * self._d(t + 1) + y, 0.0) for x, y in zip(self.raw[key], r)]
             total = sum(pred)
             self.policy[key] = [p / total for p in pred] if total > 0 else [1.0 / len(pred)] * len(pred)
+
+
+class RecursiveMMD(RecursiveFTRL):
+    """Magnetic mirror descent with the dilated entropy, the textbook way (Sokota et al., ICLR
+    2023; OpenSpiel's `mmd_dilated.py`): each step maximises eta <g, x> - D(x, x_t) - eta alpha
+    psi(x), solved by RecursiveFTRL's recursive per-infoset softmax on the utilities
+    eta g + beta log b_t at temperatures beta (1 + eta alpha). Starts uniform."""
+
+    def __init__(self, game, eta=1.0, alpha=0.05, weights="unit", updates="simultaneous", averaging="uniform"):
+        # RecursiveFTRL's softmax divides beta by its eta: that divisor is 1 / (1 + eta alpha) here
+        super().__init__(game, eta=1.0 / (1.0 + eta * alpha), weights=weights, updates=updates, averaging=averaging)
+        self.step = eta
+        self.sigma = {k: [1.0 / len(a)] * len(a) for k, a in self.actions.items()}
+
+    def iterate(self):
+        self.t += 1
+        groups = [(0, 1)] if self.updates == "simultaneous" else [(0,), (1,)]
+        for updating in groups:
+            g_acc: dict[str, list[float]] = {}
+            self._utilities(self.game.initial_state(), [1.0, 1.0], 1.0, [None, None], g_acc, set(updating), set())
+            for p in updating:
+                target = {k: [self.step * g + self.beta[k] * math.log(b)
+                              for g, b in zip(g_acc.get(k, [0.0] * len(self.actions[k])), self.sigma[k])]
+                          for k in self.actions if self.player_of[k] == p}
+                for k in self.roots[p]:
+                    self._solve(k, target)

@@ -102,7 +102,7 @@ class FTRLState:
     temperature: torch.Tensor  # [B or 1, I] beta_j / eta: the regulariser's weight per infoset
 
 
-RuleState = Union[RegretState, FTRLState]
+RuleState = Union[RegretState, FTRLState, "MMDState"]
 
 
 @dataclass(frozen=True)
@@ -355,7 +355,79 @@ class FTRLConfig(Schedule):
         return space.softmax(st.utility + g if self.optimistic else st.utility, st.temperature)
 
 
-Config = Union[CFRConfig, FTRLConfig]
+@dataclass
+class MMDState:
+    """Magnetic mirror descent's state of one player."""
+
+    weight: torch.Tensor  # [1, S] beta_j of the infoset of each sequence (0 for the empty sequence)
+    step: torch.Tensor  # [B or 1, 1] the step size eta
+    temperature: torch.Tensor  # [B or 1, I] beta_j (1 + eta alpha): the regulariser's weight per infoset
+
+
+@dataclass(frozen=True)
+class MMDConfig(Schedule):
+    """Magnetic mirror descent over the sequence form with the dilated entropy (Sokota, D'Orazio,
+    Kolter, Loizou, Lanctot, Mitliagkas, Brown and Kroer, "A unified approach to reinforcement
+    learning, quantal response equilibria, and two-player zero-sum games", ICLR 2023), as
+    OpenSpiel's `mmd_dilated.py` runs it: the magnet is the regulariser's own minimiser.
+
+    Each step is a proximal step from the last strategy x_t towards the counterfactual values g:
+    x_{t+1} maximises eta <g, x> - D(x, x_t) - eta alpha psi(x), with psi the dilated entropy
+    (weights beta_j) and D its Bregman divergence. On the treeplex <grad psi(x_t), x> is
+    sum_j beta_j x[p_j] sum_a b(j,a) log b_t(j,a) (the other terms of the gradient sum to 0), so
+    the step is the bottom-up softmax of u = eta g + beta log b_t at temperatures beta_j (1 + eta
+    alpha). With alpha > 0 the last iterate converges to the alpha-regularised equilibrium (a
+    quantal response equilibrium); alpha = 0 is mirror descent, whose average converges.
+
+    eta:     step size (a tuple: one per batch member)
+    alpha:   the magnet's weight, >= 0 (a tuple: one per batch member). It sets where the last
+             iterate goes: the larger, the faster and the farther from a Nash equilibrium, on
+             the scale of the counterfactual values, which carry the chance probabilities
+             (the defaults, eta = 1 and alpha = 0.001, from a grid on Kuhn, Leduc and Liar's
+             Dice: see docs/guide.md)
+    weights: the dilated entropy's beta_j, as `FTRLConfig.weights` (OpenSpiel: "unit")
+    and the schedule of `Schedule` (updates, averaging, delay, gamma).
+
+    Example:
+        >>> MMDConfig("my-mmd", eta=(0.5, 1.0), alpha=0.05).batch_size
+        2
+    """
+
+    eta: Param = 1.0
+    alpha: Param = 0.001
+    weights: str = "unit"
+
+    BATCHED = ("eta", "alpha", "gamma")
+    BOUNDS = {**Schedule.BOUNDS, "alpha": dict(lo=0.0, hi=DISCOUNT_MAX)}
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.weights not in WEIGHTS:
+            raise TensorCFRError(f"weights must be one of {', '.join(WEIGHTS)}, got {self.weights!r}")
+        for k in ("eta", "alpha"):
+            if getattr(self, k) is None:
+                raise TensorCFRError(f"{k} must be a number, got None")
+
+    def init_state(self, space: Treeplex, batch: int, dtype: torch.dtype, device) -> MMDState:
+        beta = space.entropy_weights(self.weights).to(dtype=dtype, device=device)  # [I]
+        weight = torch.cat([beta.new_zeros(1), beta[space.slot_infoset]])[None, :]  # [1, S]
+        step = torch.as_tensor(per_member(_batch(self.eta), dtype, device), dtype=dtype, device=device).reshape(-1, 1)
+        alpha = torch.as_tensor(per_member(_batch(self.alpha), dtype, device), dtype=dtype, device=device).reshape(-1, 1)
+        return MMDState(weight, step, beta[None, :] * (1 + step * alpha))
+
+    def initial_strategy(self, space: Treeplex, st: MMDState) -> torch.Tensor:
+        """Uniform at every infoset, as OpenSpiel starts."""
+        return space.normalize(torch.zeros_like(st.weight).expand(st.temperature.shape[0], -1))
+
+    def next_strategy(self, space: Treeplex, st: MMDState, g: torch.Tensor, sigma: torch.Tensor,
+                      sc: Scalars) -> torch.Tensor:
+        """The proximal step from sigma [B, S] (behavioural) along g [B, S] (see the class)."""
+        # log of a probability that underflowed to 0 stays finite: the action keeps weight ~0
+        u = sigma.clamp_min(torch.finfo(sigma.dtype).tiny).log_().mul_(st.weight)
+        return space.softmax(u.add_(g * st.step), st.temperature)
+
+
+Config = Union[CFRConfig, FTRLConfig, MMDConfig]
 
 PRESETS: dict[str, Config] = {
     "cfr": CFRConfig("cfr"),
@@ -373,6 +445,7 @@ PRESETS: dict[str, Config] = {
                         averaging="power", gamma=5.0),
     "ftrl": FTRLConfig("ftrl", eta=ETA_DEFAULT),
     "oftrl": FTRLConfig("oftrl", eta=ETA_DEFAULT, optimistic=True),
+    "mmd": MMDConfig("mmd"),
 }
 
 
