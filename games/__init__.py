@@ -38,6 +38,7 @@ from .ocp import OCP
 from .random_game import RandomGame
 from .random_dealt import RandomDealt
 from .holdem import holdem_river, holdem_turn
+from .goofspiel import Goofspiel
 
 __all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "MatrixGame", "available", "bimatrix", "check_game",
            "make", "matrix", "parse_spec", "register"]
@@ -193,3 +194,4 @@ register("battle_of_sexes", battle_of_sexes)
 register("prisoners_dilemma", prisoners_dilemma)
 register("holdem_river", holdem_river)
 register("holdem_turn", holdem_turn)
+register("goofspiel", Goofspiel)

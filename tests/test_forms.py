@@ -40,6 +40,8 @@ STRATEGY_TOL = 1e-10
 # another order than the generic form's products: worst measured 1.31e-10 (pcfr+, the small turn,
 # iteration 22)
 HOLDEM_STRATEGY_TOL = 1e-9
+# ... and its regrets: worst measured 1.49e-11 of their scale (pdcfr+, the small turn, iteration 20)
+HOLDEM_ITERATE_TOL = 1e-10
 
 
 @pytest.fixture(scope="module")
@@ -130,10 +132,10 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
                          HOLDEM_STRATEGY_TOL if game.startswith("holdem") else STRATEGY_TOL)  # H100: 1.01e-11 (pcfr+)
             assert_close(a.average[p][:, ca], b.average[p][:, cb], f"iteration {t}, average of player {p}",
                          ITERATE_TOL)
-            for f, x in vars(a.state.rule[p]).items():
-                if f != "temperature":
+            for f, x in vars(a.state.rule[p]).items():  # the per-sequence state (not per infoset or per member)
+                if x.shape[-1] == a.game.treeplexes[p].num_sequences:
                     assert_close(x[:, ca], getattr(b.state.rule[p], f)[:, cb], f"iteration {t}, {f} of player {p}",
-                                 ITERATE_TOL)
+                                 HOLDEM_ITERATE_TOL if game.startswith("holdem") else ITERATE_TOL)
     # the current profile's evaluation inherits the rounding of its strategies (held to
     # STRATEGY_TOL), the average's that of sums (ITERATE_TOL): worst measured for the current one
     # 1.44e-12 (NashConv, lcfr, the small hold'em turn, whose payoffs reach 7 chips)

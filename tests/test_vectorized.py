@@ -15,7 +15,9 @@ from tensorcfr.games.ocp import CardPokerVector
 from tensorcfr.compiler import vector_form
 
 EXTRA = ["kuhn(ante=2)", "ocp(2)", "ocp(12)", "ocp(60)", "dudo(3,1,1)", "dudo(4,1,2)", "dudo(4,2,1)",
-         "dudo(2,2,2)", "liars_dice(faces=3)", "liars_dice(numdice=2,faces=2)", "domino(2,3)", "domino(3,1)", "domino(4,1)"]
+         "dudo(2,2,2)", "liars_dice(faces=3)", "liars_dice(numdice=2,faces=2)", "domino(2,3)", "domino(3,1)", "domino(4,1)",
+         "goofspiel(num_cards=3)", "goofspiel(num_cards=5,points_order=descending)",
+         "goofspiel(num_cards=4,points_order=ascending,returns_type=point_difference)", "goofspiel(num_cards=2)"]
 SMALL = 2_000_000  # histories; both walks run on games up to this size
 
 
