@@ -38,10 +38,11 @@ ITERATE_TOL = 1e-11
 STRATEGY_TOL = 1e-10
 # hold'em's public form sums its showdowns by card-removal prefix sums (operators/cards.py), in
 # another order than the generic form's products: worst measured 1.31e-10 (pcfr+, the small turn,
-# iteration 22)
-HOLDEM_STRATEGY_TOL = 1e-9
-# ... and its regrets: worst measured 1.49e-11 of their scale (pdcfr+, the small turn, iteration 20)
-HOLDEM_ITERATE_TOL = 1e-10
+# iteration 22), 1.03e-9 (pdcfr+, whose discounted, predicted regrets amplify it; iteration 20)
+HOLDEM_STRATEGY_TOL = 1e-8
+# ... and its regrets and averages (pdcfr+ on the small turn: 1.5e-10 of their scale at iteration
+# 22, grown smoothly from 3e-15 at iteration 1; both forms' exploitability within 2e-13 at 30)
+HOLDEM_ITERATE_TOL = 1e-9
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +132,7 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
             assert_close(a.sigma[p][:, ca], b.sigma[p][:, cb], f"iteration {t}, current strategy of player {p}",
                          HOLDEM_STRATEGY_TOL if game.startswith("holdem") else STRATEGY_TOL)  # H100: 1.01e-11 (pcfr+)
             assert_close(a.average[p][:, ca], b.average[p][:, cb], f"iteration {t}, average of player {p}",
-                         ITERATE_TOL)
+                         HOLDEM_ITERATE_TOL if game.startswith("holdem") else ITERATE_TOL)
             for f, x in vars(a.state.rule[p]).items():  # the per-sequence state (not per infoset or per member)
                 if x.shape[-1] == a.game.treeplexes[p].num_sequences:
                     assert_close(x[:, ca], getattr(b.state.rule[p], f)[:, cb], f"iteration {t}, {f} of player {p}",
@@ -139,7 +140,10 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
     # the current profile's evaluation inherits the rounding of its strategies (held to
     # STRATEGY_TOL), the average's that of sums (ITERATE_TOL): worst measured for the current one
     # 1.44e-12 (NashConv, lcfr, the small hold'em turn, whose payoffs reach 7 chips)
-    for which, tol in (("average", TOL), ("current", 10 * TOL)):
+    # hold'em's iterates are held looser (above), and so their evaluations: pdcfr+ on the small
+    # turn, 3.6e-12 apart in the average's exploitability
+    scale = 10 if game.startswith("holdem") else 1
+    for which, tol in (("average", scale * TOL), ("current", scale * 10 * TOL)):
         ea, eb = a.evaluate()[which], b.evaluate()[which]
         for f in ("exploitability", "nash_conv", "game_value"):
             x, y = getattr(ea, f).item(), getattr(eb, f).item()

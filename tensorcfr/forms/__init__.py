@@ -77,6 +77,10 @@ class DecisionSpace(Protocol):
     def entropy_weights(self, scheme: str = "unit") -> torch.Tensor:
         """[I]: the dilated entropy's per-infoset weights (`treeplex.WEIGHTS`)."""
 
+    def at_sequences(self, values: torch.Tensor) -> torch.Tensor:
+        """[B, S]: per-infoset `values` [B, I] given to each infoset's sequences (the empty
+        sequence gets 0)."""
+
     def uniform(self, dtype: torch.dtype) -> torch.Tensor:
         """[1, S]: the uniform behavioural strategy."""
 

@@ -467,6 +467,12 @@ class PublicTreeplex:
     def softmax(self, u: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
         return self.softmax_bottom_up(u, temperature)[0]
 
+    def at_sequences(self, values: torch.Tensor) -> torch.Tensor:
+        """`treeplex.Treeplex.at_sequences` over the public tree: [B, I] -> [B, S]."""
+        b = values.shape[0]
+        per = values.view(b, self.num_public_infosets, self.types).index_select(1, self.slot_pub)  # [B, M, T]
+        return torch.cat([values.new_zeros(b, 1), per.reshape(b, -1)], 1)
+
     def entropy_weights(self, scheme: str = "unit") -> torch.Tensor:
         """Dilated-entropy weights [I] (float64): the public infoset's, for every type."""
         if scheme not in WEIGHTS:

@@ -172,6 +172,17 @@ class Treeplex:
         """`dilated_entropy_weights(self, scheme)` [I] float64."""
         return dilated_entropy_weights(self, scheme)
 
+    def at_sequences(self, values: torch.Tensor) -> torch.Tensor:
+        """[B, S]: each sequence gets its infoset's entry of `values` [B, I]; the empty one 0.
+
+        Example:
+            >>> import torch, tensorcfr
+            >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+            >>> tp.at_sequences(torch.arange(6.0)[None])[0, :5].tolist()
+            [0.0, 0.0, 0.0, 1.0, 1.0]
+        """
+        return torch.cat([values.new_zeros(values.shape[0], 1), values[:, self.slot_infoset]], 1)
+
     def tensors(self) -> dict[str, torch.Tensor]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if f.init and isinstance(getattr(self, f.name), torch.Tensor)}

@@ -410,7 +410,7 @@ class MMDConfig(Schedule):
 
     def init_state(self, space: Treeplex, batch: int, dtype: torch.dtype, device) -> MMDState:
         beta = space.entropy_weights(self.weights).to(dtype=dtype, device=device)  # [I]
-        weight = torch.cat([beta.new_zeros(1), beta[space.slot_infoset]])[None, :]  # [1, S]
+        weight = space.at_sequences(beta[None, :])  # [1, S]
         step = torch.as_tensor(per_member(_batch(self.eta), dtype, device), dtype=dtype, device=device).reshape(-1, 1)
         alpha = torch.as_tensor(per_member(_batch(self.alpha), dtype, device), dtype=dtype, device=device).reshape(-1, 1)
         return MMDState(weight, step, beta[None, :] * (1 + step * alpha))
