@@ -360,3 +360,27 @@ def test_peers_curve_runs_the_same_cfr_plus_as_openspiel(tmp_path):
     assert common[:3] == [1, 2, 3] and ours[1] == pytest.approx(11 / 24, abs=1e-12)  # uniform play's exploitability
     assert max(abs(ours[i] - theirs[i]) for i in common) < 1e-12
     assert "| tensorcfr cfr+ |" in (tmp_path / "peers_curve.md").read_text()
+
+
+def test_leaderboard_finds_where_each_target_is_first_met(tmp_path):
+    import leaderboard
+
+    leaderboard.main(["--games", "kuhn", "--rules", "cfr+", "pdcfr+", "--iterations", "300", "--seconds", "60",
+                      "--no-readme", "--out", str(tmp_path)])
+    data = json.load(open(tmp_path / "leaderboard.json"))
+    for rule in ("cfr+", "pdcfr+"):
+        rows, s = data["curves"]["kuhn"][rule], data["results"]["kuhn"][rule]
+        assert rows[0]["iteration"] == 1 and [r["iteration"] for r in rows] == sorted({r["iteration"] for r in rows})
+        for t in leaderboard.TARGETS:
+            for which, key in (("average", "nash_conv"), ("last", "nash_conv_current")):
+                hit = s[f"{which}_{t:g}"]
+                met = [r for r in rows if r[key] <= t]
+                assert (hit is None) == (not met)
+                if hit:  # the first evaluation at or below the target, and none before it
+                    assert hit["iteration"] == met[0]["iteration"]
+                    assert all(r[key] > t for r in rows if r["iteration"] < hit["iteration"])
+    # pdcfr+ reaches 1e-6 on Kuhn within 300 iterations (79 measured), then stops: nothing left to measure
+    assert data["results"]["kuhn"]["pdcfr+"]["average_1e-06"] is not None
+    assert data["results"]["kuhn"]["pdcfr+"]["iterations"] < 300
+    md = open(tmp_path / "leaderboard.md").read()
+    assert "| kuhn | pdcfr+ |" in md and (tmp_path / "leaderboard.png").exists()
