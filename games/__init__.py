@@ -39,6 +39,7 @@ from .random_game import RandomGame
 from .random_dealt import RandomDealt
 from .holdem import holdem_river, holdem_turn
 from .goofspiel import Goofspiel
+from .battleship import Battleship
 
 __all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "MatrixGame", "available", "bimatrix", "check_game",
            "make", "matrix", "parse_spec", "register"]
@@ -195,3 +196,4 @@ register("prisoners_dilemma", prisoners_dilemma)
 register("holdem_river", holdem_river)
 register("holdem_turn", holdem_turn)
 register("goofspiel", Goofspiel)
+register("battleship", Battleship)
