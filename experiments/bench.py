@@ -54,6 +54,7 @@ import tensorcfr
 from readme_section import command, replace_section
 
 # game -> (OpenSpiel name or "efg", iterations timed)
+BATTLESHIP = "battleship(board_width=2,board_height=2,ship_sizes=(1,1),ship_values=(1.0,2.0),num_shots=2)"
 GAMES = {
     "kuhn": ("kuhn_poker", 1000),
     "leduc": ("leduc_poker", 100),
@@ -67,8 +68,16 @@ GAMES = {
     "openspiel:goofspiel(num_cards=4,imp_info=True,points_order=descending)":
         ("goofspiel(num_cards=4,imp_info=True,points_order=descending)", 20),
     "openspiel:oshi_zumo(coins=6,size=2,horizon=6)": ("oshi_zumo(coins=6,size=2,horizon=6)", 20),
+    # the native Goofspiel and Battleship, against OpenSpiel's own (only when named: the default
+    # table stays the one the README summarises)
+    "goofspiel(num_cards=5,points_order=descending)": ("goofspiel(num_cards=5,imp_info=True,points_order=descending)", 20),
+    "goofspiel(num_cards=6,points_order=descending)": ("goofspiel(num_cards=6,imp_info=True,points_order=descending)", 5),
+    BATTLESHIP: ("battleship(board_width=2,board_height=2,ship_sizes=[1;1],ship_values=[1.0;2.0],num_shots=2,"
+         "allow_repeated_shots=False,loss_multiplier=1.0)", 20),
 }
-DEFAULT_GAMES = [g for g in GAMES if g != "dudo(5,2,2)"]
+NAMED_ONLY = ("dudo(5,2,2)", "goofspiel(num_cards=5,points_order=descending)",
+              "goofspiel(num_cards=6,points_order=descending)", BATTLESHIP)
+DEFAULT_GAMES = [g for g in GAMES if g not in NAMED_ONLY]
 
 
 WARMUP = 2  # untimed iterations before every solver's timed ones (a capture or a compile happens here)
