@@ -435,7 +435,7 @@ PRESETS: dict[str, Config] = {
     "lcfr": CFRConfig("lcfr", updates="alternating", alpha=1.0, beta=1.0, averaging="linear"),
     "dcfr": CFRConfig("dcfr", updates="alternating", alpha=1.5, beta=0.0, averaging="power", gamma=2.0),
     "pcfr+": CFRConfig("pcfr+", plus=True, updates="alternating", predictive=True, averaging="power", gamma=2.0),
-    # PDCFR+ (Xu, Li, Fu, Fu, Xing and Cheng, "Minimizing weighted counterfactual regret with
+    # PDCFR+ (Xu, Li, Liu, Fu, Fu, Xing and Cheng, "Minimizing weighted counterfactual regret with
     # optimistic online mirror descent", IJCAI 2024), with the defaults of the authors' code
     # (github.com/rpSebastian/PDCFRPlus: alpha = 2.3, gamma = 5). Its regrets R_t = [R_{t-1} d_t
     # + r_t]^+ with d_t = (t-1)^a / ((t-1)^a + 1), and its strategy [R_t d_{t+1} + r_t]^+, are
