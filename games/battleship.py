@@ -27,6 +27,8 @@ Example:
 
 from __future__ import annotations
 
+import math
+
 from .base import TERMINAL, Game, GameError
 
 SEARCH_LIMIT = 200_000  # partial placements remembered by the search for room for the ships
@@ -73,6 +75,22 @@ class Battleship(Game):
         return (f"battleship(board_width={self.w},board_height={self.h},ship_sizes={lst(self.sizes)},"
                 f"ship_values={lst(self.values)},num_shots={self.shots},"
                 f"allow_repeated_shots={self.repeat},loss_multiplier=1.0)")
+
+    def size_hint(self):
+        """A lower bound on the histories, so that a board too large is refused before its walk:
+        no fleet can sink before its owner's opponent has fired as many shots as the fleet has
+        cells, so every sequence of each player's first min(num_shots, cells - 1) shots is a
+        history of its own (after any one placement).
+
+        Example:
+            >>> from tensorcfr import games
+            >>> games.make("battleship(board_width=6,board_height=6,ship_sizes=(2,3),ship_values=(1,1),num_shots=10)"
+            ...            ).size_hint()
+            (1998604238400, False)
+        """
+        cells, safe = self.w * self.h, min(self.shots, sum(self.sizes) - 1)
+        per_player = cells ** safe if self.repeat else math.perm(cells, safe)
+        return per_player ** 2, False
 
     def _fits(self) -> bool:
         """Whether some placement holds every ship."""

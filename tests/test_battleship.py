@@ -52,3 +52,14 @@ def test_bad_parameters_are_one_line_errors_naming_them(bad, part):
     with pytest.raises(games.GameError, match=part) as e:
         games.make(bad)
     assert "\n" not in str(e.value)
+
+
+def test_a_board_too_large_is_refused_before_its_walk():
+    # the size hint is a lower bound (each player's shots before any fleet can sink) ...
+    for spec in SPECS:
+        hint, exact = games.make(spec).size_hint()
+        assert not exact and 1 <= hint <= tensorcfr.compile(spec).num_histories
+    # ... which refuses a 6 x 6 board at once, naming the bound, instead of walking for hours
+    with pytest.raises(tensorcfr.TensorCFRError, match=r"at least 2e\+12 histories"):
+        tensorcfr.compile("battleship(board_width=6,board_height=6,ship_sizes=(2,3),ship_values=(1,1),num_shots=10)",
+                          max_memory="1G")
