@@ -276,15 +276,15 @@ class RecursiveFTRL(RecursiveCFR):
             g_acc: dict[str, list[float]] = {}
             self._utilities(self.game.initial_state(), [1.0, 1.0], 1.0, [None, None], g_acc, set(updating), set())
             for p in updating:
-                target = {}
-                for k in self.actions:
-                    if self.player_of[k] != p:
-                        continue
-                    gk = g_acc.get(k, [0.0] * len(self.actions[k]))
-                    self.utility[k] = [u + x for u, x in zip(self.utility[k], gk)]
-                    target[k] = [u + x for u, x in zip(self.utility[k], gk)] if self.optimistic else self.utility[k]
+                target = {k: self._target(k, g_acc.get(k, [0.0] * len(self.actions[k])))
+                          for k in self.actions if self.player_of[k] == p}
                 for k in self.roots[p]:
                     self._solve(k, target)
+
+    def _target(self, k, gk):
+        """The utilities infoset k's softmax maximises against, from this update's values gk."""
+        self.utility[k] = [u + x for u, x in zip(self.utility[k], gk)]
+        return [u + x for u, x in zip(self.utility[k], gk)] if self.optimistic else self.utility[k]
 
 
 def reference_normal_form(A, B, procedure, uniforms, mu=None):
@@ -391,15 +391,5 @@ class RecursiveMMD(RecursiveFTRL):
         self.step = eta
         self.sigma = {k: [1.0 / len(a)] * len(a) for k, a in self.actions.items()}
 
-    def iterate(self):
-        self.t += 1
-        groups = [(0, 1)] if self.updates == "simultaneous" else [(0,), (1,)]
-        for updating in groups:
-            g_acc: dict[str, list[float]] = {}
-            self._utilities(self.game.initial_state(), [1.0, 1.0], 1.0, [None, None], g_acc, set(updating), set())
-            for p in updating:
-                target = {k: [self.step * g + self.beta[k] * math.log(b)
-                              for g, b in zip(g_acc.get(k, [0.0] * len(self.actions[k])), self.sigma[k])]
-                          for k in self.actions if self.player_of[k] == p}
-                for k in self.roots[p]:
-                    self._solve(k, target)
+    def _target(self, k, gk):
+        return [self.step * g + self.beta[k] * math.log(b) for g, b in zip(gk, self.sigma[k])]
