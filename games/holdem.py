@@ -427,6 +427,16 @@ class HoldemVector(VectorGame):
         b = np.where(kind == SHOWDOWN, half + g._contrib[u, 0], 0.0)
         return a, b, g.strength()[s[:, 2] + 1]
 
+    def card_chance(self, s):
+        # the river: any card of the deck that is not on the board nor in either hand, alike
+        g = self.game
+        left = g.deck.copy()
+        left[list(g.board)] = False
+        if int(left.sum()) <= 4:
+            return None
+        q = np.where(left, 1.0 / (int(left.sum()) - 4), 0.0)
+        return np.broadcast_to(np.arange(NUM_CARDS), (len(s), NUM_CARDS)), np.broadcast_to(q, (len(s), NUM_CARDS))
+
     def payoff_key(self, s):
         g = self.game
         u = s[:, 3]

@@ -121,6 +121,18 @@ class VectorGame:
         `card_showdown`; the strength of a type value that cannot reach `s` is ignored)."""
         raise NotImplementedError
 
+    # A card game whose public chance deals cards (hold'em's turn deals the river) with a
+    # probability that depends on the private types only through whether they hold the card:
+    # the chance path's probability then factors into a number times a mask per player, so the
+    # public-tree form never holds a T0 x T1 matrix per chance outcome (the compiler checks the
+    # claim against `chance` on sampled pairs of types).
+    def card_chance(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """(card [n, C'] int64, q [n, C'] float64) of public chance states `s`, C' <= num_outcomes:
+        outcome o deals card[:, o] (0..51, -1 for none) with probability q[:, o] to every pair of
+        types that holds neither it, 0 to the others; outcomes past C' have probability 0. None:
+        not so (the compiler then keeps a [T0, T1] matrix per chance path)."""
+        return None
+
 
 PROTOCOL = ("initial_state", "player", "chance_outcomes", "legal_actions", "next_state", "utilities", "infoset_key")
 

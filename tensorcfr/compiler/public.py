@@ -59,6 +59,157 @@ def _set_hands(states: np.ndarray, hands: tuple[int, int], t0, t1) -> np.ndarray
     return out
 
 
+class _DensePaths:
+    """The chance paths of a walk as matrices: path i's P(public chance outcomes | t0, t1)
+    [T0, T1] (one per path: fine while paths x types x types is small; Leduc, Dudo)."""
+
+    def __init__(self, walk: "_PublicWalk"):
+        self.walk = walk
+        self.m = [np.ones((1, 1) if walk.ranked else walk.P.shape)]
+
+    def __len__(self) -> int:
+        return len(self.m)
+
+    def values(self, idx: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+        """[m, k]: path idx[i]'s probability at the pairs (t0[j], t1[j])."""
+        return np.stack([self.m[i][t0, t1] for i in idx.tolist()]) if len(idx) else np.zeros((0, len(t0)))
+
+    def reach(self, i: int) -> np.ndarray:
+        """[T0, T1]: the deal times path i's probability."""
+        return self.walk.P * self.m[i]
+
+    def chance(self, s: np.ndarray, path: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(state, outcome) of each child of public chance states `s` on paths `path`: an outcome
+        is a child where it has positive probability for some pair of types the path still
+        allows; each child gets a new path, the parent's times P(outcome | t0, t1)."""
+        w = self.walk
+        T0, T1 = w.P.shape
+        full = w.full(s)
+        pr = np.asarray(w.vg.chance(full), dtype=np.float64).reshape(len(s), T0, T1, -1)  # [n, T0, T1, C]
+        live = (w.P > 0)[None] & (np.stack([self.m[k] for k in path.tolist()]) > 0)  # [n, T0, T1]
+        w._check_chance(pr[live], full[live.reshape(-1)])
+        pr = pr * live[..., None]
+        i, c = np.nonzero(pr.any(axis=(1, 2)))
+        self.m.extend(self.m[path[k]] * pr[k, :, :, o] for k, o in zip(i.tolist(), c.tolist()))
+        return i, c
+
+    def live_types(self, p: int) -> np.ndarray:
+        """[paths, T_p] bool: the types of player p that some pair the path allows holds."""
+        r = (self.walk.P[None] > 0) & (np.stack(self.m) > 0)
+        return r.any(2) if p == 0 else r.any(1)
+
+    def mass(self, idx: np.ndarray) -> np.ndarray:
+        """[len(idx)]: the probability that chance deals and follows each path idx[i]."""
+        return np.array([self.reach(i).sum() for i in idx.tolist()])
+
+    def histories(self) -> np.ndarray:
+        """[paths]: the deals (histories below a public node) each path allows."""
+        r = (self.walk.P[None] > 0) & (np.stack(self.m) > 0)
+        return (r * self.walk.deals[None]).sum((1, 2))
+
+    def same(self, other) -> bool:
+        return type(other) is type(self) and len(self) == len(other) and all(
+            np.array_equal(a, b) for a, b in zip(self.m, other.m))
+
+
+class _CardPaths:
+    """The chance paths of a card game whose public chance deals cards (`VectorGame.card_chance`):
+    path i's probability is q_i m0_i(t0) m1_i(t1), a number times whether each type holds none
+    of the path's cards, so no [T0, T1] matrix is kept per path (a turn spot's 1,968 paths of
+    1,128 x 1,128 hands would take 20 GB). The claim is checked against `chance` on sampled
+    pairs of types at every chance node."""
+
+    def __init__(self, walk: "_PublicWalk", cards: np.ndarray):
+        self.walk = walk
+        T = walk.P.shape
+        # [52, T_p] whether each type holds each card
+        self.holds = [np.zeros((52, T[p]), bool) for p in (0, 1)]
+        for p in (0, 1):
+            for j in range(cards.shape[1]):
+                self.holds[p][cards[walk.type_values[p], j], np.arange(T[p])] = True
+        self.q = [1.0]
+        self.m = [[np.ones(T[0], bool)], [np.ones(T[1], bool)]]
+        self.pb = (walk.P > 0).astype(np.float32)  # [T0, T1] the pairs the deal allows
+
+    def __len__(self) -> int:
+        return len(self.q)
+
+    def masks(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.stack(self.m[0]), np.stack(self.m[1])
+
+    def values(self, idx: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+        q = np.asarray(self.q)[idx]
+        m0, m1 = np.stack(self.m[0])[idx], np.stack(self.m[1])[idx]
+        return q[:, None] * m0[:, t0] * m1[:, t1]
+
+    def reach(self, i: int) -> np.ndarray:
+        return self.walk.P * (self.q[i] * np.outer(self.m[0][i], self.m[1][i]))
+
+    def chance(self, s: np.ndarray, path: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        w = self.walk
+        card, q = (np.asarray(v) for v in w.vg.card_chance(s))  # [n, C'] each
+        card, q = card.astype(np.int64), q.astype(np.float64)
+        self._check(s, path, card, q)
+        m0, m1 = self.masks()
+        kids_i, kids_c = [], []
+        for k in range(len(s)):  # compile time: a chance state at a time, its outcomes at once
+            o = np.flatnonzero((q[k] > 0) & (card[k] >= 0))
+            a0 = m0[path[k]][None] & ~self.holds[0][card[k, o]]  # [O, T0]
+            a1 = m1[path[k]][None] & ~self.holds[1][card[k, o]]  # [O, T1]
+            alive = ((a0.astype(np.float32) @ self.pb) * a1).sum(1) > 0  # some pair the deal allows
+            for j in np.flatnonzero(alive).tolist():
+                self.q.append(self.q[path[k]] * float(q[k, o[j]]))
+                self.m[0].append(a0[j])
+                self.m[1].append(a1[j])
+            kids_i.append(np.full(int(alive.sum()), k))
+            kids_c.append(o[alive])
+        return np.concatenate(kids_i).astype(np.int64), np.concatenate(kids_c).astype(np.int64)
+
+    def _check(self, s: np.ndarray, path: np.ndarray, card: np.ndarray, q: np.ndarray) -> None:
+        """`card_chance` against `chance` on sampled pairs of types of up to 64 chance states."""
+        w = self.walk
+        k0, k1 = (np.unique(np.linspace(0, len(v) - 1, min(len(v), 16)).round().astype(np.int64))
+                  for v in w.type_values)
+        t0, t1 = (x.reshape(-1) for x in np.meshgrid(k0, k1, indexing="ij"))
+        n = min(len(s), 64)
+        live = (w.P[t0, t1] > 0)[None] & (self.values(path[:n], t0, t1) > 0)  # [n, pairs]
+        row, pair = np.nonzero(live)
+        if not len(row):
+            return
+        full = _set_hands(s[row], w.hands, w.type_values[0][t0[pair]], w.type_values[1][t1[pair]])
+        pr = np.asarray(w.vg.chance(full), dtype=np.float64)  # [r, C]
+        w._check_chance(pr, full)
+        c = card[row]  # [r, C']
+        held = np.where(c >= 0, self.holds[0][c.clip(0), t0[pair][:, None]] | self.holds[1][c.clip(0), t1[pair][:, None]],
+                        True)
+        want = np.zeros_like(pr)
+        want[:, :c.shape[1]] = np.where(held, 0.0, q[row])
+        bad = np.abs(pr - want).max(axis=1) > 1e-12
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise w._fail("its card_chance() does not describe its chance probabilities "
+                          f"(off by {np.abs(pr[i] - want[i]).max():.3g})", full[i])
+
+    def mass(self, idx: np.ndarray) -> np.ndarray:
+        m0, m1 = (m[idx].astype(np.float64) for m in self.masks())
+        return np.asarray(self.q)[idx] * ((m0 @ self.walk.P) * m1).sum(1)
+
+    def live_types(self, p: int) -> np.ndarray:
+        m0, m1 = self.masks()
+        if p == 0:
+            return m0 & ((m1.astype(np.float32) @ self.pb.T) > 0)
+        return m1 & ((m0.astype(np.float32) @ self.pb) > 0)
+
+    def histories(self) -> np.ndarray:
+        m0, m1 = self.masks()
+        deals = self.walk.deals.astype(np.float64)
+        return np.rint(((m0.astype(np.float64) @ deals) * m1).sum(1)).astype(np.int64)
+
+    def same(self, other) -> bool:
+        return type(other) is type(self) and len(self) == len(other) and np.array_equal(self.q, other.q) and all(
+            np.array_equal(np.stack(a), np.stack(b)) for a, b in zip(self.m, other.m))
+
+
 class _PublicWalk:
     """Breadth-first expansion of the public tree, a whole level of public nodes per step."""
 
@@ -83,6 +234,15 @@ class _PublicWalk:
             self.root = _set_hands(root, self.hands, 0, 0)
         else:
             self._deal()
+        self.paths = self._paths()
+
+    def _paths(self):
+        """`_CardPaths` where the game's public chance deals cards (`VectorGame.card_chance`) to
+        types that are sets of cards (`card_showdown`), else `_DensePaths`."""
+        claim = None if self.ranked else self.vg.card_showdown()
+        if claim is not None and self.vg.card_chance(self.root) is not None:
+            return _CardPaths(self, np.asarray(claim[0], dtype=np.int64))
+        return _DensePaths(self)
 
     def _deal(self):
         """Walk the deal (every chance level before the first decision): the types, their joint
@@ -147,8 +307,7 @@ class _PublicWalk:
         return tuple(np.unique(np.linspace(0, len(v) - 1, min(len(v), CHECKED_TYPES)).round().astype(np.int64))
                      for v in self.type_values)
 
-    def _check_level(self, states: np.ndarray, pl: np.ndarray, legal: dict, path: np.ndarray,
-                     paths: list) -> None:
+    def _check_level(self, states: np.ndarray, pl: np.ndarray, legal: dict, path: np.ndarray) -> None:
         """What the walk reads from one deal of types (the mover, the legal actions) must hold for
         every pair of types the level's chance paths allow, and the mover's infoset key must be
         the same for every type of the other player (else the game is not dealt once: a player
@@ -165,7 +324,7 @@ class _PublicWalk:
         if self.ranked:
             live = np.broadcast_to(t0 != t1, (m, pairs))
         else:
-            live = ((self.P[t0, t1] > 0)[None] & (np.stack(paths)[path][:, t0, t1] > 0))  # [m, pairs]
+            live = ((self.P[t0, t1] > 0)[None] & (self.paths.values(path, t0, t1) > 0))  # [m, pairs]
         full = _set_hands(np.repeat(s, pairs, axis=0), self.hands, np.tile(self.type_values[0][t0], m),
                           np.tile(self.type_values[1][t1], m))  # [m pairs, width]
         row, pair = np.nonzero(live)
@@ -230,9 +389,6 @@ class _PublicWalk:
 
     def run(self) -> dict:
         vg, name = self.vg, self.game.name
-        T = (len(self.type_values[0]), len(self.type_values[1]))
-        # chance-path matrices P(public chance outcomes | t0, t1); a ranked deal has no public chance
-        paths = [np.ones((1, 1) if self.ranked else T)]
         states = self.root
         e = np.zeros((1, 2), np.int64)  # last public sequence of each player (0: the empty one)
         d = np.zeros((1, 2), np.int64)  # own depth (treeplex level) of each player
@@ -282,10 +438,10 @@ class _PublicWalk:
                 ce[:, p] = ids
                 cd[:, p] += 1
                 children.append((vg.next(s[row], a), ce, cd, path[mine][row]))
-            self._check_level(states, pl, legal_of, path, paths)
+            self._check_level(states, pl, legal_of, path)
             ch = np.flatnonzero(pl == CHANCE)
             if len(ch):
-                children.append(self._chance(states[ch], e[ch], d[ch], path[ch], paths))
+                children.append(self._chance(states[ch], e[ch], d[ch], path[ch]))
                 node_paths["chance"].append(path[ch])
             if children:
                 states = np.concatenate([c[0] for c in children])
@@ -302,27 +458,18 @@ class _PublicWalk:
                           for k, v in I.items()} for I in info],
                 "terms": {"e": np.concatenate(terms["e"]), "path": cat(terms["path"]),
                           "state": np.concatenate(terms["state"])},
-                "paths": np.stack(paths), "node_paths": {k: cat(v) for k, v in node_paths.items()},
+                "node_paths": {k: cat(v) for k, v in node_paths.items()},
                 "levels": self.deal_levels + levels}
 
-    def _chance(self, s, e, d, path, paths):
-        """Children of public chance nodes: an outcome is a child where it has positive
-        probability for some pair of types the path still allows; the child's path matrix is
-        the parent's times P(outcome | t0, t1)."""
-        vg = self.vg
+    def _chance(self, s, e, d, path):
+        """Children of public chance nodes (`_DensePaths.chance`, `_CardPaths.chance`): their
+        states, sequences, depths and new chance paths."""
         if self.ranked:
             raise TensorCFRError(f"{self.game.name}: a ranked deal (VectorGame.ranked_deal) with public chance "
                                  "after it")
-        T0, T1 = len(self.type_values[0]), len(self.type_values[1])
-        full = self.full(s)
-        pr = np.asarray(vg.chance(full), dtype=np.float64).reshape(len(s), T0, T1, -1)  # [n, T0, T1, C]
-        live = (self.P > 0)[None] & (np.stack(paths)[path] > 0)  # [n, T0, T1]
-        self._check_chance(pr[live], full[live.reshape(-1)])
-        pr = pr * live[..., None]
-        i, c = np.nonzero(pr.any(axis=(1, 2)))
-        first = len(paths)
-        paths.extend(paths[path[k]] * pr[k, :, :, o] for k, o in zip(i.tolist(), c.tolist()))
-        return vg.next(s[i], c), e[i], d[i], first + np.arange(len(i))
+        first = len(self.paths)
+        i, c = self.paths.chance(s, path)
+        return self.vg.next(s[i], c), e[i], d[i], first + np.arange(len(i))
 
 
 def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None = None) -> PublicCompiledGame:
@@ -344,8 +491,6 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
     walk = _PublicWalk(members[0], ranked)
     raw = walk.run()
     T = tuple(len(v) for v in walk.type_values)
-    # [paths, T0, T1] the pairs of types each chance path allows (a ranked deal: every distinct pair)
-    reach = None if walk.ranked else (walk.P[None] > 0) & (raw["paths"] > 0)
     tps, states, remap, orders = [], [], [], []
     for p in (0, 1):
         tp, st, rm, order_p = _public_treeplex(p, raw["info"][p], T[p], walk.vg.actions)
@@ -356,9 +501,9 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
     # terminals: last public sequences renumbered, grouped by (chance path, payoff key)
     te = raw["terms"]["e"]
     e = np.stack([remap[0][te[:, 0]], remap[1][te[:, 1]]])  # [2, Z]
-    cls, weights, first = _payoff_classes(walk, raw)
+    cls, weights, first = _payoff_classes(walk, raw, factored=len(members) == 1)
     showdown = _card_showdown(walk, raw, first, weights) if len(members) == 1 else None
-    weights = [weights]
+    weights = None if weights is None else [weights]
     for g in members[1:]:  # a batch differs in payoffs only: the same tree, deal and payoff classes
         other = _PublicWalk(g, ranked)
         raw_g = other.run()
@@ -368,15 +513,19 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
                                  "a batch must differ in payoffs only")
         weights.append(w)
     order = np.argsort(cls, kind="stable")
-    offsets = np.searchsorted(cls[order], np.arange(len(weights[0]) + 1))
+    offsets = np.searchsorted(cls[order], np.arange(len(first) + 1))
     namer = _Namer(walk, states)
     tps = [dataclasses.replace(tp, namer=namer,
-                               live=None if reach is None else _live(reach, raw["info"][p]["path"][order_p], p))
+                               live=None if walk.ranked else _live(walk.paths, raw["info"][p]["path"][order_p], p))
            for p, (tp, order_p) in enumerate(zip(tps, orders))]
+    if weights is None:  # a card game too large for its dense matrices: its showdown factors only
+        stacked = None
+    else:
+        stacked = torch.from_numpy(np.stack(weights))
     return PublicCompiledGame(
         name=members[0].name, batch_names=tuple(g.name for g in members), treeplexes=tuple(tps),
         terminal_seq=torch.from_numpy(e[:, order].copy()), class_offsets=torch.from_numpy(offsets.astype(np.int64)),
-        payoff_weights=torch.from_numpy(np.stack(weights)), counts=_counts(walk, raw, reach), ranked=walk.ranked,
+        payoff_weights=stacked, counts=_counts(walk, raw), ranked=walk.ranked,
         deal=None if walk.ranked else torch.from_numpy(walk.P), showdown=showdown)
 
 
@@ -388,7 +537,7 @@ def _same_tree(a: _PublicWalk, raw_a: dict, b: _PublicWalk, raw_b: dict) -> bool
         return False
     if not a.ranked and not np.array_equal(a.P, b.P):
         return False
-    if not (np.array_equal(a.root, b.root) and np.array_equal(raw_a["paths"], raw_b["paths"])):
+    if not (np.array_equal(a.root, b.root) and a.paths.same(b.paths)):
         return False
     return np.array_equal(raw_a["terms"]["e"], raw_b["terms"]["e"]) and all(
         np.array_equal(ia[k], ib[k]) for ia, ib in zip(raw_a["info"], raw_b["info"]) for k in ("parent", "count", "action"))
@@ -420,11 +569,10 @@ def _public_treeplex(p: int, I: dict, T: int, alphabet):
     return tp, I["state"][order], remap, order
 
 
-def _live(reach: np.ndarray, paths: np.ndarray, p: int) -> torch.Tensor | None:
+def _live(paths, at: np.ndarray, p: int) -> torch.Tensor | None:
     """[U, T_p] bool: the types of player p that chance can still deal at each public infoset,
-    whose chance paths are `paths` [U]; None where every one can."""
-    own = reach.any(2) if p == 0 else reach.any(1)  # [paths, T_p]
-    mask = own[paths]
+    whose chance paths are `at` [U]; None where every one can."""
+    mask = paths.live_types(p)[at]
     return None if mask.all() else torch.from_numpy(mask)
 
 
@@ -434,8 +582,10 @@ def _ranks(count: np.ndarray) -> np.ndarray:
     return np.arange(int(count.sum())) - starts
 
 
-def _payoff_classes(walk: _PublicWalk, raw: dict):
-    """Per terminal its class (chance path, payoff key) [Z], and per class W [K, T0, T1]."""
+def _payoff_classes(walk: _PublicWalk, raw: dict, factored: bool = False):
+    """Per terminal its class (chance path, payoff key) [Z], per class W [K, T0, T1] and the first
+    terminal of each class. `factored`: a card game (`_CardPaths`) past `DENSE_ENTRIES` entries
+    returns None for W (its showdown factors, checked on sampled pairs, stand for it)."""
     vg, st, path = walk.vg, raw["terms"]["state"].astype(np.int64), raw["terms"]["path"]
     key = vg.payoff_key(st)
     if key is None:
@@ -452,9 +602,11 @@ def _payoff_classes(walk: _PublicWalk, raw: dict):
             raise walk._fail(f"payoff (fold {ab[i, 0]}, showdown {ab[i, 1]}) is not finite", st[first[i]])
         return cls, ab / (n * (n - 1)), first
     T0, T1 = walk.P.shape
+    if factored and isinstance(walk.paths, _CardPaths) and len(first) * T0 * T1 > DENSE_ENTRIES:
+        return cls, None, first
     full = walk.full(st[first])
     u = np.asarray(vg.utility(full), dtype=np.float64).reshape(len(first), T0, T1)  # [K, T0, T1]
-    reach = walk.P[None] * raw["paths"][path[first]]  # [K, T0, T1]
+    reach = np.stack([walk.paths.reach(i) for i in path[first].tolist()])  # [K, T0, T1]
     bad = utility_rows(u) & (reach > 0)  # a pair of types chance never deals there may pay anything
     if bad.any():
         i = int(np.argmax(bad.reshape(-1)))
@@ -462,9 +614,10 @@ def _payoff_classes(walk: _PublicWalk, raw: dict):
     return cls, np.where(reach > 0, reach * u, 0.0), first
 
 
-def _card_showdown(walk: _PublicWalk, raw: dict, first: np.ndarray, weights: np.ndarray) -> CardShowdown | None:
+def _card_showdown(walk: _PublicWalk, raw: dict, first: np.ndarray, weights: np.ndarray | None) -> CardShowdown | None:
     """The payoff classes of a card game (`VectorGame.card_showdown`) as factors
-    (`operators.cards`), each checked against its dense matrix in `weights` [K, T0, T1]: the
+    (`operators.cards`), each checked against its dense matrix in `weights` [K, T0, T1], or where
+    there is none (`DENSE_ENTRIES`) against the game's utilities on sampled pairs of types: the
     deal and chance path's probability as kappa u0(t0) u1(t1) over the pairs sharing no card (u_p
     the type's weight where the path still allows it), the utility a + b sign(s(t0) - s(t1))."""
     if walk.ranked:
@@ -475,28 +628,82 @@ def _card_showdown(walk: _PublicWalk, raw: dict, first: np.ndarray, weights: np.
     cards, w = np.asarray(claim[0], dtype=np.int64), (np.asarray(claim[1], np.float64), np.asarray(claim[2], np.float64))
     st, path = raw["terms"]["state"].astype(np.int64), raw["terms"]["path"]
     a, b, strength = (np.asarray(v) for v in walk.vg.card_payoff(st[first]))
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        i = int(np.argmax(~(np.isfinite(a) & np.isfinite(b))))
+        raise walk._fail(f"payoff (fold {a[i]}, showdown {b[i]}) is not finite", st[first[i]])
     hands = walk.type_values
     c0, c1 = cards[hands[0]], cards[hands[1]]
     apart = ~(c0[:, None, :, None] == c1[None, :, None, :]).any(axis=(2, 3))  # [T0, T1] no shared card
-    K = len(first)
-    d = [np.zeros((K, len(hands[0]))), np.zeros((K, len(hands[1])))]
-    for k in range(K):  # compile time, a dense check per class
-        reach = walk.P * raw["paths"][path[first[k]]]  # [T0, T1]
-        u0, u1 = w[0][hands[0]] * reach.any(1), w[1][hands[1]] * reach.any(0)
-        base = np.outer(u0, u1) * apart
-        kappa = reach.sum() / base.sum() if base.sum() > 0 else 0.0
-        sign = np.sign(strength[k][hands[0]][:, None] - strength[k][hands[1]][None])
-        want = kappa * base * (a[k] + b[k] * sign)
-        scale = max(1.0, float(np.abs(weights[k]).max()))
-        if not np.abs(want - weights[k]).max() <= 1e-12 * scale:
-            raise TensorCFRError(f"{walk.game.name}: its card_showdown() does not describe payoff class {k} "
-                                 f"(state {st[first[k]].tolist()}): off by {np.abs(want - weights[k]).max():.3g}")
-        d[0][k], d[1][k] = kappa * u0, u1
+    # per chance path: each player's weights where the path allows the type, and kappa, the
+    # path's probability mass over that of the product (the deal's normalisation and chance)
+    used = np.unique(path[first])
+    u = [w[p][hands[p]][None] * walk.paths.live_types(p)[used] for p in (0, 1)]  # [paths used, T_p]
+    mass = walk.paths.mass(used)  # [paths used]
+    base = ((u[0] @ apart.astype(np.float64)) * u[1]).sum(1)
+    kappa = np.where(base > 0, mass / np.where(base > 0, base, 1.0), 0.0)
+    at = np.searchsorted(used, path[first])  # [K] the row of each class's path
+    d = [kappa[at][:, None] * u[0][at], u[1][at]]
+    if weights is not None:
+        _check_dense(walk, st[first], weights, d, apart, a, b, strength)
+    else:
+        _check_sampled(walk, st[first], path[first], d, apart, a, b, strength)
     boards, board = np.unique(strength, axis=0, return_inverse=True)
     t = torch.from_numpy
     return CardShowdown(hands=(t(hands[0].astype(np.int64)), t(hands[1].astype(np.int64))), cards=t(cards),
                         d=(t(d[0]), t(d[1])), ab=t(np.stack([a, b], 1).astype(np.float64)),
                         strength=t(boards.astype(np.int64)), board=t(board.reshape(-1).astype(np.int64)))
+
+
+def _claim_error(walk: _PublicWalk, k: int, state: np.ndarray, off: float) -> TensorCFRError:
+    return TensorCFRError(f"{walk.game.name}: its card_showdown() does not describe payoff class {k} "
+                          f"(state {state.tolist()}): off by {off:.3g}")
+
+
+def _check_dense(walk, states, weights, d, apart, a, b, strength) -> None:
+    """Every class's factors against its dense matrix [T0, T1] (compile time, a class at a time)."""
+    hands = walk.type_values
+    for k in range(len(states)):
+        sign = np.sign(strength[k][hands[0]][:, None] - strength[k][hands[1]][None])
+        want = np.outer(d[0][k], d[1][k]) * apart * (a[k] + b[k] * sign)
+        scale = max(1.0, float(np.abs(weights[k]).max()))
+        off = float(np.abs(want - weights[k]).max())
+        if not off <= 1e-12 * scale:
+            raise _claim_error(walk, k, states[k], off)
+
+
+# a card game keeps its dense payoff matrices (the exact check of its factors, the dense
+# operator of `PublicPayoffOperator.of(showdown=False)`, Monte-Carlo sampling) up to this many
+# entries, classes x T0 x T1: the river spot of the docs (22 classes of 1,081 x 1,081 hands,
+# 26M entries, 206 MB) keeps them; a turn spot (some 20,000 classes) keeps its factors only
+DENSE_ENTRIES = 1 << 26
+SAMPLED_TYPES = 16  # per player: a class without its dense matrix is checked on 16 x 16 pairs
+
+
+def _check_sampled(walk, states, paths, d, apart, a, b, strength) -> None:
+    """Every class's factors against the game's utility times the deal and chance path on the
+    pairs of `SAMPLED_TYPES` evenly spaced types a player, some 4,096 classes at a time."""
+    k0, k1 = (np.unique(np.linspace(0, len(v) - 1, min(len(v), SAMPLED_TYPES)).round().astype(np.int64))
+              for v in walk.type_values)
+    t0, t1 = (x.reshape(-1) for x in np.meshgrid(k0, k1, indexing="ij"))
+    hands = walk.type_values
+    for lo in range(0, len(states), 4096):
+        ks = np.arange(lo, min(lo + 4096, len(states)))
+        full = _set_hands(np.repeat(states[ks], len(t0), axis=0), walk.hands, np.tile(hands[0][t0], len(ks)),
+                          np.tile(hands[1][t1], len(ks)))
+        u = np.asarray(walk.vg.utility(full), dtype=np.float64).reshape(len(ks), len(t0))
+        reach = walk.P[t0, t1][None] * walk.paths.values(paths[ks], t0, t1)  # [k, pairs]
+        bad = utility_rows(u) & (reach > 0)
+        if bad.any():
+            i = int(np.argmax(bad.reshape(-1)))
+            raise walk._fail(f"utility {u.reshape(-1)[i]} is not finite", full[i])
+        got = np.where(reach > 0, reach * u, 0.0)
+        sign = np.sign(strength[ks][:, hands[0][t0]] - strength[ks][:, hands[1][t1]])
+        want = d[0][ks][:, t0] * d[1][ks][:, t1] * apart[t0, t1][None] * (a[ks][:, None] + b[ks][:, None] * sign)
+        scale = np.maximum(1.0, np.abs(got).max(axis=1))
+        off = np.abs(want - got).max(axis=1)
+        if not (off <= 1e-12 * scale).all():
+            i = int(np.argmax(off > 1e-12 * scale))
+            raise _claim_error(walk, int(ks[i]), states[ks[i]], float(off[i]))
 
 
 def _unique_pairs(a: np.ndarray, b: np.ndarray):
@@ -505,16 +712,15 @@ def _unique_pairs(a: np.ndarray, b: np.ndarray):
     return cls.reshape(-1), first
 
 
-def _counts(walk: _PublicWalk, raw: dict, reach: np.ndarray) -> dict:
+def _counts(walk: _PublicWalk, raw: dict) -> dict:
     """Sizes as the generic form counts them: each public node stands for the deals of the pairs
-    of types its chance path allows (`reach` [paths, T0, T1]); an infoset (u, t) exists where
-    some pair with t is possible."""
-    if reach is None:  # a ranked deal: every ordered pair of distinct ranks, one history each
+    of types its chance path allows; an infoset (u, t) exists where some pair with t is possible."""
+    if walk.ranked:  # a ranked deal: every ordered pair of distinct ranks, one history each
         n = len(walk.type_values[0])
         pairs, rows = np.array([n * (n - 1)]), [np.array([n]), np.array([n])]
     else:
-        pairs = (reach * walk.deals[None]).sum((1, 2))  # [paths] histories per public node
-        rows = [reach.any(2).sum(1), reach.any(1).sum(1)]  # [paths] types of each player still possible
+        pairs = walk.paths.histories()  # [paths] histories per public node
+        rows = [walk.paths.live_types(p).sum(1) for p in (0, 1)]  # [paths] types of each player still possible
     np_ = raw["node_paths"]
     decision, chance, terminal = (int(pairs[np_[k]].sum()) for k in ("decision", "chance", "terminal"))
     chance += walk.deal_nodes

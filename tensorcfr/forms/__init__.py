@@ -170,6 +170,12 @@ class CompiledForm(Protocol):
     def block(self, rank: int, world: int) -> "CompiledForm":
         """A copy holding only rank's block of the payoff of `world` ranks (`operators/distributed.py`)."""
 
+    @property
+    def payoff_entries(self) -> int:
+        """The payoff's size a batch member (nonzeros, or entries of the class matrices): what
+        the capture code sizes its choices by."""
+        ...
+
     def payoff_bytes(self, dtype: torch.dtype) -> int:
         """Bytes the payoff operator takes in `dtype` on the device (`sizes.device_estimate_bytes`)."""
 

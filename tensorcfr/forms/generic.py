@@ -165,6 +165,11 @@ class CompiledGame:
         z, b = self.payoff.shape[1], self.payoff.shape[0]
         return 2 * z * (b * e + 8) + z * b * e + 24 * z
 
+    @property
+    def payoff_entries(self) -> int:
+        """Nonzeros of the payoff a batch member (`forms.CompiledForm`)."""
+        return int(self.payoff.shape[1])
+
     def payoff_extent(self) -> PayoffExtent:
         """The payoff's magnitude (`forms.PayoffExtent`), a slice of 2^22 entries at a time (no
         copy of the whole payoff); an entry is named by the two sequences that reach it."""

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import torch
 
 from tensorcfr.forms import PayoffExtent
-from tensorcfr.operators.cards import CardShowdown
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.operators.cards import CardShowdown, class_totals
 from tensorcfr.operators.public import SMALL_CLASS, PublicPayoffOperator
 from tensorcfr.spaces.public import PublicTreeplex
 
@@ -46,6 +47,8 @@ class PublicCompiledGame:
     (e0, e1), 0 for the empty one, sorted by class, `class_offsets` [K+1] slicing them.
     A `ranked` game (`VectorGame.ranked_deal`) keeps (a, b) [2] instead of each W_k:
     W_k[t0, t1] = a + b sign(t0 - t1) for t0 != t1 and 0 on the diagonal, probabilities included.
+    A card game past `compiler.public.DENSE_ENTRIES` entries (a hold'em turn spot) keeps no
+    W_k (`payoff_weights` None): its `showdown` factors stand for them.
     """
 
     name: str
@@ -53,7 +56,7 @@ class PublicCompiledGame:
     treeplexes: tuple[PublicTreeplex, PublicTreeplex]
     terminal_seq: torch.Tensor  # [2, Z] int64
     class_offsets: torch.Tensor  # [K+1] int64
-    payoff_weights: torch.Tensor  # [B, K, T0, T1] float64, or [B, K, 2] when ranked
+    payoff_weights: torch.Tensor | None  # [B, K, T0, T1] float64, [B, K, 2] when ranked, None: `showdown` only
     counts: dict  # sizes counted at compile time (histories, terminals, ... as the generic form counts them)
     ranked: bool = False
     # [T0, T1] float64: the deal's probability of each pair of types (what chance sampling draws
@@ -68,11 +71,11 @@ class PublicCompiledGame:
 
     @property
     def batch_size(self) -> int:
-        return int(self.payoff_weights.shape[0])
+        return len(self.batch_names)
 
     @property
     def device(self) -> torch.device:
-        return self.payoff_weights.device
+        return self.terminal_seq.device
 
     @property
     def num_histories(self) -> int:
@@ -84,8 +87,18 @@ class PublicCompiledGame:
 
     @property
     def payoff(self) -> torch.Tensor:
-        """[B, K·T0·T1]: the payoff matrices, flat (what the capture code sizes its choices by)."""
+        """[B, K·T0·T1]: the payoff matrices, flat."""
+        if self.payoff_weights is None:
+            raise TensorCFRError(f"{self.name}: this card game keeps its showdown factors, not its dense payoff "
+                                 "matrices (too large)")
         return self.payoff_weights.reshape(self.batch_size, -1)
+
+    @property
+    def payoff_entries(self) -> int:
+        """Entries of the payoff matrices a batch member, K·T0·T1 (K·2 ranked): what the capture
+        code sizes its choices by (`forms.CompiledForm`), kept or not."""
+        k = int(self.class_offsets.numel() - 1)
+        return k * 2 if self.ranked else k * self.treeplexes[0].types * self.treeplexes[1].types
 
     def infoset_players(self) -> dict[str, int]:
         return {k: tp.player for tp in self.treeplexes for _, k, _ in tp.infosets()}
@@ -115,6 +128,8 @@ class PublicCompiledGame:
     def _payoff_nonzeros(self) -> int:
         """Nonzero entries of the payoff matrices of batch member 0 (a ranked class: the pairs
         above and below the diagonal where a + b and a - b are not 0)."""
+        if self.payoff_weights is None:
+            return int(class_totals(self.showdown)[0].sum())
         if not self.ranked:
             return int(self.payoff_weights[0].count_nonzero())
         n = self.treeplexes[0].types
@@ -158,7 +173,7 @@ class PublicCompiledGame:
         showdown's tables and a board's rows and sums (`operators.cards`)."""
         e = torch.finfo(dtype).bits // 8
         t0, t1 = self.treeplexes[0].types, self.treeplexes[1].types
-        b, z = self.payoff_weights.shape[0], self.terminal_seq.shape[1]
+        b, z = self.batch_size, self.terminal_seq.shape[1]
         if self.ranked:  # [B, Z, 2] and three [B, Z, T] float64 arrays (rows, prefix sums, result)
             return 8 * b * z * (2 + 3 * max(t0, t1))
         if self.showdown is not None:
@@ -170,12 +185,14 @@ class PublicCompiledGame:
             return tables + 4 * 8 * b * per_board * max(t0, t1)
         off = self.class_offsets.tolist()
         small = sum(off[k + 1] - off[k] for k in range(len(off) - 1) if off[k + 1] - off[k] < SMALL_CLASS)
-        return e * self.payoff_weights.shape[0] * t0 * t1 * (len(off) - 1 + small)
+        return e * b * t0 * t1 * (len(off) - 1 + small)
 
     def payoff_extent(self) -> PayoffExtent:
         """The payoff's magnitude (`forms.PayoffExtent`): each class's matrix counted once per
         terminal of the class; an entry is named by its class and its pair of types."""
         counts = (self.class_offsets[1:] - self.class_offsets[:-1]).to(torch.float64)  # [K]
+        if self.payoff_weights is None:
+            return self._card_extent(counts)
         w = self.payoff_weights.abs()  # [B, K, T0, T1], or [B, K, 2] ranked
         if self.ranked:  # off the diagonal a + b above it, a - b below, n (n - 1) / 2 pairs each
             a, b = self.payoff_weights[..., 0], self.payoff_weights[..., 1]
@@ -200,10 +217,34 @@ class PublicCompiledGame:
         return PayoffExtent(float(total.max()) if total.numel() else 0.0, float(flat.max()) if flat.numel() else 0.0,
                             0.0 if smallest == math.inf else smallest, where)
 
+    def _card_extent(self, counts: torch.Tensor) -> PayoffExtent:
+        """The extent of a card game without dense matrices, from its factors: the total exact
+        (`operators.cards.class_totals`), the largest entry an upper bound and the smallest
+        nonzero one a lower bound (each class's largest factors times its largest |a + b s|, and
+        likewise the smallest), which is the safe side of each check in `run.numbers`."""
+        sd = self.showdown
+        total = float((class_totals(sd)[1] * counts.to(sd.ab.device)).sum())
+        a, b = sd.ab[:, 0], sd.ab[:, 1]
+        coef = torch.stack([a.abs(), (a + b).abs(), (a - b).abs()], 1)  # [K, 3]
+        hi = sd.d[0].amax(1) * sd.d[1].amax(1) * coef.amax(1)  # [K]
+        pos = lambda x: torch.where(x > 0, x, math.inf)  # noqa: E731
+        lo = pos(sd.d[0]).amin(1) * pos(sd.d[1]).amin(1) * pos(coef).amin(1)
+        k_large, k_small = int(hi.argmax()), int(lo.argmin())
+        t_large = (int(sd.d[0][k_large].argmax()), int(sd.d[1][k_large].argmax()))
+
+        def where(which: str) -> str:
+            if which == "largest":
+                return f"payoff class {k_large}, at most, types {t_large[0]} and {t_large[1]}"
+            return f"payoff class {k_small}, at least"
+        smallest = float(lo.min()) if lo.numel() else 0.0
+        return PayoffExtent(total, float(hi.max()) if hi.numel() else 0.0,
+                            0.0 if smallest == math.inf else smallest, where)
+
     def to(self, device) -> "PublicCompiledGame":
         return dataclasses.replace(self, treeplexes=tuple(t.to(device) for t in self.treeplexes),
                                    terminal_seq=self.terminal_seq.to(device),
                                    class_offsets=self.class_offsets.to(device),
-                                   payoff_weights=self.payoff_weights.to(device),
+                                   payoff_weights=None if self.payoff_weights is None
+                                   else self.payoff_weights.to(device),
                                    deal=None if self.deal is None else self.deal.to(device),
                                    showdown=None if self.showdown is None else self.showdown.to(device))

@@ -96,6 +96,12 @@ class CardKernel:
         """For the other player's reach y [R, H] (float64, by hand value) and the hands `own`
         [T] to value: (the reach of the hands sharing no card with each, [R, T]; that reach
         weaker minus that stronger, [R, T])."""
+        free, below, above = self.parts(y, own)
+        return free, below - above
+
+    def parts(self, y: torch.Tensor, own: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(free, weaker, stronger) [R, T] each: the reach y of the hands sharing no card with
+        each hand of `own`, and of those of them weaker and stronger (`sums`)."""
         R = y.shape[0]
         total = y.sum(-1, keepdim=True)  # [R, 1]
         per_card = y.new_zeros(R, NUM_CARDS)  # [R, 52] reach of the hands holding each card
@@ -111,7 +117,7 @@ class CardKernel:
         for j, cj in ((0, c0), (1, c1)):  # the hands below / above that hold the card cj
             below = below - card_prefix[:, self.cfirst[own, j]]
             above = above - (per_card[:, cj] - card_prefix[:, self.clast[own, j]])
-        return free, below - above
+        return free, below, above
 
 
 def kernels(showdown: CardShowdown) -> list[CardKernel]:
@@ -143,3 +149,41 @@ def card_values(showdown: CardShowdown, kernel: CardKernel, cls: torch.Tensor, r
     vals = a * free + (b if player == 0 else -b) * margin
     vals = vals.view(B, N, -1) * showdown.d[player][cls]
     return vals if player == 0 else vals.neg_()
+
+
+def class_totals(showdown: CardShowdown, chunk: int = 1024) -> tuple[torch.Tensor, torch.Tensor]:
+    """(nonzeros [K] int64, absolute sums [K] float64) of each payoff class's matrix W_k, from
+    its factors alone: per hand of player 0, the other player's hands beside it that tie, lose
+    and win (`CardKernel.parts`) weighted by |a|, |a + b| and |a - b|. What `sizes()` and the
+    payoff's extent report for a card game that keeps no dense matrix.
+
+    Example:
+        >>> import tensorcfr
+        >>> cg = tensorcfr.compile("holdem_river(board=AsKhQsJh9s, ranks=AKQJ9, suits=sh)", form="public")
+        >>> nz, total = class_totals(cg.showdown)
+        >>> int(nz.sum()) == int(cg.payoff_weights[0].count_nonzero())
+        True
+    """
+    sd = showdown
+    K = sd.ab.shape[0]
+    nonzeros = torch.zeros(K, dtype=torch.int64, device=sd.ab.device)
+    sums = torch.zeros(K, dtype=torch.float64, device=sd.ab.device)
+    a, b = sd.ab[:, 0], sd.ab[:, 1]
+    coef = torch.stack([a.abs(), (a + b).abs(), (a - b).abs()], 1)  # [K, 3]: tie, win, lose
+    for g, kernel in enumerate(kernels(sd)):
+        ks = (sd.board == g).nonzero().view(-1)
+        for lo in range(0, len(ks), chunk):
+            k = ks[lo:lo + chunk]
+            for weighted in (False, True):
+                d1 = sd.d[1][k] if weighted else (sd.d[1][k] > 0).double()  # [k, T1]
+                d0 = sd.d[0][k] if weighted else (sd.d[0][k] > 0).double()
+                y = d1.new_zeros(len(k), kernel.H)
+                y[:, sd.hands[1]] = d1
+                free, below, above = kernel.parts(y, sd.hands[0])  # [k, T0] each
+                c = coef[k] if weighted else (coef[k] > 0).double()
+                per = (c[:, :1] * (free - below - above) + c[:, 1:2] * below + c[:, 2:] * above) * d0
+                if weighted:
+                    sums[k] = per.sum(1)
+                else:
+                    nonzeros[k] = per.sum(1).round().long()
+    return nonzeros, sums

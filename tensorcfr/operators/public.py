@@ -77,14 +77,14 @@ class PublicPayoffOperator:
                 groups.append((kernel, cls[terms], tuple(_rows_of(cg.terminal_seq[p, terms]) for p in (0, 1))))
             none = _rows_of(cg.terminal_seq[0, :0])
             return PublicPayoffOperator(cg.treeplexes, ((), ()), (), small_seq=(none, none),
-                                        small_weights=cg.payoff_weights.new_zeros(0, dtype=dtype),
+                                        small_weights=torch.zeros(0, dtype=dtype, device=cg.device),
                                         distinct=_distinct(cg), cards=(sd, tuple(groups)))
         if cg.ranked:
             counts = cg.class_offsets.diff()
             cls = torch.repeat_interleave(torch.arange(len(counts), device=cg.device), counts)  # [Z]
             none = (), ()
             return PublicPayoffOperator(cg.treeplexes, none, (), small_seq=none,
-                                        small_weights=cg.payoff_weights.new_zeros(0, dtype=dtype),
+                                        small_weights=torch.zeros(0, dtype=dtype, device=cg.device),
                                         ranked_seq=tuple(_rows_of(cg.terminal_seq[p]) for p in (0, 1)),
                                         ranked=cg.payoff_weights.index_select(1, cls), distinct=_distinct(cg))
         off = cg.class_offsets.tolist()

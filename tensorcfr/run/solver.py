@@ -149,7 +149,7 @@ class Solver:
         if capture == "auto":
             capture = auto_capture(self.device, need)
         self.game = cg.to(self.device)
-        self.op = self.game.operator(self.dtype, gather=gathered_operator(capture, self.game.payoff.shape[1]))
+        self.op = self.game.operator(self.dtype, gather=gathered_operator(capture, self.game.payoff_entries))
         if distributed:
             self.op = ShardedOperator(self.op)
         self.estimator = self.draws = None
@@ -163,7 +163,7 @@ class Solver:
         self.captured = None if capture == "none" else Captured(
             capture, self._iterate_in_place, self.config.scalars, batch=b, dtype=self.dtype, device=self.device,
             save=self.state_dict, restore=self.load_state_dict,
-            unroll=unroll(capture, self.device, self.game.payoff.shape[1]))
+            unroll=unroll(capture, self.device, self.game.payoff_entries))
 
     # the settings, as the spec holds them (`RunSpec`)
     config = property(lambda self: self.spec.config, doc="The resolved algorithm (a `Config`).")

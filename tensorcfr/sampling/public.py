@@ -49,6 +49,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from tensorcfr.errors import TensorCFRError
+
 from tensorcfr.sampling.generic import BY_NAME, EPSILON_DEFAULT, Draws, Touched, check_settings
 from tensorcfr.spaces.public import PublicTreeplex
 
@@ -85,6 +87,9 @@ class PublicEstimator:
         self.spaces = cg.treeplexes
         self.types = tuple(tp.types for tp in self.spaces)
         self.ranked = cg.ranked
+        if cg.payoff_weights is None:
+            raise TensorCFRError(f"{cg.name}: Monte-Carlo sampling reads the dense payoff matrices, which a card game "
+                                 "this large does not keep; solve it exactly (no --sampling)")
         self.weights = cg.payoff_weights.to(dtype)  # [B, K, T0, T1], or [B, K, 2] ranked
         counts = cg.class_offsets.diff()
         self.cls = torch.repeat_interleave(torch.arange(len(counts), device=counts.device), counts)  # [Z] class
