@@ -16,13 +16,20 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from tensorcfr.operators.cards import card_values, kernels
+from tensorcfr.operators.cards import card_values, fold_kernels, kernels
 from tensorcfr.spaces.public import PublicTreeplex, add_rows, pick_rows, put_rows
 
 if TYPE_CHECKING:
     from tensorcfr.forms.public import PublicCompiledGame
 
 SMALL_CLASS = 64  # payoff classes of fewer terminals share one batched product (per-terminal matrices)
+
+
+# terminals a card kernel call takes at most: its largest array, [rows, 52 x 48] per-card
+# prefix sums, then stays near 10 MB at float64. Larger arrays come from fresh pages of the
+# kernel (glibc maps allocations past 32 MB), which cost more than the sums: on a full-range
+# turn spot, chunks of 1,024 rows took an iteration from 4.9 to 1.8 s (2 cores, float32)
+CARD_ROWS = 1024
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,8 +65,9 @@ class PublicPayoffOperator:
     # per player: whether no two terminals share a row and none is on the empty sequence (Dudo,
     # Liar's Dice: the call after each bid), so values are written, not added (`put_rows`)
     distinct: tuple[bool, bool] = (False, False)
-    # a card game (`operators.cards`): its factors and, per board, (kernel, [N] the class of
-    # each of its terminals, per player as `seq` their rows)
+    # a card game (`operators.cards`): its factors, per group of terminals (the folds, then
+    # each board's showdowns) (kernels per player, [N] the class of each terminal, per player as
+    # `seq` their rows), and the factors d and (a, b) in the operator's dtype
     cards: tuple | None = None
 
     @staticmethod
@@ -70,15 +78,20 @@ class PublicPayoffOperator:
             sd = cg.showdown
             counts = cg.class_offsets.diff()
             cls = torch.repeat_interleave(torch.arange(len(counts), device=cg.device), counts)  # [Z]
-            board = sd.board[cls]
+            # the folds of every board in one group (their values ignore strength), then each
+            # board's showdowns: per group (kernels per player, [N] classes, per player its rows)
+            fold = sd.ab[cls, 1] == 0
+            board = torch.where(fold, -1, sd.board[cls])
             groups = []
-            for g, kernel in enumerate(kernels(sd)):
+            for g, kernel in [(-1, fold_kernels(sd))] + list(enumerate(kernels(sd))):
                 terms = (board == g).nonzero().view(-1)
-                groups.append((kernel, cls[terms], tuple(_rows_of(cg.terminal_seq[p, terms]) for p in (0, 1))))
+                for part in (terms.split(CARD_ROWS) if len(terms) else ()):
+                    groups.append((kernel, cls[part], tuple(_rows_of(cg.terminal_seq[p, part]) for p in (0, 1))))
             none = _rows_of(cg.terminal_seq[0, :0])
             return PublicPayoffOperator(cg.treeplexes, ((), ()), (), small_seq=(none, none),
                                         small_weights=torch.zeros(0, dtype=dtype, device=cg.device),
-                                        distinct=_distinct(cg), cards=(sd, tuple(groups)))
+                                        distinct=_distinct(cg),
+                                        cards=(sd, tuple(groups), tuple(x.to(dtype) for x in sd.d), sd.ab.to(dtype)))
         if cg.ranked:
             counts = cg.class_offsets.diff()
             cls = torch.repeat_interleave(torch.arange(len(counts), device=cg.device), counts)  # [Z]
@@ -121,7 +134,7 @@ class PublicPayoffOperator:
                       self.distinct[player])
             return flat
         if self.cards is not None:
-            sd, groups = self.cards
+            sd, groups, d, ab = self.cards
             flat = x_other.new_zeros(x_other.shape[0], sp.num_sequences)  # [B, S_p]
             out = sp.rows(flat)
             # one pass a board (a public chance outcome), each over all of that board's terminals:
@@ -130,7 +143,7 @@ class PublicPayoffOperator:
             # slower (a 49-board turn spot: 330 ms an iteration against 54; the river 5.4 against 4.2)
             for kernel, cls, seq in groups:
                 rows = self._rows(x_other, src, seq[other])  # [B, N, T_o]
-                vals = card_values(sd, kernel, cls, rows, player).to(flat.dtype)
+                vals = card_values(sd, kernel[player], cls, rows, player, d, ab)
                 self._add(flat, out, seq[player], vals, self.distinct[player])
             return flat
         b = max(x_other.shape[0], self.small_weights.shape[0])
