@@ -3,16 +3,18 @@
     python experiments/holdem.py                                   # the issue's river spot, CPU
     python experiments/holdem.py --algos dcfr --target 0.3 --no-readme
     python experiments/holdem.py --device cuda --threads 0         # on a GPU
+    python experiments/holdem.py --spot "holdem_turn(board=Ks7d2c9h, pot=10, stack=100, bets=(0.5,1,allin), cap=2)" \
+        --target 0.5 --eval-every 20 --section holdem-turn             # the issue's turn spot
 
 The spot: board Ks7d2c9h4s, pot 10, stack 100, full ranges (1,081 hands each after the board),
 bets and raises of 1/2 and 1 pot and all-in, two raises. Each algorithm runs until its average
 strategy's exploitability is at most `--target` percent of the pot, evaluated every
 `--eval-every` iterations (the evaluations are not timed; `seconds` counts iterations only, as
 `tensorcfr solve` does). Also measured: one iteration with the dense T0 x T1 payoff products
-instead of the card-removal showdown (`operators/cards.py`), the compile time and the
-process's peak memory.
+instead of the card-removal showdown (`operators/cards.py`) where the spot keeps them (a turn
+spot keeps its showdown factors only), the compile time and the process's peak memory.
 
-Writes holdem.json and holdem.md into --out and the table into the README's holdem section.
+Writes SECTION.json and SECTION.md into --out and the table into the docs' section --section.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="torch threads (0: torch's default)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--section", default="holdem", help="the marked section of the docs to write (and the files' name)")
     ap.add_argument("--no-readme", action="store_true")
     a = ap.parse_args(argv)
     if a.threads:
@@ -100,8 +103,9 @@ def main(argv=None) -> int:
         rows.append(r)
         print(f"{algo}: {r['iterations']} iterations, {r['seconds']:.2f} s, {r['percent_pot']:.3f}% of the pot, "
               f"{r['ms_per_iteration']:.2f} ms an iteration", flush=True)
-    dense = dense_ms(cg, dtype, a.device)
-    print(f"dense payoff products: {dense:.1f} ms an iteration's payoff work", flush=True)
+    dense = None if cg.payoff_weights is None else dense_ms(cg, dtype, a.device)
+    if dense is not None:
+        print(f"dense payoff products: {dense:.1f} ms an iteration's payoff work", flush=True)
     meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
             "torch": torch.__version__, "threads": torch.get_num_threads(), "device": a.device, "dtype": a.dtype,
             "command": command("holdem.py", argv), "spot": a.spot, "compile_seconds": compile_s,
@@ -117,16 +121,21 @@ def main(argv=None) -> int:
              "|---|---:|---:|---:|---:|"]
     lines += [f"| {r['algorithm']} | {r['iterations']} | {r['seconds']:.2f} | {r['percent_pot']:.3f} | "
               f"{r['ms_per_iteration']:.2f} |" for r in rows]
-    lines += ["", f"The dense T0 x T1 payoff products instead of the card-removal showdown: {dense:.1f} ms for an "
-              "iteration's payoff work alone."]
+    if dense is not None:
+        lines += ["", f"The dense T0 x T1 payoff products instead of the card-removal showdown: {dense:.1f} ms for an "
+                  "iteration's payoff work alone."]
+    else:
+        entries = sizes["payoff_classes"] * sizes["types"][0] * sizes["types"][1]
+        lines += ["", f"The dense T0 x T1 payoff matrices are not kept: they would hold {entries:,} entries "
+                  f"({entries * 8 / 2**30:,.0f} GiB at float64)."]
     body = "\n".join(lines) + "\n"
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "holdem.json"), "w") as f:
+    with open(os.path.join(a.out, f"{a.section}.json"), "w") as f:
         json.dump({**meta, "rows": rows}, f, indent=1)
-    with open(os.path.join(a.out, "holdem.md"), "w") as f:
+    with open(os.path.join(a.out, f"{a.section}.md"), "w") as f:
         f.write(body)
     if not a.no_readme:
-        replace_section("holdem", body)
+        replace_section(a.section, body)
     print(body)
     return 0
 

@@ -13,6 +13,7 @@ import torch
 
 from tensorcfr import games
 import tensorcfr
+from tensorcfr.errors import TensorCFRError
 from tensorcfr.games.cards import HANDS, hand_index, hand_name, parse_cards, parse_range, strengths
 
 SMALL_RIVER = "holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh)"
@@ -240,3 +241,70 @@ def test_cli_names_bad_poker_input_in_one_line(args, message):
     r = _cli(*args, "--no-log") if args[0] == "solve" else _cli(*args)
     assert r.returncode == 2 and message in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+FACTORED = [
+    SMALL_TURN,
+    "holdem_turn(board=Td9d8d2s, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJT98765432, suits=dhs, "
+    "range0='AA,KK,QQ,JJ,AK,KQ,T9', range1='AA,KK,77,AQ,QJ,65s')",
+]
+
+
+@pytest.mark.parametrize("spec", FACTORED, ids=["small deck", "three suits"])
+def test_a_spot_without_its_dense_matrices_solves_as_with_them(spec, monkeypatch):
+    """A card game past DENSE_ENTRIES keeps its showdown factors only (a full-range turn spot:
+    12,012 classes of 1,128 x 1,128 hands). Its factors, checked on sampled pairs instead of
+    the dense matrices, must be the very same; its sizes (payoff nonzeros from the factors,
+    `operators.cards.class_totals`) and payoff total equal; its largest and smallest entry
+    bounds on the right side; and 10 DCFR iterations equal, chunked into 3 terminals a kernel
+    call, at float64."""
+    import tensorcfr.compiler.public as cp
+    import tensorcfr.operators.public as op
+
+    dense = tensorcfr.compile(spec, form="public")
+    monkeypatch.setattr(cp, "DENSE_ENTRIES", 0)
+    monkeypatch.setattr(op, "CARD_ROWS", 3)
+    factored = tensorcfr.compile(spec, form="public")
+    assert dense.payoff_weights is not None and factored.payoff_weights is None
+    assert factored.sizes() == dense.sizes()
+    for x, y in zip(dense.showdown.d, factored.showdown.d):
+        assert torch.equal(x, y)
+    e, f = dense.payoff_extent(), factored.payoff_extent()
+    assert f.total == pytest.approx(e.total, rel=1e-12)
+    assert f.largest >= e.largest * (1 - 1e-12) and 0 < f.smallest <= e.smallest * (1 + 1e-12)
+    a, b = (tensorcfr.Solver(g, "dcfr", dtype=torch.float64, capture="none") for g in (dense, factored))
+    for _ in range(10):
+        a.step()
+        b.step()
+        for x, y in zip(a.average, b.average):
+            assert (x - y).abs().max() <= 1e-12
+    with pytest.raises(TensorCFRError, match="Monte-Carlo sampling reads the dense payoff matrices"):
+        tensorcfr.Solver(factored, "cfr", sampling="external")
+
+
+def test_the_card_kernel_at_float32_stays_near_float64():
+    """The showdown runs in the solver's dtype: at float32 within 1e-5 of the largest value."""
+    from tensorcfr.operators.public import PublicPayoffOperator
+
+    cg = tensorcfr.compile(FACTORED[1], form="public")
+    g = torch.Generator().manual_seed(1)
+    for p in (0, 1):
+        other = torch.rand(2, cg.treeplexes[1 - p].num_sequences, generator=g, dtype=torch.float64)
+        want = PublicPayoffOperator.of(cg, torch.float64).cfv(p, other)
+        got = PublicPayoffOperator.of(cg, torch.float32).cfv(p, other.float())
+        assert got.dtype == torch.float32
+        assert (want - got.double()).abs().max() <= 1e-5 * want.abs().max()
+
+
+class _WrongRiver(type(games.make(SMALL_TURN).vectorized())):
+    def card_chance(self, s):
+        card, q = super().card_chance(s)
+        return card, q * 1.01
+
+
+def test_a_wrong_card_chance_claim_is_named(monkeypatch):
+    """`card_chance` is a claim about `chance`; the compiler checks it on sampled pairs."""
+    g = games.make(SMALL_TURN)
+    g._vector = _WrongRiver(g)
+    with pytest.raises(TensorCFRError, match=r"its card_chance\(\) does not describe its chance probabilities"):
+        tensorcfr.compile(g, form="public")
