@@ -49,10 +49,10 @@ def sync(device) -> None:
         torch.cuda.synchronize()
 
 
-def solve(cg, algo: str, dtype, device: str, target: float, every: int, most: int) -> dict:
+def solve(cg, algo: str, dtype, device: str, target: float, every: int, most: int, threads="auto") -> dict:
     """Iterations and solving seconds (`tensorcfr.train`'s, evaluations left out) until the
     exploitability is at most `target` chips, evaluating every `every` iterations."""
-    s = tensorcfr.Solver(cg, algo, dtype=dtype, device=device)
+    s = tensorcfr.Solver(cg, algo, dtype=dtype, device=device, threads=threads)
     last = tensorcfr.train(s, most, eval_every=every, target_exploitability=target, histograms=False)[-1]
     return {"iterations": last["iteration"], "seconds": last["seconds"], "exploitability": last["exploitability"],
             "ms_per_iteration": 1000 * last["seconds"] / last["iteration"]}
@@ -98,7 +98,7 @@ def main(argv=None) -> int:
     pot = games.make(a.spot).pot
     rows = []
     for algo in a.algos:
-        r = solve(cg, algo, dtype, a.device, a.target / 100 * pot, a.eval_every, a.most)
+        r = solve(cg, algo, dtype, a.device, a.target / 100 * pot, a.eval_every, a.most, a.threads or "auto")
         r.update(algorithm=algo, percent_pot=100 * r["exploitability"] / pot)
         rows.append(r)
         print(f"{algo}: {r['iterations']} iterations, {r['seconds']:.2f} s, {r['percent_pot']:.3f}% of the pot, "

@@ -40,6 +40,7 @@ from .random_dealt import RandomDealt
 from .holdem import holdem_river, holdem_turn
 from .goofspiel import Goofspiel
 from .battleship import Battleship
+from .rhode_island import RhodeIsland
 
 __all__ = ["CHANCE", "TERMINAL", "Game", "GameError", "MatrixGame", "available", "bimatrix", "check_game",
            "make", "matrix", "parse_spec", "register"]
@@ -197,3 +198,4 @@ register("holdem_river", holdem_river)
 register("holdem_turn", holdem_turn)
 register("goofspiel", Goofspiel)
 register("battleship", Battleship)
+register("rhode_island", RhodeIsland)

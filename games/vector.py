@@ -111,7 +111,7 @@ class VectorGame:
     # terminal's values with per-card prefix sums over the hands sorted by strength instead of a
     # dense T0 x T1 product; the compiler checks the claim against the dense matrices.
     def card_showdown(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """(cards [H, 2] int64: the two cards 0..51 of each type value, w0 [H], w1 [H]: each
+        """(cards [H, k] int64: the cards 0..51 of each type value, k = 1 or 2, w0 [H], w1 [H]: each
         player's weight of each type value, to which the deal is proportional over the pairs
         sharing no card), or None."""
         return None

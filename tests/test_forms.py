@@ -26,7 +26,10 @@ GAMES = ["kuhn", "ocp(12)", "leduc", "dudo(4,1,2)", "dudo(4,2,1)", "liars_dice(f
          "random_dealt(seed=2,types=2,depth=6,max_actions=2)",
          # hold'em on a small deck: a river spot, and a turn spot with its river card dealt in public
          "holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh)",
-         "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)"]
+         "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)",
+         # Rhode Island hold'em: one-card types, two board cards dealt in public
+         "rhode_island(raises=1, ranks='QKA', suits='sh')"]
+CARD_GAMES = ("holdem", "rhode_island")  # showdowns by card-removal prefix sums (tolerances below)
 ALGOS = list(tensorcfr.PRESETS)  # every preset of the CFR family and of FTRL
 TOL = 1e-12  # evaluations: exploitability, NashConv, value, best responses
 # Iterates are sums over sequences taken in another order in each form, and the rules amplify
@@ -130,19 +133,19 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
         for p, (ca, cb) in enumerate(cols):
             ca, cb = ca.to(device), cb.to(device)
             assert_close(a.sigma[p][:, ca], b.sigma[p][:, cb], f"iteration {t}, current strategy of player {p}",
-                         HOLDEM_STRATEGY_TOL if game.startswith("holdem") else STRATEGY_TOL)  # H100: 1.01e-11 (pcfr+)
+                         HOLDEM_STRATEGY_TOL if game.startswith(CARD_GAMES) else STRATEGY_TOL)  # H100: 1.01e-11 (pcfr+)
             assert_close(a.average[p][:, ca], b.average[p][:, cb], f"iteration {t}, average of player {p}",
-                         HOLDEM_ITERATE_TOL if game.startswith("holdem") else ITERATE_TOL)
+                         HOLDEM_ITERATE_TOL if game.startswith(CARD_GAMES) else ITERATE_TOL)
             for f, x in vars(a.state.rule[p]).items():  # the per-sequence state (not per infoset or per member)
                 if x.shape[-1] == a.game.treeplexes[p].num_sequences:
                     assert_close(x[:, ca], getattr(b.state.rule[p], f)[:, cb], f"iteration {t}, {f} of player {p}",
-                                 HOLDEM_ITERATE_TOL if game.startswith("holdem") else ITERATE_TOL)
+                                 HOLDEM_ITERATE_TOL if game.startswith(CARD_GAMES) else ITERATE_TOL)
     # the current profile's evaluation inherits the rounding of its strategies (held to
     # STRATEGY_TOL), the average's that of sums (ITERATE_TOL): worst measured for the current one
     # 1.44e-12 (NashConv, lcfr, the small hold'em turn, whose payoffs reach 7 chips)
     # hold'em's iterates are held looser (above), and so their evaluations: pdcfr+ on the small
     # turn, 3.6e-12 apart in the average's exploitability
-    scale = 10 if game.startswith("holdem") else 1
+    scale = 10 if game.startswith(CARD_GAMES) else 1
     for which, tol in (("average", scale * TOL), ("current", scale * 10 * TOL)):
         ea, eb = a.evaluate()[which], b.evaluate()[which]
         for f in ("exploitability", "nash_conv", "game_value"):

@@ -15,7 +15,7 @@ SMALL_SPECS = ["kuhn", "kuhn(ante=2)", "leduc", "random(seed=0)", "random(seed=1
                "goofspiel(num_cards=3)", "goofspiel(num_cards=4,points_order=ascending,returns_type=point_difference)",
                "battleship(board_width=2,board_height=2,ship_sizes=(1,),ship_values=(1.0,),num_shots=2)",
                "battleship(board_width=3,board_height=1,ship_sizes=(2,),ship_values=(1.5,),num_shots=2,"
-               "allow_repeated_shots=True)"]
+               "allow_repeated_shots=True)", "rhode_island(raises=1, ranks='QKA', suits='sh')"]
 
 
 def test_every_registered_game_is_covered():

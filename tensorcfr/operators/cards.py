@@ -8,7 +8,8 @@ player's reach y, player 0's value of hand h is
 
     d0(h) (a (Y - blocked(h)) + b (win(h) - lose(h))),   Y = sum of y d1,
 
-where blocked(h) = C[c1] + C[c2] - y(h) (C[c]: the reach of the hands holding card c), win(h)
+where blocked(h) = C[c1] + C[c2] - y(h) (C[c]: the reach of the hands holding card c; a type of
+one card, Rhode Island hold'em's, has blocked(h) = C[c1]), win(h)
 the reach of the weaker hands minus those of them that hold c1 or c2, and lose(h) likewise for
 the stronger: prefix sums over the hands sorted by strength, and over each card's hands sorted
 by strength (Johanson et al., AAMAS 2011, "Accelerating best response calculation in large
@@ -37,7 +38,7 @@ class CardShowdown:
     compiled game's device."""
 
     hands: tuple[torch.Tensor, torch.Tensor]  # per player [T_p] int64: the type value (hand) of each type
-    cards: torch.Tensor  # [H, 2] int64: the cards of each hand value
+    cards: torch.Tensor  # [H, k] int64: the cards of each hand value (k = 2 in hold'em, 1 in Rhode Island)
     d: tuple[torch.Tensor, torch.Tensor]  # per player [K, T_p] float64: the factors d0_k, d1_k
     ab: torch.Tensor  # [K, 2] float64: (a_k, b_k)
     strength: torch.Tensor  # [G, H] int64: the hands' strength on each board
@@ -69,11 +70,11 @@ class CardKernel:
     def __init__(self, own: torch.Tensor, other: torch.Tensor, own_strength: torch.Tensor | None = None,
                  other_strength: torch.Tensor | None = None, device: torch.device | None = None):
         device = own.device if device is None else device
-        c, oc = own.cpu().numpy(), other.cpu().numpy()  # [T_p, 2], [T_o, 2] cards
-        To = len(oc)
-        self.To = To
+        c, oc = own.cpu().numpy(), other.cpu().numpy()  # [T_p, k], [T_o, k] cards, k = 1 or 2
+        To, k = len(oc), c.shape[1]
+        self.To, self.k = To, k
         t = lambda a: torch.as_tensor(a, dtype=torch.int64, device=device)  # noqa: E731
-        # the other's type holding the same two cards as each own type (To: none, a zero column)
+        # the other's type holding the same cards as each own type (To: none, a zero column)
         key = lambda x: x.min(1) * 64 + x.max(1)  # noqa: E731
         okey, same = key(oc), np.full(len(c), To, dtype=np.int64)
         if To:
@@ -81,8 +82,9 @@ class CardKernel:
             pos = np.searchsorted(okey[sort], key(c)).clip(0, To - 1)
             hit = okey[sort][pos] == key(c)
             same[hit] = sort[pos][hit]
-        self.c0, self.c1, self.same = t(c[:, 0]), t(c[:, 1]), t(same)
-        self.ocards = t(oc)
+        self.cs = [t(c[:, j]) for j in range(k)]  # own types' cards, a column each
+        self.ocs = [t(oc[:, j]) for j in range(k)]
+        self.same = t(same)
         self.ranked = own_strength is not None
         if not self.ranked:
             return
@@ -95,13 +97,13 @@ class CardKernel:
         held = [np.flatnonzero((oc == card).any(axis=1)) for card in range(NUM_CARDS)]
         width = max(1, max(len(h) for h in held))
         lists = np.full((NUM_CARDS, width), To, dtype=np.int64)
-        cfirst = np.zeros((len(c), 2), np.int64)
-        clast = np.zeros((len(c), 2), np.int64)
+        cfirst = np.zeros((len(c), k), np.int64)
+        clast = np.zeros((len(c), k), np.int64)
         for card, h in enumerate(held):  # compile time: 52 cards
             h = h[np.argsort(os_[h], kind="stable")]
             lists[card, :len(h)] = h
             sh = os_[h]
-            for j in (0, 1):
+            for j in range(k):
                 mine = np.flatnonzero(c[:, j] == card)
                 cfirst[mine, j] = card * (width + 1) + np.searchsorted(sh, s[mine], side="left")
                 clast[mine, j] = card * (width + 1) + np.searchsorted(sh, s[mine], side="right")
@@ -114,9 +116,12 @@ class CardKernel:
         R = y.shape[0]
         total = y.sum(-1, keepdim=True)  # [R, 1]
         per_card = y.new_zeros(R, NUM_CARDS)  # [R, 52] reach of the other's hands holding each card
-        per_card.index_add_(1, self.ocards[:, 0], y).index_add_(1, self.ocards[:, 1], y)
+        for oc in self.ocs:
+            per_card.index_add_(1, oc, y)
         padded = torch.nn.functional.pad(y, (0, 1))  # [R, T_o + 1]: column T_o is 0
-        free = total - _take(per_card, self.c0) - _take(per_card, self.c1) + _take(padded, self.same)  # [R, T_p]
+        free = total - _take(per_card, self.cs[0])  # [R, T_p]
+        if self.k == 2:  # less those holding the second card, plus the one hand holding both
+            free -= _take(per_card, self.cs[1]) - _take(padded, self.same)
         return free, total, per_card, padded
 
     def free(self, y: torch.Tensor) -> torch.Tensor:
@@ -139,7 +144,7 @@ class CardKernel:
         below = _take(prefix, self.first)
         above = total - _take(prefix, self.last)
         card_prefix = _take(padded, self.lists).view(R, NUM_CARDS, self.width + 1).cumsum_(-1).view(R, self.lists.numel())
-        for j, cj in ((0, self.c0), (1, self.c1)):  # the hands below / above that hold the card cj
+        for j, cj in enumerate(self.cs):  # the hands below / above that hold the card cj
             below -= _take(card_prefix, self.cfirst[:, j])
             above -= _take(per_card, cj) - _take(card_prefix, self.clast[:, j])
         return free, below, above
