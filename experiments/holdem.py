@@ -113,8 +113,8 @@ def main(argv=None) -> int:
             "sizes": {k: sizes[k] for k in ("histories", "public_nodes", "types", "payoff_classes", "public_terminals")}}
     lines = [f"Made by `{meta['command']}` on {meta['machine']} ({a.device}, {meta['threads']} threads), torch "
              f"{meta['torch']}, {a.dtype}, {meta['date']}. Spot: `{a.spot}`: {sizes['histories']:,} histories, "
-             f"{sizes['public_nodes']} public nodes, {sizes['types'][0]:,} x {sizes['types'][1]:,} hands, "
-             f"{sizes['payoff_classes']} payoff classes. Compile {compile_s:.1f} s; peak memory of the process "
+             f"{sizes['public_nodes']:,} public nodes, {sizes['types'][0]:,} x {sizes['types'][1]:,} hands, "
+             f"{sizes['payoff_classes']:,} payoff classes. Compile {compile_s:.1f} s; peak memory of the process "
              f"{meta['peak_memory_mb']:,.0f} MB. Seconds count iterations, not the evaluations every "
              f"{a.eval_every}.", "",
              f"| algorithm | iterations to {a.target:g}% of the pot | seconds | % of the pot | ms/iteration |",

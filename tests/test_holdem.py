@@ -256,14 +256,14 @@ def test_a_spot_without_its_dense_matrices_solves_as_with_them(spec, monkeypatch
     12,012 classes of 1,128 x 1,128 hands). Its factors, checked on sampled pairs instead of
     the dense matrices, must be the very same; its sizes (payoff nonzeros from the factors,
     `operators.cards.class_totals`) and payoff total equal; its largest and smallest entry
-    bounds on the right side; and 10 DCFR iterations equal, chunked into 3 terminals a kernel
+    bounds on the right side; and 10 DCFR iterations equal, one terminal a kernel
     call, at float64."""
     import tensorcfr.compiler.public as cp
     import tensorcfr.operators.public as op
 
     dense = tensorcfr.compile(spec, form="public")
     monkeypatch.setattr(cp, "DENSE_ENTRIES", 0)
-    monkeypatch.setattr(op, "CARD_ROWS", 3)
+    monkeypatch.setattr(op, "CARD_ENTRIES", 1)  # a terminal a call
     factored = tensorcfr.compile(spec, form="public")
     assert dense.payoff_weights is not None and factored.payoff_weights is None
     assert factored.sizes() == dense.sizes()

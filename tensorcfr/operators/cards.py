@@ -86,6 +86,7 @@ class CardKernel:
         self.ocs = [t(oc[:, j]) for j in range(k)]
         self.same = t(same)
         self.ranked = own_strength is not None
+        self.row_entries = max(To + 1, NUM_CARDS)  # of the largest array a row of a call holds
         if not self.ranked:
             return
         s, os_ = own_strength.cpu().numpy().astype(np.int64), other_strength.cpu().numpy().astype(np.int64)
@@ -111,6 +112,7 @@ class CardKernel:
         self.order, self.first, self.last = t(np.concatenate([[To], order])), t(first), t(last)
         self.lists = t(np.concatenate([lead, lists], 1).reshape(-1))  # [52 (width + 1)]
         self.cfirst, self.clast, self.width = t(cfirst), t(clast), width
+        self.row_entries = max(To + 1, NUM_CARDS * (width + 1))
 
     def _free(self, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
         R = y.shape[0]

@@ -25,11 +25,13 @@ if TYPE_CHECKING:
 SMALL_CLASS = 64  # payoff classes of fewer terminals share one batched product (per-terminal matrices)
 
 
-# terminals a card kernel call takes at most: its largest array, [rows, 52 x 48] per-card
-# prefix sums, then stays near 10 MB at float64. Larger arrays come from fresh pages of the
-# kernel (glibc maps allocations past 32 MB), which cost more than the sums: on a full-range
-# turn spot, chunks of 1,024 rows took an iteration from 4.9 to 1.8 s (2 cores, float32)
-CARD_ROWS = 1024
+# entries of the largest array of a card kernel call, [rows, 52 (width + 1)] per-card prefix
+# sums (`CardKernel.row_entries`): near 10 MB at float64, so a call takes 1,024 terminals of
+# hold'em's 1,128 hands, 25,000 of Rhode Island's one-card types. Larger arrays come from fresh
+# pages of the kernel (glibc maps allocations past 32 MB), which cost more than the sums: on a
+# full-range turn spot, chunks of 1,024 rows took an iteration from 4.9 to 1.8 s (2 cores,
+# float32); smaller ones cost a call's overhead a few times over
+CARD_ENTRIES = 1024 * 52 * 49
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +87,8 @@ class PublicPayoffOperator:
             groups = []
             for g, kernel in [(-1, fold_kernels(sd))] + list(enumerate(kernels(sd))):
                 terms = (board == g).nonzero().view(-1)
-                for part in (terms.split(CARD_ROWS) if len(terms) else ()):
+                rows = max(1, CARD_ENTRIES // kernel[0].row_entries)
+                for part in (terms.split(rows) if len(terms) else ()):
                     groups.append((kernel, cls[part], tuple(_rows_of(cg.terminal_seq[p, part]) for p in (0, 1))))
             none = _rows_of(cg.terminal_seq[0, :0])
             return PublicPayoffOperator(cg.treeplexes, ((), ()), (), small_seq=(none, none),
