@@ -195,11 +195,15 @@ def test_small_spots_match_the_recursive_cfr(spec, plus):
     "holdem_turn(board=Td9d8d2s, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJT98765432, suits=dhs, "
     "range0='AA,KK,QQ,JJ,AK,KQ,T9', range1='AA,KK,77,AQ,QJ,65s')",
 ])
-def test_the_card_removal_showdown_equals_the_dense_product(spec):
+@pytest.mark.parametrize("pairs", [0, 1 << 30], ids=["prefix sums", "dense kernels"])
+def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, monkeypatch):
     """Counterfactual values of both players against random reach, at float64: the prefix sums
-    of operators/cards.py against the dense W_k products of the same compiled game."""
+    of operators/cards.py (or its dense per-board kernels, taken for few types) against the
+    dense W_k products of the same compiled game."""
+    import tensorcfr.operators.cards as cards_module
     from tensorcfr.operators.public import PublicPayoffOperator
 
+    monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", pairs)
     cg = tensorcfr.compile(spec, form="public")
     assert cg.showdown is not None
     dense = PublicPayoffOperator.of(cg, torch.float64, showdown=False)
@@ -250,8 +254,9 @@ FACTORED = [
 ]
 
 
+@pytest.mark.parametrize("pairs", [0, 1 << 30], ids=["prefix sums", "dense kernels"])
 @pytest.mark.parametrize("spec", FACTORED, ids=["small deck", "three suits"])
-def test_a_spot_without_its_dense_matrices_solves_as_with_them(spec, monkeypatch):
+def test_a_spot_without_its_dense_matrices_solves_as_with_them(spec, pairs, monkeypatch):
     """A card game past DENSE_ENTRIES keeps its showdown factors only (a full-range turn spot:
     12,012 classes of 1,128 x 1,128 hands). Its factors, checked on sampled pairs instead of
     the dense matrices, must be the very same; its sizes (payoff nonzeros from the factors,
@@ -259,8 +264,10 @@ def test_a_spot_without_its_dense_matrices_solves_as_with_them(spec, monkeypatch
     bounds on the right side; and 10 DCFR iterations equal, one terminal a kernel
     call, at float64."""
     import tensorcfr.compiler.public as cp
+    import tensorcfr.operators.cards as cards_module
     import tensorcfr.operators.public as op
 
+    monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", pairs)
     dense = tensorcfr.compile(spec, form="public")
     monkeypatch.setattr(cp, "DENSE_ENTRIES", 0)
     monkeypatch.setattr(op, "CARD_ENTRIES", 1)  # a terminal a call

@@ -82,10 +82,13 @@ def test_small_deck_matches_the_recursive_cfr():
     check_against_oracle(ONE_SUIT, {"plus": True, "regret_tolerance": 1e-12}, 6, "cpu")
 
 
-def test_the_public_form_keeps_no_matrix_per_terminal():
+@pytest.mark.parametrize("pairs", [0, 1 << 30], ids=["prefix sums", "dense kernels"])
+def test_the_public_form_keeps_no_matrix_per_terminal(pairs, monkeypatch):
     """One-card types: the showdown by the card kernel, the board by public chance paths."""
+    import tensorcfr.operators.cards as cards_module
     from tensorcfr.operators.public import PublicPayoffOperator
 
+    monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", pairs)
     cg = tensorcfr.compile(FOUR_RANKS, form="public")
     assert cg.showdown is not None and cg.showdown.cards.shape[1] == 1
     dense = PublicPayoffOperator.of(cg, torch.float64, showdown=False)

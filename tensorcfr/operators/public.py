@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from tensorcfr.operators.cards import card_values, fold_kernels, kernels
+from tensorcfr.operators.cards import card_values, fold_kernels, kernels, terminal_factors
 from tensorcfr.spaces.public import PublicTreeplex, add_rows, pick_rows, put_rows
 
 if TYPE_CHECKING:
@@ -32,6 +32,10 @@ SMALL_CLASS = 64  # payoff classes of fewer terminals share one batched product 
 # full-range turn spot, chunks of 1,024 rows took an iteration from 4.9 to 1.8 s (2 cores,
 # float32); smaller ones cost a call's overhead a few times over
 CARD_ENTRIES = 1024 * 52 * 49
+# a card game's terminals keep their factors (d of both players, a, b) gathered, [Z, T0 + T1],
+# up to this many entries (royal Rhode Island: 242,906 terminals of 20 + 20 types; a full-range
+# turn spot, 26,584 of 1,128 + 1,128, gathers them each call)
+CARD_FACTOR_ENTRIES = 1 << 24
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,11 +89,15 @@ class PublicPayoffOperator:
             fold = sd.ab[cls, 1] == 0
             board = torch.where(fold, -1, sd.board[cls])
             groups = []
+            # each terminal's factors (d of both players, a, b) gathered once, where they fit
+            keep = len(cls) * sum(len(h) for h in sd.hands) <= CARD_FACTOR_ENTRIES
             for g, kernel in [(-1, fold_kernels(sd))] + list(enumerate(kernels(sd))):
                 terms = (board == g).nonzero().view(-1)
                 rows = max(1, CARD_ENTRIES // kernel[0].row_entries)
                 for part in (terms.split(rows) if len(terms) else ()):
-                    groups.append((kernel, cls[part], tuple(_rows_of(cg.terminal_seq[p, part]) for p in (0, 1))))
+                    factors = tuple(terminal_factors(sd, cls[part], p, dtype) for p in (0, 1)) if keep else None
+                    groups.append((kernel, cls[part], tuple(_rows_of(cg.terminal_seq[p, part]) for p in (0, 1)),
+                                   factors))
             none = _rows_of(cg.terminal_seq[0, :0])
             return PublicPayoffOperator(cg.treeplexes, ((), ()), (), small_seq=(none, none),
                                         small_weights=torch.zeros(0, dtype=dtype, device=cg.device),
@@ -144,9 +152,10 @@ class PublicPayoffOperator:
             # its rows share one set of index tables, so every gather takes one index vector.
             # Stacking the boards with an index row per terminal row was tried and measured
             # slower (a 49-board turn spot: 330 ms an iteration against 54; the river 5.4 against 4.2)
-            for kernel, cls, seq in groups:
+            for kernel, cls, seq, factors in groups:
                 rows = self._rows(x_other, src, seq[other])  # [B, N, T_o]
-                vals = card_values(sd, kernel[player], cls, rows, player, d, ab)
+                vals = card_values(sd, kernel[player], cls, rows, player, d, ab,
+                                   None if factors is None else factors[player])
                 self._add(flat, out, seq[player], vals, self.distinct[player])
             return flat
         b = max(x_other.shape[0], self.small_weights.shape[0])
