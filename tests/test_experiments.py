@@ -308,7 +308,8 @@ def test_sampling_experiment_at_equal_time(tmp_path):
         ("openspiel", "outcome", 1), ("tensorcfr", "outcome", 64)]
     for r in rows:
         (m0, n0, e0), (m1, n1, e1) = r["points"]
-        assert (m0, m1) == (0.2, 0.4) and 0 < n0 < n1 and e0 > 0 and e1 > 0
+        # (an iteration slowed by other work on the machine may span both marks: 63 and 63 seen)
+        assert (m0, m1) == (0.2, 0.4) and 0 < n0 <= n1 and e0 > 0 and e1 > 0
     table = open(tmp_path / "sampling_time.md").read()
     assert "| kuhn | tensorcfr CFR+ external sampling, K = 64 | 1 |" in table and "after 0.4 s" in table
 
