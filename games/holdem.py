@@ -33,12 +33,12 @@ import math
 import numpy as np
 
 from .base import CHANCE, TERMINAL, Game, GameError
-from .cards import HANDS, NUM_CARDS, NUM_HANDS, RANKS, SUITS, card_name, card_names, hand_index, hand_name, \
+from .betting import FOLD0, FOLD1, SHOWDOWN, BettingTable
+from .cards import HANDS, NUM_CARDS, NUM_HANDS, RANKS, SUITS, card_name, card_names, deck_of, hand_index, hand_name, \
     parse_cards, parse_range, strengths
 from .vector import VectorGame
 
 ALLIN = "allin"
-FOLD0, FOLD1, SHOWDOWN = 1, 2, 3  # terminal kinds
 MAX_NODES = 1_000_000  # betting nodes of one spot's abstraction
 # the smallest bet or raise, as a fraction of the pot: 1e-300 of it added to the chips already
 # in changed nothing, so the same player could bet again without end (found by the fuzz)
@@ -106,7 +106,7 @@ class HoldemSpot(Game):
         self.pot, self.stack, self.cap = float(pot), float(stack), cap
         self.bets = _sizes(bets, streets, f"{kind}: bets")
         self.raises = _sizes(bets if raises is None else raises, streets, f"{kind}: raises")
-        self.deck = self._deck(ranks, suits)
+        self.deck = deck_of(ranks, suits, kind)
         off = [c for c in self.board if not self.deck[c]]
         if off:
             raise GameError(f"{kind}: board card {card_name(off[0])} is not in the deck ({ranks} x {suits})")
@@ -140,17 +140,6 @@ class HoldemSpot(Game):
             return "(" + ", ".join(HoldemSpot._bets_text(b) for b in bets) + ("," if len(bets) == 1 else "") + ")"
         return _fmt(bets) if isinstance(bets, (int, float)) else repr(bets)
 
-    def _deck(self, ranks: str, suits: str) -> np.ndarray:
-        if not isinstance(ranks, str) or not ranks or any(r not in RANKS for r in ranks):
-            raise GameError(f"{self.kind}: ranks {ranks!r} must be some of {RANKS}")
-        if not isinstance(suits, str) or not suits or any(s not in SUITS for s in suits):
-            raise GameError(f"{self.kind}: suits {suits!r} must be some of {SUITS}")
-        deck = np.zeros(NUM_CARDS, bool)
-        for r in ranks:
-            for s in suits:
-                deck[RANKS.index(r) * 4 + SUITS.index(s)] = True
-        return deck
-
     # -- the betting tree, built once: a table of nodes --------------------------------------
 
     def _build_tree(self):
@@ -161,25 +150,14 @@ class HoldemSpot(Game):
                            key=lambda a: float(a.split()[1]))
         alphabet.append(ALLIN)
         self.actions = tuple(alphabet)
-        index = {a: i for i, a in enumerate(alphabet)}
-        mover, nxt, kind, contrib, street, line = [], [], [], [], [], []
-
-        def node(p, k, c, s, ln) -> int:
-            if len(mover) >= MAX_NODES:
-                raise GameError(f"{self.kind}: the bet abstraction has more than {MAX_NODES:,} betting nodes")
-            mover.append(p)
-            nxt.append([-1] * len(alphabet))
-            kind.append(k)
-            contrib.append(tuple(c))
-            street.append(s)
-            line.append(ln)
-            return len(mover) - 1
+        t = BettingTable(alphabet, MAX_NODES, f"{self.kind}: the bet abstraction")
+        node = t.node
 
         def end_street(c, s, ln):
             if s + 1 == self.streets:
                 return node(TERMINAL, SHOWDOWN, c, s, ln)
             u = node(CHANCE, 0, c, s, ln)  # the next card
-            nxt[u][0] = begin(c, s + 1, ln + ("",))
+            t.link(u, alphabet[0], begin(c, s + 1, ln + ("",)))  # a chance node's child in column 0
             return u
 
         def begin(c, s, ln):
@@ -194,7 +172,7 @@ class HoldemSpot(Game):
             left = self.stack - c[p]
 
             def after(action, cc, then):  # the child `then` makes after `action`, with contributions cc
-                nxt[u][index[action]] = then(cc, ln[:-1] + ((ln[-1] + " " + action).strip(),))
+                t.link(u, action, then(cc, ln[:-1] + ((ln[-1] + " " + action).strip(),)))
 
             if to_call == 0:
                 after("check", c, lambda cc, l2: end_street(cc, s, l2) if acted
@@ -238,16 +216,8 @@ class HoldemSpot(Game):
             return u
 
         begin([0.0, 0.0], 0, ("",))
-        self._mover = np.array(mover, dtype=np.int64)  # [N] 0, 1, CHANCE (the river card) or TERMINAL
-        self._next = np.array(nxt, dtype=np.int64)  # [N, A] node after each action (-1 illegal); a chance node's in column 0
-        self._kind = np.array(kind, dtype=np.int64)  # [N] FOLD0, FOLD1, SHOWDOWN or 0
-        self._contrib = np.array(contrib, dtype=np.float64)  # [N, 2] chips put in beyond the half pot each
-        self._street = np.array(street, dtype=np.int64)  # [N]
-        self._line = ["/".join(ln) for ln in line]  # [N] the betting so far, streets split by "/"
-        self._legal = (self._next >= 0) & (self._mover[:, None] >= 0)
-        # payoff classes: terminals of one kind and one amount pay alike for every pair of hands
-        amount = np.where(self._kind == FOLD1, self._contrib[:, 1], self._contrib[:, 0])
-        _, self._amount_id = np.unique(amount, return_inverse=True)
+        t.finish()
+        self.tree = t
 
     # -- sizes --------------------------------------------------------------------------------
 
@@ -260,9 +230,9 @@ class HoldemSpot(Game):
 
     def _subtree(self) -> np.ndarray:
         """[N] nodes in each node's subtree, a river card counted once."""
-        n = np.ones(len(self._mover), np.int64)
+        n = np.ones(len(self.tree.mover), np.int64)
         for u in range(len(n) - 1, -1, -1):  # children have larger ids
-            kids = self._next[u][self._next[u] >= 0]
+            kids = self.tree.next[u][self.tree.next[u] >= 0]
             n[u] += n[kids].sum()
         return n
 
@@ -270,18 +240,18 @@ class HoldemSpot(Game):
         """The deal (a root, then a chance node per hand of player 0), then per deal the betting
         tree with, at each river card node, one river betting subtree per river card left."""
         sub = self._subtree()
-        per_deal = len(self._mover)
-        for u in np.flatnonzero(self._mover == CHANCE):
-            per_deal += (self._rivers() - 1) * int(sub[self._next[u, 0]])
+        per_deal = len(self.tree.mover)
+        for u in np.flatnonzero(self.tree.mover == CHANCE):
+            per_deal += (self._rivers() - 1) * int(sub[self.tree.next[u, 0]])
         return 1 + int(np.count_nonzero(self.deal0)) + self._pairs() * per_deal, True
 
     def public_size_hint(self):
         """Public nodes: the betting nodes, a river subtree per river card the board leaves."""
         sub = self._subtree()
-        public = len(self._mover)
+        public = len(self.tree.mover)
         cards = int(self.deck.sum()) - len(self.board)
-        for u in np.flatnonzero(self._mover == CHANCE):
-            public += (cards - 1) * int(sub[self._next[u, 0]])
+        for u in np.flatnonzero(self.tree.mover == CHANCE):
+            public += (cards - 1) * int(sub[self.tree.next[u, 0]])
         t1 = (self.weights[1] > 0) & (self.weights[0] @ self.compat > 0)
         return public, (int(np.count_nonzero(self.deal0)), int(np.count_nonzero(t1)))
 
@@ -308,7 +278,7 @@ class HoldemSpot(Game):
 
     def player(self, state):
         h0, h1, _, u = state
-        return CHANCE if h1 < 0 else int(self._mover[u])
+        return CHANCE if h1 < 0 else int(self.tree.mover[u])
 
     def chance_outcomes(self, state):
         row = self.vectorized().chance(np.array([state], dtype=np.int64))[0]
@@ -317,32 +287,30 @@ class HoldemSpot(Game):
         return [(name(int(o)), float(row[o])) for o in np.flatnonzero(row)]
 
     def legal_actions(self, state):
-        return tuple(self.actions[a] for a in np.flatnonzero(self._legal[state[3]]))
+        return tuple(self.actions[a] for a in np.flatnonzero(self.tree.legal[state[3]]))
 
     def next_state(self, state, action):
         h0, h1, river, u = state
         if h1 < 0:
             h = hand_index(parse_cards(action, "deal"))
             return (h, -1, -1, u) if h0 < 0 else (h0, h, -1, u)
-        if self._mover[u] == CHANCE:
-            return (h0, h1, parse_cards(action, "river")[0], int(self._next[u, 0]))
-        return (h0, h1, river, int(self._next[u, self.actions.index(action)]))
+        if self.tree.mover[u] == CHANCE:
+            return (h0, h1, parse_cards(action, "river")[0], int(self.tree.next[u, 0]))
+        return (h0, h1, river, int(self.tree.next[u, self.actions.index(action)]))
 
     def utilities(self, state):
-        u = float(self.vectorized().utility(np.array([state], dtype=np.int64))[0])
-        return (u, -u)
+        return self.vectorized().state_utilities(state)
 
     def infoset_key(self, state):
-        vg = self.vectorized()
-        return vg.infoset_names(vg.infoset(np.array([state], dtype=np.int64)))[0]
+        return self.vectorized().state_infoset_key(state)
 
     def describe(self, state, player):
         h0, h1, river, u = state
         board = card_names(self.board) + ([card_name(river)] if river >= 0 else [])
         own = hand_name(h0 if player == 0 else h1)
         return (f"your hand {own}; board {' '.join(board)}; pot {self.pot:g}, you put in "
-                f"{self._contrib[u, player]:g} more, the other {self._contrib[u, 1 - player]:g}; "
-                f"betting: {self._line[u] or '-'}")
+                f"{self.tree.contrib[u, player]:g} more, the other {self.tree.contrib[u, 1 - player]:g}; "
+                f"betting: {self.tree.line[u] or '-'}")
 
     def vectorized(self):
         if self._vector is None:
@@ -366,10 +334,10 @@ class HoldemVector(VectorGame):
         return np.array([[-1, -1, -1, 0]], dtype=np.int64)
 
     def player(self, s):
-        return np.where(s[:, 1] < 0, CHANCE, self.game._mover[s[:, 3]])
+        return np.where(s[:, 1] < 0, CHANCE, self.game.tree.mover[s[:, 3]])
 
     def legal(self, s):
-        return self.game._legal[s[:, 3]]
+        return self.game.tree.legal[s[:, 3]]
 
     def chance(self, s):
         g = self.game
@@ -399,33 +367,23 @@ class HoldemVector(VectorGame):
         out[second, 1] = a[second]
         move = ~first & ~second
         u = s[move, 3]
-        card = g._mover[u] == CHANCE
+        card = g.tree.mover[u] == CHANCE
         rows = np.flatnonzero(move)
         out[rows[card], 2] = a[move][card]
-        out[rows, 3] = np.where(card, g._next[u, 0], g._next[u, np.where(card, 0, a[move])])
+        out[rows, 3] = np.where(card, g.tree.next[u, 0], g.tree.next[u, np.where(card, 0, a[move])])
         return out
 
     def utility(self, s):
         g = self.game
-        u = s[:, 3]
-        c0, c1 = g._contrib[u, 0], g._contrib[u, 1]
-        half = g.pot / 2
         strength = g.strength()  # rows by river card (row 0: the river spot's board)
-        s0, s1 = strength[s[:, 2] + 1, s[:, 0]], strength[s[:, 2] + 1, s[:, 1]]
-        show = np.where(s0 > s1, half + c1, np.where(s0 < s1, -(half + c0), 0.0))
-        kind = g._kind[u]
-        return np.where(kind == FOLD0, -(half + c0), np.where(kind == FOLD1, half + c1, show))
+        return g.tree.utility(s[:, 3], g.pot / 2, strength[s[:, 2] + 1, s[:, 0]], strength[s[:, 2] + 1, s[:, 1]])
 
     def card_showdown(self):
         return HANDS, self.game.weights[0], self.game.weights[1]
 
     def card_payoff(self, s):
         g = self.game
-        u = s[:, 3]
-        half, kind = g.pot / 2, g._kind[u]
-        a = np.where(kind == FOLD0, -(half + g._contrib[u, 0]), np.where(kind == FOLD1, half + g._contrib[u, 1], 0.0))
-        b = np.where(kind == SHOWDOWN, half + g._contrib[u, 0], 0.0)
-        return a, b, g.strength()[s[:, 2] + 1]
+        return (*g.tree.payoff(s[:, 3], g.pot / 2), g.strength()[s[:, 2] + 1])
 
     def card_chance(self, s):
         # the river: any card of the deck that is not on the board nor in either hand, alike
@@ -438,14 +396,12 @@ class HoldemVector(VectorGame):
         return np.broadcast_to(np.arange(NUM_CARDS), (len(s), NUM_CARDS)), np.broadcast_to(q, (len(s), NUM_CARDS))
 
     def payoff_key(self, s):
-        g = self.game
-        u = s[:, 3]
-        return g._kind[u] * (len(g._mover) + 1) + g._amount_id[u]
+        return self.game.tree.payoff_key(s[:, 3])
 
     def infoset(self, s):
         g = self.game
         u = s[:, 3]
-        own = np.where(g._mover[u] == 0, s[:, 0], s[:, 1])
+        own = np.where(g.tree.mover[u] == 0, s[:, 0], s[:, 1])
         return (u * (NUM_CARDS + 1) + s[:, 2] + 1) * NUM_HANDS + own
 
     def infoset_names(self, keys):
@@ -456,7 +412,7 @@ class HoldemVector(VectorGame):
             rest, own = divmod(k, NUM_HANDS)
             u, river = divmod(rest, NUM_CARDS + 1)
             cards = board + ("" if river == 0 else "/" + card_name(river - 1))
-            out.append(f"{hand_name(own)}|{cards}|{g._line[u]}")
+            out.append(f"{hand_name(own)}|{cards}|{g.tree.line[u]}")
         return out
 
 

@@ -35,10 +35,10 @@ import math
 import numpy as np
 
 from .base import CHANCE, TERMINAL, Game, GameError
-from .cards import NUM_CARDS, RANKS, SUITS, card_name, parse_cards
+from .betting import FOLD0, FOLD1, SHOWDOWN, BettingTable
+from .cards import NUM_CARDS, RANKS, SUITS, card_name, deck_of, parse_cards
 from .vector import VectorGame
 
-FOLD0, FOLD1, SHOWDOWN = 1, 2, 3  # terminal kinds
 ROYAL_RANKS = "TJQKA"
 ACTIONS = ("fold", "check", "call", "bet", "raise")
 MAX_RAISES = 20  # a round of r bets and raises has about 4 r betting nodes; three rounds, (4 r)^3 lines
@@ -95,13 +95,7 @@ class RhodeIsland(Game):
             ranks = ROYAL_RANKS if royal else RANKS
         elif royal:
             raise GameError("rhode_island: give royal=True or ranks, not both")
-        for what, v, allowed in (("ranks", ranks, RANKS), ("suits", suits, SUITS)):
-            if not isinstance(v, str) or not v or any(x not in allowed for x in v) or len(set(v)) != len(v):
-                raise GameError(f"rhode_island: {what} {v!r} must be distinct letters of {allowed}")
-        self.deck = np.zeros(NUM_CARDS, bool)
-        for r in ranks:
-            for s in suits:
-                self.deck[RANKS.index(r) * 4 + SUITS.index(s)] = True
+        self.deck = deck_of(ranks, suits, "rhode_island")
         self.n = int(self.deck.sum())
         if self.n < 4:
             raise GameError(f"rhode_island: a deck of {self.n} cards ({ranks} x {suits}); two private and two "
@@ -120,30 +114,21 @@ class RhodeIsland(Game):
     # -- the betting tree, built once: a table of nodes ------------------------------------
 
     def _build_tree(self):
-        index = {a: i for i, a in enumerate(ACTIONS)}
-        mover, nxt, kind, contrib, street, line = [], [], [], [], [], []
-
-        def node(p, k, c, s, ln) -> int:
-            mover.append(p)
-            nxt.append([-1] * len(ACTIONS))
-            kind.append(k)
-            contrib.append(tuple(c))
-            street.append(s)
-            line.append(ln)
-            return len(mover) - 1
+        t = BettingTable(ACTIONS)
+        node = t.node
 
         def end_round(c, s, ln):
             if s == 2:
                 return node(TERMINAL, SHOWDOWN, c, s, ln)
             u = node(CHANCE, 0, c, s, ln)  # the next public card
-            nxt[u][0] = decide(0, c, s + 1, ln + ("",), 0, False)
+            t.link(u, ACTIONS[0], decide(0, c, s + 1, ln + ("",), 0, False))  # a chance node's child in column 0
             return u
 
         def decide(p, c, s, ln, count, acted):
             u = node(p, 0, c, s, ln)
 
             def after(action, cc, then):
-                nxt[u][index[action]] = then(cc, ln[:-1] + ((ln[-1] + " " + action).strip(),))
+                t.link(u, action, then(cc, ln[:-1] + ((ln[-1] + " " + action).strip(),)))
 
             size = self.bets[s]
             if c[0] == c[1]:
@@ -164,23 +149,16 @@ class RhodeIsland(Game):
             return u
 
         decide(0, [0.0, 0.0], 0, ("",), 0, False)
-        self._mover = np.array(mover, dtype=np.int64)  # [N] 0, 1, CHANCE (a public card) or TERMINAL
-        self._next = np.array(nxt, dtype=np.int64)  # [N, A] node after each action; a chance node's in column 0
-        self._kind = np.array(kind, dtype=np.int64)  # [N] FOLD0, FOLD1, SHOWDOWN or 0
-        self._contrib = np.array(contrib, dtype=np.float64)  # [N, 2] chips put in beyond the ante
-        self._street = np.array(street, dtype=np.int64)
-        self._line = ["/".join(ln) for ln in line]
-        self._legal = (self._next >= 0) & (self._mover[:, None] >= 0)
-        amount = np.where(self._kind == FOLD1, self._contrib[:, 1], self._contrib[:, 0])
-        _, self._amount_id = np.unique(amount, return_inverse=True)
+        t.finish()
+        self.tree = t
 
     def _subtree(self) -> np.ndarray:
         """[N] histories in each node's subtree of one deal, each public card counted."""
-        n = np.ones(len(self._mover), np.int64)
+        n = np.ones(len(self.tree.mover), np.int64)
         for u in range(len(n) - 1, -1, -1):  # children have larger ids
-            kids = self._next[u][self._next[u] >= 0]
-            if self._mover[u] == CHANCE:  # the flop from n - 2 cards, the turn from n - 3 (street 1)
-                n[u] += (self.n - 2 - int(self._street[u])) * n[kids].sum()
+            kids = self.tree.next[u][self.tree.next[u] >= 0]
+            if self.tree.mover[u] == CHANCE:  # the flop from n - 2 cards, the turn from n - 3 (street 1)
+                n[u] += (self.n - 2 - int(self.tree.street[u])) * n[kids].sum()
             else:
                 n[u] += n[kids].sum()
         return n
@@ -191,10 +169,10 @@ class RhodeIsland(Game):
         return 1 + self.n + self.n * (self.n - 1) * int(self._subtree()[0]), True
 
     def public_size_hint(self):
-        pub = np.ones(len(self._mover), np.int64)  # public nodes: the betting tree, a card at a time
+        pub = np.ones(len(self.tree.mover), np.int64)  # public nodes: the betting tree, a card at a time
         for u in range(len(pub) - 1, -1, -1):
-            kids = self._next[u][self._next[u] >= 0]
-            pub[u] += (self.n - int(self._street[u]) if self._mover[u] == CHANCE else 1) * pub[kids].sum()
+            kids = self.tree.next[u][self.tree.next[u] >= 0]
+            pub[u] += (self.n - int(self.tree.street[u]) if self.tree.mover[u] == CHANCE else 1) * pub[kids].sum()
         return int(pub[0]), (self.n, self.n)
 
     # -- hand strength ------------------------------------------------------------------------
@@ -215,14 +193,14 @@ class RhodeIsland(Game):
         return (-1, -1, -1, -1, 0)
 
     def player(self, state):
-        return CHANCE if state[1] < 0 else int(self._mover[state[4]])
+        return CHANCE if state[1] < 0 else int(self.tree.mover[state[4]])
 
     def chance_outcomes(self, state):
         row = self.vectorized().chance(np.array([state], dtype=np.int64))[0]
         return [(card_name(int(o)), float(row[o])) for o in np.flatnonzero(row)]
 
     def legal_actions(self, state):
-        return tuple(ACTIONS[a] for a in np.flatnonzero(self._legal[state[4]]))
+        return tuple(ACTIONS[a] for a in np.flatnonzero(self.tree.legal[state[4]]))
 
     def next_state(self, state, action):
         vg = self.vectorized()
@@ -231,19 +209,17 @@ class RhodeIsland(Game):
         return tuple(int(x) for x in vg.next(s, np.array([a]))[0])
 
     def utilities(self, state):
-        u = float(self.vectorized().utility(np.array([state], dtype=np.int64))[0])
-        return (u, -u)
+        return self.vectorized().state_utilities(state)
 
     def infoset_key(self, state):
-        vg = self.vectorized()
-        return vg.infoset_names(vg.infoset(np.array([state], dtype=np.int64)))[0]
+        return self.vectorized().state_infoset_key(state)
 
     def describe(self, state, player):
         c0, c1, flop, turn, u = state
         board = " ".join(card_name(c) for c in (flop, turn) if c >= 0) or "-"
         return (f"your card {card_name(c0 if player == 0 else c1)}; public cards {board}; you put in "
-                f"{self.ante + self._contrib[u, player]:g}, the other {self.ante + self._contrib[u, 1 - player]:g}; "
-                f"betting: {self._line[u] or '-'}")
+                f"{self.ante + self.tree.contrib[u, player]:g}, the other {self.ante + self.tree.contrib[u, 1 - player]:g}; "
+                f"betting: {self.tree.line[u] or '-'}")
 
     def vectorized(self):
         if self._vector is None:
@@ -265,10 +241,10 @@ class RhodeIslandVector(VectorGame):
         return np.array([[-1, -1, -1, -1, 0]], dtype=np.int64)
 
     def player(self, s):
-        return np.where(s[:, 1] < 0, CHANCE, self.game._mover[s[:, 4]])
+        return np.where(s[:, 1] < 0, CHANCE, self.game.tree.mover[s[:, 4]])
 
     def legal(self, s):
-        return self.game._legal[s[:, 4]]
+        return self.game.tree.legal[s[:, 4]]
 
     def _left(self, s) -> np.ndarray:
         """[n, 52] the cards of the deck that no one holds and the board does not show."""
@@ -291,23 +267,17 @@ class RhodeIslandVector(VectorGame):
         out[deal1, 1] = a[deal1]
         move = ~deal0 & ~deal1
         u = s[:, 4]
-        card = move & (g._mover[u] == CHANCE)
+        card = move & (g.tree.mover[u] == CHANCE)
         flop = card & (s[:, 2] < 0)
         out[flop, 2] = a[flop]
         out[card & ~flop, 3] = a[card & ~flop]
-        out[move, 4] = np.where(card[move], g._next[u[move], 0], g._next[u[move], np.where(card[move], 0, a[move])])
+        out[move, 4] = np.where(card[move], g.tree.next[u[move], 0], g.tree.next[u[move], np.where(card[move], 0, a[move])])
         return out
 
     def utility(self, s):
         g = self.game
-        u = s[:, 4]
-        c0, c1 = g._contrib[u, 0], g._contrib[u, 1]
-        strength = g.strength()
-        s0 = strength[s[:, 2], s[:, 3], s[:, 0]]
-        s1 = strength[s[:, 2], s[:, 3], s[:, 1]]
-        show = np.where(s0 > s1, g.ante + c1, np.where(s0 < s1, -(g.ante + c0), 0.0))
-        kind = g._kind[u]
-        return np.where(kind == FOLD0, -(g.ante + c0), np.where(kind == FOLD1, g.ante + c1, show))
+        strength = g.strength()  # a fold before the turn reads any row: b = 0 there
+        return g.tree.utility(s[:, 4], g.ante, strength[s[:, 2], s[:, 3], s[:, 0]], strength[s[:, 2], s[:, 3], s[:, 1]])
 
     def card_showdown(self):
         w = self.game.deck.astype(np.float64)
@@ -315,10 +285,8 @@ class RhodeIslandVector(VectorGame):
 
     def card_payoff(self, s):
         g = self.game
-        u = s[:, 4]
-        kind = g._kind[u]
-        a = np.where(kind == FOLD0, -(g.ante + g._contrib[u, 0]), np.where(kind == FOLD1, g.ante + g._contrib[u, 1], 0.0))
-        b = np.where(kind == SHOWDOWN, g.ante + g._contrib[u, 0], 0.0)
+        a, b = g.tree.payoff(s[:, 4], g.ante)
+        kind = g.tree.kind[s[:, 4]]
         # a fold before the turn has no full board: any strength serves (b = 0 there)
         strength = g.strength()[s[:, 2].clip(0), s[:, 3].clip(0)]  # [n, 52]
         return a, b, np.where(kind[:, None] == SHOWDOWN, strength, 0)
@@ -335,14 +303,12 @@ class RhodeIslandVector(VectorGame):
         return np.broadcast_to(np.arange(NUM_CARDS), (len(s), NUM_CARDS)), q
 
     def payoff_key(self, s):
-        g = self.game
-        u = s[:, 4]
-        return g._kind[u] * (len(g._mover) + 1) + g._amount_id[u]
+        return self.game.tree.payoff_key(s[:, 4])
 
     def infoset(self, s):
         g = self.game
         u = s[:, 4]
-        own = np.where(g._mover[u] == 0, s[:, 0], s[:, 1])
+        own = np.where(g.tree.mover[u] == 0, s[:, 0], s[:, 1])
         return ((u * (NUM_CARDS + 1) + s[:, 2] + 1) * (NUM_CARDS + 1) + s[:, 3] + 1) * NUM_CARDS + own
 
     def infoset_names(self, keys):
@@ -353,5 +319,5 @@ class RhodeIslandVector(VectorGame):
             rest, turn = divmod(rest, NUM_CARDS + 1)
             u, flop = divmod(rest, NUM_CARDS + 1)
             board = "".join(card_name(c - 1) for c in (flop, turn) if c > 0)
-            out.append(f"{card_name(own)}|{board}|{g._line[u]}")
+            out.append(f"{card_name(own)}|{board}|{g.tree.line[u]}")
         return out

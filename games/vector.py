@@ -110,6 +110,17 @@ class VectorGame:
     # (a fold pays a, a showdown for b chips pays b). The public-tree form then computes a
     # terminal's values with per-card prefix sums over the hands sorted by strength instead of a
     # dense T0 x T1 product; the compiler checks the claim against the dense matrices.
+    # The per-node protocol of a game whose state tuple is its vectorised row (hold'em spots,
+    # Rhode Island hold'em), read through the vectorised functions.
+    def state_utilities(self, state) -> tuple[float, float]:
+        """`Game.utilities` of one terminal state (zero-sum)."""
+        u = float(self.utility(np.array([state], dtype=np.int64))[0])
+        return (u, -u)
+
+    def state_infoset_key(self, state) -> str:
+        """`Game.infoset_key` of one decision state."""
+        return self.infoset_names(self.infoset(np.array([state], dtype=np.int64)))[0]
+
     def card_showdown(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(cards [H, k] int64: the cards 0..51 of each type value, k = 1 or 2, w0 [H], w1 [H]: each
         player's weight of each type value, to which the deal is proportional over the pairs

@@ -201,11 +201,18 @@ def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, monkeyp
     of operators/cards.py (or its dense per-board kernels, taken for few types) against the
     dense W_k products of the same compiled game."""
     import tensorcfr.operators.cards as cards_module
-    from tensorcfr.operators.public import PublicPayoffOperator
 
     monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", pairs)
     cg = tensorcfr.compile(spec, form="public")
     assert cg.showdown is not None
+    assert_card_values_equal_dense(cg)
+
+
+def assert_card_values_equal_dense(cg):
+    """Both players' counterfactual values against random reach, at float64: the card
+    showdown's operator against the dense W_k products of the same compiled game, to 1e-12."""
+    from tensorcfr.operators.public import PublicPayoffOperator
+
     dense = PublicPayoffOperator.of(cg, torch.float64, showdown=False)
     cards = PublicPayoffOperator.of(cg, torch.float64)
     g = torch.Generator().manual_seed(0)
