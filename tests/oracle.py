@@ -16,13 +16,18 @@ from tensorcfr.games import CHANCE, TERMINAL
 
 class RecursiveCFR:
     def __init__(self, game, plus=False, updates="simultaneous", averaging="uniform", delay=0,
-                 alpha=None, beta=None, gamma=None, predictive=False, regret_tolerance=None, number=float):
+                 alpha=None, beta=None, gamma=None, predictive=False, regret_tolerance=None, number=float,
+                 alpha_end=None, beta_end=None, gamma_end=None, horizon=None):
         # number=fractions.Fraction (with `ExactGame`) runs it in exact rational arithmetic
         self.num = number
         self.game = game
         self.regret_tolerance = regret_tolerance
         self.plus, self.updates, self.averaging, self.delay = plus, updates, averaging, delay
         self.alpha, self.beta, self.gamma, self.predictive = alpha, beta, gamma, predictive
+        # a schedule (HS-DCFR, HS-PCFR+): each of alpha, beta, gamma with an end moves linearly
+        # to it over iterations 1..horizon; a scheduled gamma discounts the average DCFR's way
+        self.end = {"alpha": alpha_end, "beta": beta_end, "gamma": gamma_end}
+        self.horizon = horizon
         self.last_regret: dict[str, list[float]] = {}
         self.regret: dict[str, list[float]] = {}
         self.avg: dict[str, list[float]] = {}
@@ -67,9 +72,18 @@ class RecursiveCFR:
         n = len(self.avg[key])
         return [a / total for a in self.avg[key]] if total > 0 else [self.num(1) / n] * n
 
+    def _at(self, name):
+        """alpha, beta or gamma at the current iteration (on its schedule where it has one)."""
+        start, end = getattr(self, name), self.end[name]
+        if end is None:
+            return start
+        return start + (end - start) * min(self.t, self.horizon) / self.horizon
+
     def _weight(self):
         if self.t <= self.delay:
             return self.num(0)
+        if self.end["gamma"] is not None:  # the sums were discounted by ((t-1)/t)^gamma_t instead
+            return self.num(1)
         if self.averaging == "power":
             return self.num(self.t - self.delay) ** self.gamma
         return self.num(self.t - self.delay) if self.averaging == "linear" else self.num(1)
@@ -119,13 +133,17 @@ class RecursiveCFR:
             if self.plus:
                 r = [max(x, self.num(0)) for x in r]
             if self.alpha is not None:  # discounted CFR
-                r = [x * (t ** self.alpha / (t ** self.alpha + 1)) if x >= 0 else
-                     x * (t ** self.beta / (t ** self.beta + 1)) for x in r]
+                a, b = self._at("alpha"), self._at("beta")
+                r = [x * (t ** a / (t ** a + 1)) if x >= 0 else x * (t ** b / (t ** b + 1)) for x in r]
             self.regret[key] = r
             self.last_regret[key] = list(acc)
 
     def iterate(self):
         self.t += 1
+        s = self.t - self.delay
+        if self.end["gamma"] is not None and s > 0:  # DCFR's discount of the average, scheduled
+            d = ((s - 1) / s) ** self._at("gamma")
+            self.avg = {k: [x * d for x in v] for k, v in self.avg.items()}
         root = self.game.initial_state()
         groups = [(0, 1)] if self.updates == "simultaneous" else [(0,), (1,)]
         for updating in groups:

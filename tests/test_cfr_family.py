@@ -30,13 +30,52 @@ def test_batched_dcfr_settings_equal_solo_runs(device):
     assert names[1] == "leduc alpha=1.5 beta=0 gamma=1"
 
 
+def test_batched_schedules_equal_solo_runs(device):
+    """HS-DCFR with a schedule per batch member (its ends as tuples) equals each run alone."""
+    ends = dict(alpha_end=(4.0, 2.0), beta_end=(-3.0, 0.0), gamma_end=(25.0, 2.0))
+    opts = dict(regret_tolerance=1e-12, horizon=20)
+    batch = tensorcfr.Solver("leduc", tensorcfr.make_config("hs-dcfr", **ends, **opts), device=device,
+                             deterministic=True, dtype="float64")
+    assert batch.batch_size == 2
+    batch.step(30)
+    for b in range(2):
+        solo = tensorcfr.Solver("leduc", tensorcfr.make_config("hs-dcfr", **{k: v[b] for k, v in ends.items()}, **opts),
+                                device=device, deterministic=True, dtype="float64")
+        solo.step(30)
+        for p in (0, 1):
+            assert same(batch.regrets[p][b], solo.regrets[p][0], device)
+            assert same(batch.average[p][b], solo.average[p][0], device)
+    assert batch.member_names()[1] == "leduc alpha_end=2 beta_end=0 gamma_end=2"
+
+
+def test_hs_schedules_are_the_papers():
+    """HS-DCFR's alpha 1 -> 4, beta -1 -> -3, gamma 30 -> 25 over 1,000 iterations; HS-PCFR+
+    schedules gamma only; a scheduled gamma of 30 stays in float32 range (DCFR's discount of
+    the sums, not t^30 weights) where the same constant gamma would not."""
+    hs = tensorcfr.make_config("hs-dcfr")
+    assert (hs.at("alpha", 0), hs.at("beta", 500), hs.at("gamma", 1000), hs.at("gamma", 5000)) == \
+        ((1.0,), (-2.0,), (25.0,), (25.0,))
+    assert tensorcfr.make_config("hs-pcfr+").alpha is None
+    solver = tensorcfr.Solver("kuhn", "hs-pcfr+", dtype="float32")
+    solver.step(1000)
+    assert solver.evaluate()["average"].exploitability.item() < 1e-4
+    with pytest.raises(tensorcfr.TensorCFRError, match="gamma must be"):
+        tensorcfr.make_config("pcfr+", gamma=30.0)
+
+
 def test_algorithm_specs_and_errors():
     assert tensorcfr.make_config("dcfr(alpha=2)").alpha == 2
     assert tensorcfr.make_config("cfr+", gamma=2).averaging == "power"
     assert tensorcfr.make_config("dcfr", averaging="linear").gamma is None
     for bad, msg in [("nope", "unknown algorithm"), ("dcfr(1.5)", "give parameters by name"),
                      ("dcfr(alpha=(1,2),beta=(0,0,0))", "one length"), ("cfr(speed=2)", "unknown option"),
-                     ("cfr(alpha=1)", "alpha and beta")]:
+                     ("cfr(alpha=1)", "alpha and beta"), ("dcfr(gamma_end=3)", "needs horizon"),
+                     ("dcfr(horizon=10)", "needs one of alpha_end"), ("hs-dcfr(horizon=0)", "horizon must be"),
+                     ("hs-dcfr(horizon=2.5)", "horizon must be an integer"),
+                     ("hs-dcfr(alpha_end=float('nan'))", "cannot parse|alpha_end must be"),
+                     ("hs-dcfr(gamma_end=-1)", "gamma_end must be >= 0"),
+                     ("hs-dcfr(gamma_end=(1,2,3), alpha_end=(1,2))", "one length"),
+                     ("cfr+(gamma_end=2, horizon=5)", "gamma_end is where gamma's schedule ends and needs gamma")]:
         with pytest.raises(tensorcfr.TensorCFRError, match=msg):
             tensorcfr.make_config(bad)
 

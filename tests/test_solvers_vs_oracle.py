@@ -70,7 +70,7 @@ def test_random_games_match_oracle(seed, device):
         check_against_oracle(spec, OPTIONS[(seed + 4 * k) % len(OPTIONS)], 8, device)
 
 
-PRESET_NAMES = ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "pdcfr+"]
+PRESET_NAMES = ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "pdcfr+", "hs-dcfr", "hs-pcfr+"]
 
 
 def preset_options(name):
@@ -86,11 +86,20 @@ def test_presets_match_oracle_for_20_iterations(algo, spec, device):
     check_against_oracle(spec, preset_options(algo), 20, device)
 
 
-@pytest.mark.parametrize("algo", ["lcfr", "dcfr", "pcfr+", "pdcfr+"])
+@pytest.mark.parametrize("algo", ["lcfr", "dcfr", "pcfr+", "pdcfr+", "hs-dcfr"])
 def test_presets_with_other_schedule_match_oracle(algo, device):
     opts = preset_options(algo)
     opts["updates"] = "simultaneous"
     check_against_oracle("random(seed=21)", opts, 15, device)
+
+
+@pytest.mark.parametrize("algo", ["hs-dcfr", "hs-pcfr+"])
+def test_schedules_past_their_horizon_match_oracle(algo, device):
+    """A short horizon, so that the schedule runs out within the run and its end values hold
+    after it, with a delay of the average."""
+    opts = preset_options(algo) | dict(horizon=7, delay=2)
+    check_against_oracle("random(seed=22)", opts, 15, device)
+    check_against_oracle("kuhn", opts, 15, device)
 
 
 def test_random_games_have_the_promised_features():

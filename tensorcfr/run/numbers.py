@@ -11,7 +11,8 @@ most 1) and T the iterations to run:
   discounting only shrinks them; the 1: a predictive rule's prediction);
 - FTRL's cumulative utilities: at most T L, and its softmax reads them times eta / beta_j
   (beta_j >= 1), so T L eta;
-- the average strategy's sums: at most sum_{t <= T} w_t <= T w_T (w_t = 1, t or t^gamma).
+- the average strategy's sums: at most sum_{t <= T} w_t <= T w_T (w_t = 1, t or t^gamma);
+  at most T for a scheduled gamma, whose sums are discounted before each weight-1 plan.
 
 Each must stay below the dtype's largest number by `HEADROOM`; a payoff entry must also not
 round to 0 or to an infinity in the dtype. float64 is what every game compiles to, so the
@@ -88,7 +89,9 @@ def horizon_problem(config, extent, dtype: torch.dtype, iterations: int) -> str 
         return (f"{what} reach up to {bound:.3g} {where} {scale}, past {_name(dtype)} range "
                 f"({info.max:.2g} / {HEADROOM:g}); {fix}")
     averaging, delay = getattr(config, "averaging", "uniform"), getattr(config, "delay", 0)
-    if averaging == "power":
+    if getattr(config, "gamma_end", None) is not None:
+        weights = float(t)
+    elif averaging == "power":
         gammas = config.gamma if isinstance(config.gamma, (tuple, list)) else (config.gamma,)
         weights = max(_power_sum(t - delay, float(g)) for g in gammas)
     else:

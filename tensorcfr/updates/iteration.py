@@ -122,6 +122,7 @@ def _update_part(p: int, rule: Config, state: IterationState, part, sc: Scalars)
     """`_update` on the part of player p's treeplex in `part` (a `sampling.Touched`): its
     sequences' state gathered, updated by the rule as a treeplex of its own, written back."""
     sigma = part.take(state.sigma[p]) if part.sigma is None else part.sigma  # [B, S']
+    _discount_average(p, state, sc)
     w = sc.average_weight
     if isinstance(w, torch.Tensor) or w:
         plan = part.space.sequence_form(sigma) if part.plan is None else part.plan
@@ -144,9 +145,17 @@ def _update(p: int, spaces, rule: Config, state: IterationState, g: torch.Tensor
 def _average(p: int, state: IterationState, x: torch.Tensor, sc: Scalars, consume: bool = False) -> None:
     """Add the plan x [B, S] with the iteration's weight into player p's average (`consume`:
     scaling x in place, where x is not needed afterwards)."""
+    _discount_average(p, state, sc)
     w = sc.average_weight
     if isinstance(w, torch.Tensor) or w:  # a captured iteration adds x * 0 while the weight is 0
         state.average[p].add_(x.mul_(w) if consume and x.shape == state.average[p].shape else x * w)
+
+
+def _discount_average(p: int, state: IterationState, sc: Scalars) -> None:
+    """Multiply player p's average sums by the iteration's `average_discount` (a scheduled gamma)."""
+    d = sc.average_discount
+    if d is not None:
+        state.average[p].mul_(d)
 
 
 def _next(p: int, spaces, rule: Config, state: IterationState, g: torch.Tensor, sc: Scalars, in_place: bool) -> None:

@@ -35,7 +35,7 @@ from tensorcfr.spaces import fused
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.updates.specs import parse_algorithm
 from tensorcfr.spaces.treeplex import WEIGHTS, Treeplex
-from tensorcfr.updates.validate import numbers_or_one
+from tensorcfr.updates.validate import number, numbers_or_one
 
 UPDATES = ("simultaneous", "alternating")
 AVERAGING = ("uniform", "linear", "power")
@@ -43,6 +43,7 @@ ETA_DEFAULT = 2.0  # FTRL step size of the presets; see FTRLConfig
 # bounds of the numeric settings: beyond them the weights t^gamma and the softmax temperatures
 # leave float64's range within an ordinary run (a NaN strategy, not an error)
 GAMMA_MAX = 20.0
+GAMMA_SCHEDULED_MAX = 1e3  # a scheduled gamma enters as ((t-1)/t)^gamma, never as t^gamma
 DISCOUNT_MAX = 1e3  # |alpha|, |beta|
 ETA_MAX = 1e9
 
@@ -70,11 +71,15 @@ class Scalars:
     or the fixed [B, 1] views a captured iteration refreshes before each replay).
 
     average_weight: w_t, the weight of the iteration's plan in the average strategy
+    average_discount: the multiplier of the average's sums before the plan is added (None: 1):
+                    a scheduled gamma's DCFR discount ((t-1)/t)^gamma_t, whose products as
+                    absolute weights would leave float32's range within 20 iterations
     positive/negative: DCFR's multipliers of positive and negative cumulative regrets (None
                     for the rules that do not discount)
     """
 
     average_weight: tuple[float, ...] | Number
+    average_discount: tuple[float, ...] | Number | None = None
     positive: tuple[float, ...] | Number | None = None
     negative: tuple[float, ...] | Number | None = None
 
@@ -114,6 +119,11 @@ class Schedule:
                 "power" (t^gamma); iterations t <= delay get 0 and t counts from the delay
     delay:      see averaging
     gamma:      the exponent of "power" averaging
+    gamma_end, horizon: a schedule (Zhang, McAleer and Sandholm, "Faster game solving via
+                hyperparameter schedules", arXiv 2404.09097): gamma moves linearly from
+                `gamma` to `gamma_end` over iterations 1..horizon and stays there. The average
+                then takes DCFR's form, its sums multiplied by ((t-1)/t)^gamma_t before each
+                plan is added with weight 1 (for a constant gamma the same average as t^gamma)
     """
 
     name: str = "cfr"
@@ -121,8 +131,11 @@ class Schedule:
     averaging: str = "uniform"
     delay: int = 0
     gamma: Param = None
+    gamma_end: Param = None
+    horizon: int | None = None
 
-    BATCHED = ("gamma",)  # the fields that may be tuples (one setting per batch member)
+    BATCHED = ("gamma", "gamma_end")  # the fields that may be tuples (one setting per batch member)
+    SCHEDULED = ("gamma",)  # the fields that may move over the horizon (`<name>_end`)
     BOUNDS = {"gamma": dict(lo=0.0, hi=GAMMA_MAX), "alpha": dict(lo=-DISCOUNT_MAX, hi=DISCOUNT_MAX),
               "beta": dict(lo=-DISCOUNT_MAX, hi=DISCOUNT_MAX), "eta": dict(lo=0.0, lo_open=True, hi=ETA_MAX)}
 
@@ -135,10 +148,40 @@ class Schedule:
             raise TensorCFRError(f"delay must be a non-negative integer, got {self.delay!r}")
         if (self.averaging == "power") != (self.gamma is not None):
             raise TensorCFRError("gamma is the exponent of averaging='power' and needs it (and vice versa)")
+        scheduled = [k for k in self.SCHEDULED if getattr(self, f"{k}_end") is not None]
+        if scheduled and self.horizon is None:
+            raise TensorCFRError(f"{', '.join(k + '_end' for k in scheduled)} needs horizon (the iteration "
+                                 "at which the schedule reaches its end value)")
+        if self.horizon is not None:
+            number("horizon", self.horizon, lo=1, integer=True)
+            if not scheduled:
+                raise TensorCFRError(f"horizon is the length of a schedule and needs one of "
+                                     f"{', '.join(k + '_end' for k in self.SCHEDULED)}")
+        for k in scheduled:
+            if getattr(self, k) is None:
+                raise TensorCFRError(f"{k}_end is where {k}'s schedule ends and needs {k}")
         for k in self.BATCHED:
             if getattr(self, k) is not None:
-                numbers_or_one(k, getattr(self, k), **self.BOUNDS.get(k, {}))
+                bounds = self.BOUNDS.get(k.removesuffix("_end"), {})
+                if k in ("gamma", "gamma_end") and self.gamma_end is not None:
+                    bounds = dict(bounds, hi=GAMMA_SCHEDULED_MAX)  # discounts, not powers: no overflow
+                numbers_or_one(k, getattr(self, k), **bounds)
         self.batch_size  # noqa: B018  (checks that the tuples agree in length)
+
+    def at(self, name: str, t: int) -> tuple[float, ...] | None:
+        """The setting `name` at iteration t, per batch member: its value, or on a schedule
+        (`<name>_end`, `horizon`) start + (end - start) min(t, horizon) / horizon.
+
+        Example:
+            >>> make_config("hs-dcfr(horizon=100)").at("gamma", 50)
+            (27.5,)
+        """
+        start, end = _batch(getattr(self, name)), _batch(getattr(self, f"{name}_end", None))
+        if start is None or end is None:
+            return start
+        f = min(t, self.horizon) / self.horizon
+        n = max(len(start), len(end))
+        return tuple(a + (b - a) * f for a, b in zip(start * (n // len(start)), end * (n // len(end))))
 
     @property
     def batch_size(self) -> int:
@@ -152,13 +195,26 @@ class Schedule:
 
     def scalars(self, t: int) -> Scalars:
         """Every number of iteration t that depends on t, per setting."""
-        return Scalars(average_weight=self.average_weight(t))
+        return Scalars(average_weight=self.average_weight(t), average_discount=self.average_discount(t))
+
+    def average_discount(self, t: int) -> tuple[float, ...] | None:
+        """A scheduled gamma's multiplier ((t-1)/t)^gamma_t of the average's sums (t counted
+        from the delay; 1 up to it), or None without a schedule."""
+        if self.gamma_end is None:
+            return None
+        s = t - self.delay
+        if s <= 0:
+            return (1.0,)
+        return tuple(((s - 1) / s) ** g for g in self.at("gamma", t))
 
     def average_weight(self, t: int) -> tuple[float, ...]:
         """w_t per setting: uniform, linear (Brown and Sandholm 2019's LCFR) or power averaging
-        (t^gamma, DCFR's gamma), zero up to `delay`."""
+        (t^gamma, DCFR's gamma; 1 on a schedule, whose `average_discount` weighs), zero up to
+        `delay`."""
         if t <= self.delay:
             return (0.0,)
+        if self.gamma_end is not None:
+            return (1.0,)
         if self.averaging == "power":
             return tuple(float(t - self.delay) ** g for g in _batch(self.gamma))
         return (float(t - self.delay) if self.averaging == "linear" else 1.0,)
@@ -190,9 +246,12 @@ class CFRConfig(Schedule):
                 the order of summation (CPU or GPU, eager or compiled, generic or public-tree
                 form), and regret matching then plays a pure instead of a uniform strategy;
                 a tolerance of, say, 1e-12 makes the trajectory independent of that order.
-    and the schedule of `Schedule` (updates, averaging, delay, gamma).
+    alpha_end/beta_end: with `horizon`, alpha and beta move linearly to these over iterations
+                1..horizon, as gamma to `gamma_end` (`Schedule`): HS-DCFR and HS-PCFR+
+    and the schedule of `Schedule` (updates, averaging, delay, gamma, gamma_end, horizon).
 
-    alpha, beta and gamma may be tuples: one setting per batch member, all in one run.
+    alpha, beta and gamma (and their ends) may be tuples: one setting per batch member, all in
+    one run.
 
     Example:
         >>> CFRConfig("my-dcfr", updates="alternating", alpha=(1.0, 2.0), beta=0.0).batch_size
@@ -204,13 +263,16 @@ class CFRConfig(Schedule):
     beta: Param = None
     predictive: bool = False
     regret_tolerance: float | None = None
+    alpha_end: Param = None
+    beta_end: Param = None
 
-    BATCHED = ("alpha", "beta", "gamma")
+    BATCHED = ("alpha", "beta", "gamma", "alpha_end", "beta_end", "gamma_end")
+    SCHEDULED = ("alpha", "beta", "gamma")
 
     def __post_init__(self):
-        super().__post_init__()
         if (self.alpha is None) != (self.beta is None):
             raise TensorCFRError("alpha and beta (regret discounting) go together")
+        super().__post_init__()
         tol = self.regret_tolerance
         if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < 1):
             raise TensorCFRError(f"regret_tolerance must be a number in [0, 1), got {tol!r}")
@@ -219,8 +281,8 @@ class CFRConfig(Schedule):
         """(positive, negative) regret multipliers per setting, or None."""
         if self.alpha is None:
             return None
-        f = lambda e: tuple(_discount(t, a) for a in _batch(e))  # noqa: E731
-        return f(self.alpha), f(self.beta)
+        f = lambda e: tuple(_discount(t, a) for a in self.at(e, t))  # noqa: E731
+        return f("alpha"), f("beta")
 
     def scalars(self, t: int) -> Scalars:
         discounts = self.discounts(t)
@@ -328,7 +390,7 @@ class FTRLConfig(Schedule):
     weights: str = "unit"
     optimistic: bool = False
 
-    BATCHED = ("eta", "gamma")
+    BATCHED = ("eta", "gamma", "gamma_end")
 
     def __post_init__(self):
         super().__post_init__()
@@ -397,7 +459,7 @@ class MMDConfig(Schedule):
     alpha: Param = 0.001
     weights: str = "unit"
 
-    BATCHED = ("eta", "alpha", "gamma")
+    BATCHED = ("eta", "alpha", "gamma", "gamma_end")
     BOUNDS = {**Schedule.BOUNDS, "alpha": dict(lo=0.0, hi=DISCOUNT_MAX)}
 
     def __post_init__(self):
@@ -443,6 +505,14 @@ PRESETS: dict[str, Config] = {
     # and PCFR+'s prediction; beta is moot, as no regret stays negative
     "pdcfr+": CFRConfig("pdcfr+", plus=True, updates="alternating", predictive=True, alpha=2.3, beta=0.0,
                         averaging="power", gamma=5.0),
+    # hyperparameter schedules (Zhang, McAleer and Sandholm, "Faster game solving via
+    # hyperparameter schedules", arXiv 2404.09097, AAAI 2026; their "(30)" variants): over a
+    # horizon of 1,000 iterations, the paper's, alpha goes from 1 to 4, beta from -1 to -3 and
+    # gamma from 30 to 25 (HS-PCFR+ schedules gamma only, PCFR+'s one parameter)
+    "hs-dcfr": CFRConfig("hs-dcfr", updates="alternating", alpha=1.0, alpha_end=4.0, beta=-1.0, beta_end=-3.0,
+                         averaging="power", gamma=30.0, gamma_end=25.0, horizon=1000),
+    "hs-pcfr+": CFRConfig("hs-pcfr+", plus=True, updates="alternating", predictive=True, averaging="power",
+                          gamma=30.0, gamma_end=25.0, horizon=1000),
     "ftrl": FTRLConfig("ftrl", eta=ETA_DEFAULT),
     "oftrl": FTRLConfig("oftrl", eta=ETA_DEFAULT, optimistic=True),
     "mmd": MMDConfig("mmd"),
