@@ -13,8 +13,10 @@ run must agree: the table shows both, as a check that the same thing was compute
 "solve default" run what `tensorcfr solve GAME --algo ALGO` runs (`--no-default-rows` skips them).
 
 Peers that are not installed are skipped, saying so: `pip install -e ".[bench]"` installs
-OpenSpiel; LiteEFG (PyPI `liteefg`, built from source) is used where importable. A peer run
-stops after `--peer-seconds` of iterations; its ms/iteration is still measured.
+OpenSpiel; LiteEFG (PyPI `liteefg`, built from source) is used where importable; noregret
+(PyPI `noregret`, Python >= 3.12) runs in its own interpreter, named by `--noregret-python`
+or $NOREGRET_PYTHON (`noregret_peer.py`), on the games OpenSpiel ships. A peer run stops
+after `--peer-seconds` of iterations; its ms/iteration is still measured.
 
 Games up to `--compile-max-histories` also get rows with the iteration through
 `torch.compile` ("cpu-compile"). On a machine with CUDA it adds GPU rows, eager ("cuda"),
@@ -85,9 +87,11 @@ BLOCKS = 5  # timed blocks per solver; the median block is the row's figure, the
 DEVICES = ("cpu", "cuda", "cuda-graph", "cpu-compile", "cuda-compile")  # tensorcfr's rows: device[-capture]
 # what each peer runs, as the table labels it: OpenSpiel's C++ solvers update alternately
 # (alternating_updates=true in cfr.h); LiteEFG's CFR graph updates both players at once,
-# its CFRplus one player after the other (LiteEFG/baselines/CFR.py, CFRplus.py)
+# its CFRplus one player after the other (LiteEFG/baselines/CFR.py, CFRplus.py); noregret's
+# README runs nr.CFR simultaneously and nr.CFR_plus alternately
 PEERS = {"openspiel": {"cfr": "CFRSolver, alternating", "cfr+": "CFRPlusSolver, alternating"},
-         "liteefg": {"cfr": "baselines.CFR, simultaneous", "cfr+": "baselines.CFRplus, alternating"}}
+         "liteefg": {"cfr": "baselines.CFR, simultaneous", "cfr+": "baselines.CFRplus, alternating"},
+         "noregret": {"cfr": "nr.CFR, simultaneous", "cfr+": "nr.CFR_plus, alternating"}}
 
 
 def sync(device: torch.device) -> None:
@@ -240,6 +244,23 @@ def time_liteefg(g, algo: str, iterations: int, budget_s: float) -> dict | None:
     return measure(step, iterations, budget_s)
 
 
+def time_noregret(name: str, algo: str, iterations: int, budget_s: float, python: str | None) -> dict | None:
+    """noregret as its README runs it, in its own interpreter (`noregret_peer.py`, which times
+    its iterations as `measure` does); None without an interpreter or on a game OpenSpiel does
+    not ship (our `.efg` exports)."""
+    if not python or name == "efg":
+        return None
+    import subprocess
+
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "noregret_peer.py")
+    r = subprocess.run([python, script, name, algo, str(iterations), "--budget", str(budget_s)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        print(f"noregret on {name} failed: {r.stderr.strip().splitlines()[-1:]}", flush=True)
+        return None
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def _ms(r: dict | None) -> str:
     """"median (fastest block)" of a `measure` result, or "not run"."""
     return f"{r['ms']:.3f} ({r['ms_min']:.3f})" if r else "not run"
@@ -247,11 +268,15 @@ def _ms(r: dict | None) -> str:
 
 def markdown(rows: list[dict], machine: str, stamp: str) -> str:
     """The table of `bench.md` and of the benchmark page."""
+    nr = any(r.get("noregret") for r in rows)  # noregret's columns only where it ran
     lines = [f"Measured {stamp} on {machine}. Every solver is timed alike: {WARMUP} untimed iterations, then "
              f"the iterations listed in {BLOCKS} blocks; ms/it is the median block's, the fastest block's in "
              "brackets; speed-ups compare medians. The peers run single-threaded, as they ship: OpenSpiel's C++ "
              f"{PEERS['openspiel']['cfr']} / {PEERS['openspiel']['cfr+']}; LiteEFG's {PEERS['liteefg']['cfr']} / "
-             f"{PEERS['liteefg']['cfr+']} (a peer stopped early shows how many iterations it ran). tensorcfr "
+             f"{PEERS['liteefg']['cfr+']}"
+             + (f"; noregret's {PEERS['noregret']['cfr']} / {PEERS['noregret']['cfr+']} on its CPU kernel "
+                "(its exploitability beside ours)" if nr else "")
+             + " (a peer stopped early shows how many iterations it ran). tensorcfr "
              "rows marked *as the peers* update alternately with the threads listed; rows marked *solve default* "
              "run what `tensorcfr solve GAME --algo ALGO` runs, every setting its default (form, capture, threads "
              "and dtype chosen by the library, the preset's own updates). Exploitability after the run: ours / "
@@ -260,31 +285,40 @@ def markdown(rows: list[dict], machine: str, stamp: str) -> str:
              "",
              "| game | histories | algorithm | tensorcfr run | form | device | dtype | threads | iterations "
              "| tensorcfr ms/it | × floor | OpenSpiel C++ ms/it | speed-up | LiteEFG ms/it | speed-up "
-             "| exploitability (ours / OpenSpiel) |",
-             "|---|---:|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             + ("| noregret ms/it | speed-up | exploitability (ours / OpenSpiel / noregret) |" if nr else
+                "| exploitability (ours / OpenSpiel) |"),
+             "|---|---:|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if nr else "")
+             + "---|"]
     for r in rows:
         o, p, lt = r["tensorcfr"], r["openspiel"], r["liteefg"]
         peer = _ms(p) + (f" ({p['iterations']} it)" if p and p["iterations"] != r["iterations"] else "")
         lite = _ms(lt) + (f" ({lt['iterations']} it)" if lt and lt["iterations"] != r["iterations"] else "")
         theirs = f"{p['exploitability']:.6g}" if p and p["exploitability"] is not None else "-"
         expl = f"{o['exploitability']:.6g} / {theirs}"
+        q = r.get("noregret")
+        extra = ""
+        if nr:
+            extra = (f" {_ms(q)}" + (f" ({q['iterations']} it)" if q and q["iterations"] != r["iterations"] else "")
+                     + f" | {r['speedup_vs_noregret']:.1f}x |" if q else " not run | - |")
+            expl += f" / {q['exploitability']:.6g}" if q else " / -"
         up_os = f"{r['speedup_vs_openspiel']:.1f}x" if p else "-"
         up_lite = f"{r['speedup_vs_liteefg']:.1f}x" if lt else "-"
         run = f"solve default ({o['updates']})" if r.get("default") else "as the peers"
         lines.append(f"| {r['game']} | {r['histories']:,} | {r['algorithm']} | {run} | {r.get('form', 'generic')} "
                      f"| {r['device']} | {r['dtype']} | {o.get('threads', '-')} | {r['iterations']} | {_ms(o)} "
-                     f"| {o['x_floor']:.1f} | {peer} | {up_os} | {lite} | {up_lite} | {expl} |")
+                     f"| {o['x_floor']:.1f} | {peer} | {up_os} | {lite} | {up_lite} |{extra} {expl} |")
     return "\n".join(lines) + "\n"
 
 
 def row(game, form, sizes, algo, device, dtype, iterations, compile_s, ours, peers) -> dict:
     """One table row: our timing beside the peers' (each a `measure` result or None)."""
-    peer, lite = peers
+    peer, lite, nr = (*peers, None)[:3]
     out = {"game": game, "form": form, "histories": sizes["histories"], "nonzeros": sizes["payoff_nonzeros"],
            "algorithm": algo, "device": device, "dtype": dtype, "iterations": iterations, "compile_s": compile_s,
            "tensorcfr": ours, "openspiel": peer, "liteefg": lite,
            "speedup_vs_openspiel": peer["ms"] / ours["ms"] if peer else None,
-           "speedup_vs_liteefg": lite["ms"] / ours["ms"] if lite else None}
+           "speedup_vs_liteefg": lite["ms"] / ours["ms"] if lite else None,
+           "noregret": nr, "speedup_vs_noregret": nr["ms"] / ours["ms"] if nr else None}
     print(json.dumps(out), flush=True)
     return out
 
@@ -306,6 +340,9 @@ def main(argv=None):
                          "OpenSpiel's CFRSolver on OCP(1000) takes over 6 minutes to build and run once")
     ap.add_argument("--liteefg-max-histories", type=int, default=2_000_000,
                     help="LiteEFG converts OpenSpiel trees in Python: skip it on larger games")
+    ap.add_argument("--noregret-python", default=os.environ.get("NOREGRET_PYTHON"),
+                    help="a Python >= 3.12 with noregret installed, which runs noregret_peer.py (default: "
+                         "$NOREGRET_PYTHON; none: noregret is skipped)")
     ap.add_argument("--compile-max-histories", type=int, default=1_000_000,
                     help="time capture='compile' on games up to this size (it pays on small games)")
     ap.add_argument("--devices", nargs="+", choices=DEVICES, default=None,
@@ -361,7 +398,7 @@ def main(argv=None):
             print(f"{game}: {histories:,} histories, past --generic-max-histories: the generic form skipped", flush=True)
         peer_fits = name != "efg" or histories <= args.peer_max_histories
         g = openspiel_game(game, name) if have_openspiel and peer_fits else None
-        peers = {}  # algorithm -> (OpenSpiel, LiteEFG): timed once for every form
+        peers = {}  # algorithm -> (OpenSpiel, LiteEFG, noregret): timed once for every form
         for form in forms:
             t0 = time.perf_counter()
             cg = tensorcfr.compile(game, form=form)
@@ -373,7 +410,9 @@ def main(argv=None):
                 if algo not in peers:
                     peers[algo] = (time_openspiel(g, algo, iterations, args.peer_seconds) if g is not None else None,
                                    time_liteefg(g, algo, iterations, args.peer_seconds)
-                                   if g is not None and histories <= args.liteefg_max_histories else None)
+                                   if g is not None and histories <= args.liteefg_max_histories else None,
+                                   time_noregret(name, algo, iterations, args.peer_seconds, args.noregret_python)
+                                   if not args.no_peers and histories <= args.liteefg_max_histories else None)
                 small = sizes["histories"] <= args.compile_max_histories
                 for device in [d for d in wanted if small or not d.endswith("-compile")]:
                     for dtype in args.dtypes:
@@ -385,7 +424,7 @@ def main(argv=None):
             # what `tensorcfr solve GAME --algo ALGO` runs: its own compile, form, threads and capture
             ours = time_tensorcfr(game, algo, iterations, "", None, args.bandwidth_mb, default=True)
             if algo not in peers:
-                peers[algo] = (None, None)
+                peers[algo] = (None, None, None)
             rows.append({**row(game, ours["form"], ours["sizes"], algo, ours["device"], ours["dtype"], iterations,
                                None, ours, peers[algo]), "default": True})
     stamp = datetime.date.today().isoformat()

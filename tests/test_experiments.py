@@ -283,6 +283,27 @@ def test_bench_targets_name_the_worst_row_of_each_bar():
     assert "| GPU, games under 10^5 histories: < 100 µs an iteration | slowest 120 µs" in bench.targets_markdown(rows)
 
 
+def test_bench_table_gains_noregret_columns_only_where_it_ran():
+    import bench
+
+    def full(r, nr=None):
+        r["tensorcfr"] |= {"ms_min": r["tensorcfr"]["ms"], "exploitability": 0.01, "threads": 1}
+        r["iterations"] = 100
+        r["noregret"] = None if nr is None else {"ms": nr, "ms_min": nr, "iterations": 100, "exploitability": 0.02}
+        r["speedup_vs_noregret"] = None if nr is None else nr / r["tensorcfr"]["ms"]
+        return r
+
+    plain = bench.markdown([full(_row("leduc", 9_457, "cpu", 0.5))], "here", "today")
+    assert "noregret" not in plain and plain.count("| leduc |") == 1
+    both = bench.markdown([full(_row("leduc", 9_457, "cpu", 0.5), nr=5.0), full(_row("kuhn", 58, "cpu", 0.1))],
+                          "here", "today")
+    header, rule, leduc, kuhn = both.splitlines()[2:6]
+    assert "| noregret ms/it | speed-up | exploitability (ours / OpenSpiel / noregret) |" in header
+    assert header.count("|") == rule.count("|") == leduc.count("|") == kuhn.count("|")
+    assert "| 5.000 (5.000) | 10.0x | 0.01 / - / 0.02 |" in leduc and "| not run | - | 0.01 / - / - |" in kuhn
+    assert bench.time_noregret("leduc_poker", "cfr", 10, 1.0, None) is None  # no interpreter named: skipped
+
+
 def test_sampling_experiment_against_openspiel(tmp_path):
     pytest.importorskip("pyspiel", reason="open-spiel is not installed (pip install -e '.[bench]')")
     import sampling
