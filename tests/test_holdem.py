@@ -322,3 +322,59 @@ def test_a_wrong_card_chance_claim_is_named(monkeypatch):
     g._vector = _WrongRiver(g)
     with pytest.raises(TensorCFRError, match=r"its card_chance\(\) does not describe its chance probabilities"):
         tensorcfr.compile(g, form="public")
+
+
+RIVER_BATCH = "holdem_river(board=AsKhQsJh9s, ranks=AKQJT9, suits=shd, bets=(1,allin), cap=1{})"
+# ranges over the same hands with weights of their own, and another pot: one board and tree
+BATCH_RANGE = ("AA,KK:0.5,QQ,JJ,TT:0.1,99,AK,AQ,AJ,KQ:0.25,KJ,QJ,AT,KT,QT,JT:0.75,A9,K9,Q9,J9,T9:0.3")
+BATCHES = {
+    "river": [RIVER_BATCH.format(""), RIVER_BATCH.format(f", range0='{BATCH_RANGE}'"),
+              RIVER_BATCH.format(f", pot=20, range1='{BATCH_RANGE}'")],
+    "turn": [SMALL_TURN, SMALL_TURN[:-1] + ", range1='99:0.2,AK:0.5,AQ,AJ,A9,KQ,KJ,K9:0.3,QJ,Q9,J9')",
+             SMALL_TURN[:-1].replace("pot=4", "pot=5") + ")"],
+}
+
+
+@pytest.mark.parametrize("factored", [False, True], ids=["dense matrices kept", "factors only"])
+@pytest.mark.parametrize("street", list(BATCHES))
+def test_a_batch_of_spots_solves_as_each_spot_alone(street, factored, monkeypatch):
+    """Spots over one board, bet tree and set of hands that differ in their ranges and pots,
+    compiled as one batch: the card showdown takes every member's factors at once, equals the
+    dense matrices, whose deals differ, and 10 DCFR iterations of each member equal its run
+    alone at float64."""
+    import tensorcfr.compiler.public as cp
+    from tensorcfr.operators.public import PublicPayoffOperator
+
+    specs = BATCHES[street]
+    if factored:
+        monkeypatch.setattr(cp, "DENSE_ENTRIES", 0)
+    cg = tensorcfr.compile(specs, form="public")
+    assert cg.batch_size == 3 and cg.showdown.members == 3 and cg.deals_differ
+    assert (cg.payoff_weights is None) == factored
+    if not factored:  # the showdown of every member against its dense matrix, whose deal is its own
+        g = torch.Generator().manual_seed(3)
+        cards, dense = PublicPayoffOperator.of(cg, torch.float64), PublicPayoffOperator.of(cg, torch.float64, False)
+        for p in (0, 1):
+            x = torch.rand(3, cg.treeplexes[1 - p].num_sequences, generator=g, dtype=torch.float64)
+            assert (cards.cfv(p, x) - dense.cfv(p, x)).abs().max() <= 1e-12
+    batch = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, capture="none")
+    solos = [tensorcfr.Solver(tensorcfr.compile(s, form="public"), "dcfr", dtype=torch.float64, capture="none")
+             for s in specs]
+    for _ in range(10):
+        batch.step()
+        for b, solo in enumerate(solos):
+            solo.step()
+            for p in (0, 1):
+                assert (batch.average[p][b] - solo.average[p][0]).abs().max() <= 1e-12
+                assert (batch.regrets[p][b] - solo.regrets[p][0]).abs().max() <= 1e-10
+    ev, alone = batch.evaluate()["average"], [s.evaluate()["average"] for s in solos]
+    for b, e in enumerate(alone):
+        assert abs(float(ev.nash_conv[b]) - float(e.nash_conv[0])) <= 1e-12
+    with pytest.raises(TensorCFRError, match="different probabilities"):
+        tensorcfr.Solver(cg, "cfr", sampling="external")
+
+
+def test_a_batch_of_spots_on_other_boards_is_refused_naming_the_spot():
+    other = RIVER_BATCH.format("").replace("AsKhQsJh9s", "AsKhQsJhTs")
+    with pytest.raises(TensorCFRError, match=r"does not have the public tree and types of holdem_river\("):
+        tensorcfr.compile([RIVER_BATCH.format(""), other], form="public")

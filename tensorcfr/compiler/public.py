@@ -501,17 +501,30 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
     # terminals: last public sequences renumbered, grouped by (chance path, payoff key)
     te = raw["terms"]["e"]
     e = np.stack([remap[0][te[:, 0]], remap[1][te[:, 1]]])  # [2, Z]
-    cls, weights, first = _payoff_classes(walk, raw, factored=len(members) == 1)
-    showdown = _card_showdown(walk, raw, first, weights) if len(members) == 1 else None
+    B = len(members)
+    cls, weights, first = _payoff_classes(walk, raw, factored=True, members=B)
+    showdown = _card_showdown(walk, raw, first, weights)
     weights = None if weights is None else [weights]
-    for g in members[1:]:  # a batch differs in payoffs only: the same tree, deal and payoff classes
+    factors, deals_differ = [], False
+    for g in members[1:]:  # a batch differs in payoffs and in the deal's probabilities only
         other = _PublicWalk(g, ranked)
         raw_g = other.run()
-        c, w, _ = _payoff_classes(other, raw_g) if _same_tree(walk, raw, other, raw_g) else (None, None, None)
+        same = _same_tree(walk, raw, other, raw_g)
+        c, w, first_g = _payoff_classes(other, raw_g, factored=True, members=B) if same else (None, None, None)
         if c is None or not np.array_equal(c, cls):
-            raise TensorCFRError(f"compile: {g.name} does not have the public tree of {members[0].name}; "
-                                 "a batch must differ in payoffs only")
-        weights.append(w)
+            raise TensorCFRError(f"compile: {g.name} does not have the public tree and types of {members[0].name}; "
+                                 "a batch may differ in payoffs and in the probabilities of the same deals only "
+                                 "(hold'em spots: one board, bets and stack; ranges over the same hands, pots)")
+        deals_differ |= not np.allclose(other.P, walk.P, rtol=0, atol=1e-15)
+        if showdown is not None:
+            sd = _card_showdown(other, raw_g, first_g, w)
+            if not (sd.strength.shape == showdown.strength.shape and torch.equal(sd.strength, showdown.strength)
+                    and torch.equal(sd.board, showdown.board)):
+                raise TensorCFRError(f"compile: {g.name} does not show down on the boards of {members[0].name}; "
+                                     "a batch of card games shares its boards")
+            factors.append(sd)
+        if weights is not None:
+            weights.append(w)
     order = np.argsort(cls, kind="stable")
     offsets = np.searchsorted(cls[order], np.arange(len(first) + 1))
     namer = _Namer(walk, states)
@@ -522,11 +535,15 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         stacked = None
     else:
         stacked = torch.from_numpy(np.stack(weights))
+    if factors:  # every member's factors, over the same boards and hands
+        every = [showdown] + factors
+        showdown = dataclasses.replace(showdown, d_batch=tuple(torch.stack([sd.d[p] for sd in every]) for p in (0, 1)),
+                                       ab_batch=torch.stack([sd.ab for sd in every]))
     return PublicCompiledGame(
         name=members[0].name, batch_names=tuple(g.name for g in members), treeplexes=tuple(tps),
         terminal_seq=torch.from_numpy(e[:, order].copy()), class_offsets=torch.from_numpy(offsets.astype(np.int64)),
         payoff_weights=stacked, counts=_counts(walk, raw), ranked=walk.ranked,
-        deal=None if walk.ranked else torch.from_numpy(walk.P), showdown=showdown)
+        deal=None if walk.ranked else torch.from_numpy(walk.P), showdown=showdown, deals_differ=deals_differ)
 
 
 def _same_tree(a: _PublicWalk, raw_a: dict, b: _PublicWalk, raw_b: dict) -> bool:
@@ -535,7 +552,8 @@ def _same_tree(a: _PublicWalk, raw_a: dict, b: _PublicWalk, raw_b: dict) -> bool
         return False
     if not all(np.array_equal(x, y) for x, y in zip(a.type_values, b.type_values)):
         return False
-    if not a.ranked and not np.array_equal(a.P, b.P):
+    # the same deals, with probabilities of their own (hold'em ranges over the same hands)
+    if not a.ranked and not np.array_equal(a.P > 0, b.P > 0):
         return False
     if not (np.array_equal(a.root, b.root) and a.paths.same(b.paths)):
         return False
@@ -582,10 +600,11 @@ def _ranks(count: np.ndarray) -> np.ndarray:
     return np.arange(int(count.sum())) - starts
 
 
-def _payoff_classes(walk: _PublicWalk, raw: dict, factored: bool = False):
+def _payoff_classes(walk: _PublicWalk, raw: dict, factored: bool = False, members: int = 1):
     """Per terminal its class (chance path, payoff key) [Z], per class W [K, T0, T1] and the first
-    terminal of each class. `factored`: a card game (`_CardPaths`) past `DENSE_ENTRIES` entries
-    returns None for W (its showdown factors, checked on sampled pairs, stand for it)."""
+    terminal of each class. `factored`: a card game (`VectorGame.card_showdown`) past
+    `DENSE_ENTRIES` entries (in all `members` of a batch) returns None for W (its showdown factors, checked on sampled
+    pairs, stand for it)."""
     vg, st, path = walk.vg, raw["terms"]["state"].astype(np.int64), raw["terms"]["path"]
     key = vg.payoff_key(st)
     if key is None:
@@ -602,7 +621,7 @@ def _payoff_classes(walk: _PublicWalk, raw: dict, factored: bool = False):
             raise walk._fail(f"payoff (fold {ab[i, 0]}, showdown {ab[i, 1]}) is not finite", st[first[i]])
         return cls, ab / (n * (n - 1)), first
     T0, T1 = walk.P.shape
-    if factored and isinstance(walk.paths, _CardPaths) and len(first) * T0 * T1 > DENSE_ENTRIES:
+    if factored and members * len(first) * T0 * T1 > DENSE_ENTRIES and walk.vg.card_showdown() is not None:
         return cls, None, first
     full = walk.full(st[first])
     u = np.asarray(vg.utility(full), dtype=np.float64).reshape(len(first), T0, T1)  # [K, T0, T1]

@@ -63,8 +63,11 @@ class PublicCompiledGame:
     # from, `sampling/public.py`); None for a ranked deal (every distinct pair, 1 / (n (n - 1)))
     deal: torch.Tensor | None = None
     # a card game's payoff classes as factors (`operators.cards`): the operator's card-removal
-    # showdown; None for other games (and batches), which use `payoff_weights`
+    # showdown, every batch member's; None for other games, which use `payoff_weights`
     showdown: CardShowdown | None = None
+    # a batch whose members deal the types with different probabilities (hold'em spots with
+    # different ranges): `deal` is member 0's, so chance sampling, which draws from it, is refused
+    deals_differ: bool = False
 
     form = "public"
     smaller_form = ""  # the smallest layout already: an out-of-memory error suggests no other
@@ -145,6 +148,10 @@ class PublicCompiledGame:
         """Monte-Carlo counterfactual values where a sample is a deal of private types
         (`sampling.public.PublicEstimator`)."""
         from tensorcfr.sampling.public import PublicEstimator
+        if self.deals_differ:
+            raise TensorCFRError(f"{self.name}: the members of this batch deal their types with different "
+                                 "probabilities; Monte-Carlo sampling draws from one deal: solve them exactly, "
+                                 "or sample each alone")
         return PublicEstimator(self, scheme, samples, dtype, epsilon)
 
     def default_samples(self, update_scope: str) -> int:
@@ -178,7 +185,7 @@ class PublicCompiledGame:
             return 8 * b * z * (2 + 3 * max(t0, t1))
         if self.showdown is not None:
             sd = self.showdown
-            tables = sum(t.numel() * t.element_size() for v in vars(sd).values()
+            tables = sum(t.numel() * t.element_size() for v in vars(sd).values() if v is not None
                          for t in (v if isinstance(v, tuple) else (v,)))
             # the rows, the two sums and the values of one board's terminals at a time
             per_board = int(torch.bincount(sd.board.cpu(), weights=self.class_offsets.diff().cpu().double()).max())
@@ -221,8 +228,16 @@ class PublicCompiledGame:
         """The extent of a card game without dense matrices, from its factors: the total exact
         (`operators.cards.class_totals`), the largest entry an upper bound and the smallest
         nonzero one a lower bound (each class's largest factors times its largest |a + b s|, and
-        likewise the smallest), which is the safe side of each check in `run.numbers`."""
-        sd = self.showdown
+        likewise the smallest), which is the safe side of each check in `run.numbers`; of a
+        batch, the largest total and entry and the smallest entry over its members."""
+        each = [self._member_extent(self.showdown.member(b), counts) for b in range(self.showdown.members)]
+        total, large, small = max(e.total for e in each), max(each, key=lambda e: e.largest), min(
+            each, key=lambda e: e.smallest if e.smallest > 0 else math.inf)
+        return PayoffExtent(total, large.largest, small.smallest,
+                            lambda which: (large if which == "largest" else small).where(which))
+
+    @staticmethod
+    def _member_extent(sd: CardShowdown, counts: torch.Tensor) -> PayoffExtent:
         total = float((class_totals(sd)[1] * counts.to(sd.ab.device)).sum())
         a, b = sd.ab[:, 0], sd.ab[:, 1]
         coef = torch.stack([a.abs(), (a + b).abs(), (a - b).abs()], 1)  # [K, 3]

@@ -43,13 +43,36 @@ class CardShowdown:
     ab: torch.Tensor  # [K, 2] float64: (a_k, b_k)
     strength: torch.Tensor  # [G, H] int64: the hands' strength on each board
     board: torch.Tensor  # [K] int64: the board (row of `strength`) of each class
+    # a batch of games over one tree and board(s) that differ in their ranges (the deal) or
+    # their payoffs: every member's factors, per player [B, K, T_p] and [B, K, 2]; `d` and `ab`
+    # above are member 0's. None for one game
+    d_batch: tuple[torch.Tensor, torch.Tensor] | None = None
+    ab_batch: torch.Tensor | None = None
 
     def to(self, device) -> "CardShowdown":
         moved = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            moved[f.name] = tuple(t.to(device) for t in v) if isinstance(v, tuple) else v.to(device)
+            if v is not None:
+                moved[f.name] = tuple(t.to(device) for t in v) if isinstance(v, tuple) else v.to(device)
         return replace(self, **moved)
+
+    @property
+    def members(self) -> int:
+        """Batch members whose factors this holds (1 for one game)."""
+        return 1 if self.ab_batch is None else int(self.ab_batch.shape[0])
+
+    def factors(self) -> tuple[tuple[torch.Tensor, torch.Tensor], torch.Tensor]:
+        """(d, ab) as the operator takes them: [K, T_p] and [K, 2], or [B, K, T_p] and [B, K, 2]
+        for a batch."""
+        return (self.d, self.ab) if self.ab_batch is None else (self.d_batch, self.ab_batch)
+
+    def member(self, b: int) -> "CardShowdown":
+        """Batch member b's showdown alone."""
+        if self.ab_batch is None:
+            return self
+        return replace(self, d=(self.d_batch[0][b], self.d_batch[1][b]), ab=self.ab_batch[b], d_batch=None,
+                       ab_batch=None)
 
 
 class CardKernel:
@@ -231,9 +254,9 @@ def card_values(showdown: CardShowdown, kernel: CardKernel, cls: torch.Tensor, r
                 ab: torch.Tensor | None = None, factors: tuple | None = None) -> torch.Tensor:
     """[B, N, T_p]: player `player`'s counterfactual values (player 1's negated, as -W^T x) at N
     terminals of one board, of classes `cls` [N], against the other player's rows [B, N, T_o],
-    computed in the rows' dtype (`d`, `ab`: the showdown's factors already in it; `factors`:
-    `terminal_factors` of these terminals, kept by the operator). A kernel without strength
-    takes fold classes only (b = 0).
+    computed in the rows' dtype (`d`, `ab`: the showdown's factors already in it, member b's
+    for row b where they are batched; `factors`: `terminal_factors` of these terminals, kept by
+    the operator). A kernel without strength takes fold classes only (b = 0).
 
     Example:
         >>> import torch, tensorcfr
@@ -243,8 +266,9 @@ def card_values(showdown: CardShowdown, kernel: CardKernel, cls: torch.Tensor, r
         >>> card_values(sd, kernels(sd)[0][0], torch.tensor([0]), rows, 0).shape
         torch.Size([1, 1, 10])
     """
-    own, other, a, b = factors if factors is not None else terminal_factors(
-        showdown, cls, player, rows.dtype, showdown.d if d is None else d, showdown.ab if ab is None else ab)
+    if d is None:
+        d, ab = showdown.factors()
+    own, other, a, b = factors if factors is not None else terminal_factors(showdown, cls, player, rows.dtype, d, ab)
     B, N, To = rows.shape
     y = (rows * other).view(B * N, To)  # [B N, T_o]
     if kernel.ranked:
@@ -260,12 +284,13 @@ def terminal_factors(showdown: CardShowdown, cls: torch.Tensor, player: int, dty
     """(own [N, T_p], other [N, T_o], a [N, 1], b [N, 1]) of terminals of classes `cls` [N], for
     `player`'s values in `dtype`: the factors d of both players, and a and b as the player's sums
     take them (player 1's values are -W^T x: -a times the free reach, and b times its own margin,
-    whose sign already turns the strengths round)."""
-    d = showdown.d if d is None else d
-    ab = showdown.ab if ab is None else ab
+    whose sign already turns the strengths round). Batched factors ([B, K, ...]) give [B, N, ...]."""
+    if d is None:
+        d, ab = showdown.factors()
     sign = 1.0 if player == 0 else -1.0
-    return (d[player][cls].to(dtype), d[1 - player][cls].to(dtype), sign * ab[cls, :1].to(dtype),
-            ab[cls, 1:].to(dtype))
+    ab = ab.index_select(-2, cls).to(dtype)  # [(B,) N, 2]
+    return (d[player].index_select(-2, cls).to(dtype), d[1 - player].index_select(-2, cls).to(dtype),
+            sign * ab[..., :1], ab[..., 1:])
 
 
 def class_totals(showdown: CardShowdown, chunk: int = 1024) -> tuple[torch.Tensor, torch.Tensor]:

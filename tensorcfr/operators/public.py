@@ -86,23 +86,24 @@ class PublicPayoffOperator:
             cls = torch.repeat_interleave(torch.arange(len(counts), device=cg.device), counts)  # [Z]
             # the folds of every board in one group (their values ignore strength), then each
             # board's showdowns: per group (kernels per player, [N] classes, per player its rows)
-            fold = sd.ab[cls, 1] == 0
+            d, ab = sd.factors()  # [(B,) K, T_p], [(B,) K, 2]: a batch's members' factors
+            fold = (ab[..., 1] == 0).reshape(-1, ab.shape[-2]).all(0)[cls]  # b = 0 for every member
             board = torch.where(fold, -1, sd.board[cls])
             groups = []
             # each terminal's factors (d of both players, a, b) gathered once, where they fit
-            keep = len(cls) * sum(len(h) for h in sd.hands) <= CARD_FACTOR_ENTRIES
+            keep = sd.members * len(cls) * sum(len(h) for h in sd.hands) <= CARD_FACTOR_ENTRIES
             for g, kernel in [(-1, fold_kernels(sd))] + list(enumerate(kernels(sd))):
                 terms = (board == g).nonzero().view(-1)
                 rows = max(1, CARD_ENTRIES // kernel[0].row_entries)
                 for part in (terms.split(rows) if len(terms) else ()):
-                    factors = tuple(terminal_factors(sd, cls[part], p, dtype) for p in (0, 1)) if keep else None
+                    factors = tuple(terminal_factors(sd, cls[part], p, dtype, d, ab) for p in (0, 1)) if keep else None
                     groups.append((kernel, cls[part], tuple(_rows_of(cg.terminal_seq[p, part]) for p in (0, 1)),
                                    factors))
             none = _rows_of(cg.terminal_seq[0, :0])
             return PublicPayoffOperator(cg.treeplexes, ((), ()), (), small_seq=(none, none),
                                         small_weights=torch.zeros(0, dtype=dtype, device=cg.device),
                                         distinct=_distinct(cg),
-                                        cards=(sd, tuple(groups), tuple(x.to(dtype) for x in sd.d), sd.ab.to(dtype)))
+                                        cards=(sd, tuple(groups), tuple(x.to(dtype) for x in d), ab.to(dtype)))
         if cg.ranked:
             counts = cg.class_offsets.diff()
             cls = torch.repeat_interleave(torch.arange(len(counts), device=cg.device), counts)  # [Z]
