@@ -271,17 +271,17 @@ def markdown(rows: list[dict], machine: str, stamp: str) -> str:
     nr = any(r.get("noregret") for r in rows)  # noregret's columns only where it ran
     lines = [f"Measured {stamp} on {machine}. Every solver is timed alike: {WARMUP} untimed iterations, then "
              f"the iterations listed in {BLOCKS} blocks; ms/it is the median block's, the fastest block's in "
-             "brackets; speed-ups compare medians. The peers run single-threaded, as they ship: OpenSpiel's C++ "
-             f"{PEERS['openspiel']['cfr']} / {PEERS['openspiel']['cfr+']}; LiteEFG's {PEERS['liteefg']['cfr']} / "
-             f"{PEERS['liteefg']['cfr+']}"
-             + (f"; noregret's {PEERS['noregret']['cfr']} / {PEERS['noregret']['cfr+']} on its CPU kernel "
-                "(its exploitability beside ours)" if nr else "")
+             "brackets; speed-ups compare medians. The peers run as they ship: OpenSpiel's C++ "
+             f"{PEERS['openspiel']['cfr']} / {PEERS['openspiel']['cfr+']} and LiteEFG's {PEERS['liteefg']['cfr']} / "
+             f"{PEERS['liteefg']['cfr+']}, single-threaded"
+             + (f"; noregret's {PEERS['noregret']['cfr']} / {PEERS['noregret']['cfr+']} on its CPU kernel, whose "
+                "sparse products take MKL's threads, every core" if nr else "")
              + " (a peer stopped early shows how many iterations it ran). tensorcfr "
              "rows marked *as the peers* update alternately with the threads listed; rows marked *solve default* "
              "run what `tensorcfr solve GAME --algo ALGO` runs, every setting its default (form, capture, threads "
              "and dtype chosen by the library, the preset's own updates). Exploitability after the run: ours / "
-             "OpenSpiel's (equal when the same iterations ran alternately). × floor: our time over the "
-             "bytes-moved floor.",
+             "OpenSpiel's" + (" / noregret's" if nr else "") + " (equal when the same iterations ran alternately). "
+             "× floor: our time over the bytes-moved floor.",
              "",
              "| game | histories | algorithm | tensorcfr run | form | device | dtype | threads | iterations "
              "| tensorcfr ms/it | × floor | OpenSpiel C++ ms/it | speed-up | LiteEFG ms/it | speed-up "
