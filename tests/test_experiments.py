@@ -367,6 +367,17 @@ def test_holdem_benchmark_reaches_its_target_on_a_small_deck(tmp_path):
 
 
 @pytest.mark.skipif(not _has("pyspiel"), reason="needs OpenSpiel")
+def test_holdem_batch_equals_the_spots_alone_on_a_small_deck(tmp_path):
+    import holdem_batch
+
+    holdem_batch.main(["--spots", "3", "--iterations", "20", "--board", "AsKhQsJh9s", "--ranks", "AKQJT9",
+                       "--suits", "shd", "--dtype", "float64", "--threads", "1", "--no-readme", "--out", str(tmp_path)])
+    out = json.load(open(tmp_path / "holdem-batch.json"))
+    assert out["hands"] == [78, 78] and len(out["percent_pot"]) == 3
+    assert all(abs(x - y) <= 1e-9 for x, y in zip(out["percent_pot"], out["percent_pot_solo"]))
+    assert len(set(out["percent_pot"])) == 3  # ranges and pots of their own: three different spots
+
+
 def test_peers_curve_runs_the_same_cfr_plus_as_openspiel(tmp_path):
     """The README's picture compares like with like: tensorcfr's cfr+ curve and OpenSpiel's
     CFRPlusSolver's are the same iterates (alternating, linear averaging) on Kuhn, so their

@@ -376,5 +376,11 @@ def test_a_batch_of_spots_solves_as_each_spot_alone(street, factored, monkeypatc
 
 def test_a_batch_of_spots_on_other_boards_is_refused_naming_the_spot():
     other = RIVER_BATCH.format("").replace("AsKhQsJh9s", "AsKhQsJhTs")
-    with pytest.raises(TensorCFRError, match=r"does not have the public tree and types of holdem_river\("):
+    with pytest.raises(TensorCFRError, match=r"batch member 1, holdem_river\(board='AsKhQsJhTs'.*, does not have the "
+                                             r"public tree and types of member 0, holdem_river\(board='AsKhQsJh9s'"):
         tensorcfr.compile([RIVER_BATCH.format(""), other], form="public")
+    # a range string thousands of characters long is cut short in the message
+    long = RIVER_BATCH.format(f", range0='{BATCH_RANGE}'" * 1).replace("AsKhQsJh9s", "AsKhQsJhTs")
+    with pytest.raises(TensorCFRError) as e:
+        tensorcfr.compile([RIVER_BATCH.format(""), long], form="public")
+    assert len(str(e.value)) < 500 and "..." in str(e.value)

@@ -506,21 +506,23 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
     showdown = _card_showdown(walk, raw, first, weights)
     weights = None if weights is None else [weights]
     factors, deals_differ = [], False
-    for g in members[1:]:  # a batch differs in payoffs and in the deal's probabilities only
+    for i, g in enumerate(members[1:], 1):  # a batch differs in payoffs and the deal's probabilities only
         other = _PublicWalk(g, ranked)
         raw_g = other.run()
         same = _same_tree(walk, raw, other, raw_g)
         c, w, first_g = _payoff_classes(other, raw_g, factored=True, members=B) if same else (None, None, None)
         if c is None or not np.array_equal(c, cls):
-            raise TensorCFRError(f"compile: {g.name} does not have the public tree and types of {members[0].name}; "
+            raise TensorCFRError(f"compile: batch member {i}, {_short(g.name)}, does not have the "
+                                 f"public tree and types of member 0, {_short(members[0].name)}; "
                                  "a batch may differ in payoffs and in the probabilities of the same deals only "
-                                 "(hold'em spots: one board, bets and stack; ranges over the same hands, pots)")
+                                 "(hold'em spots: one board and bet tree; ranges over the same hands, pots)")
         deals_differ |= not np.allclose(other.P, walk.P, rtol=0, atol=1e-15)
         if showdown is not None:
             sd = _card_showdown(other, raw_g, first_g, w)
             if not (sd.strength.shape == showdown.strength.shape and torch.equal(sd.strength, showdown.strength)
                     and torch.equal(sd.board, showdown.board)):
-                raise TensorCFRError(f"compile: {g.name} does not show down on the boards of {members[0].name}; "
+                raise TensorCFRError(f"compile: batch member {i}, {_short(g.name)}, does not show down "
+                                     f"on the boards of member 0, {_short(members[0].name)}; "
                                      "a batch of card games shares its boards")
             factors.append(sd)
         if weights is not None:
@@ -544,6 +546,11 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         terminal_seq=torch.from_numpy(e[:, order].copy()), class_offsets=torch.from_numpy(offsets.astype(np.int64)),
         payoff_weights=stacked, counts=_counts(walk, raw), ranked=walk.ranked,
         deal=None if walk.ranked else torch.from_numpy(walk.P), showdown=showdown, deals_differ=deals_differ)
+
+
+def _short(name: str, most: int = 100) -> str:
+    """A game's name for a message: hold'em spots with ranges run to thousands of characters."""
+    return name if len(name) <= most else name[:most - 3] + "..."
 
 
 def _same_tree(a: _PublicWalk, raw_a: dict, b: _PublicWalk, raw_b: dict) -> bool:

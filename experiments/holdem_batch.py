@@ -1,0 +1,143 @@
+"""A batch of hold'em river spots in one run against the same spots one after the other: the
+way value-network training data is made (many ranges and pots on one board).
+
+    python experiments/holdem_batch.py                       # 8 spots, 180 DCFR iterations
+    python experiments/holdem_batch.py --spots 32 --iterations 100 --no-readme
+
+The spots share the board and the bets of the river spot of experiments/holdem.py; each has its
+own pot (10 to 20, the stack 10 pots deep, so that the bet tree is the same) and its own ranges for
+both players: every one of the 169 hand
+classes with a weight drawn uniformly from (0.05, 1] (seeded), so that all spots deal the same
+1,081 hands, each with its own probability. The batch is compiled once (`tensorcfr.compile`
+of the list of specs) and solved by one `Solver`; each spot is then compiled and solved alone
+with the same settings. Reported: compile and solving seconds of both, the process's peak
+memory after the batch, and each spot's exploitability in percent of its pot, which must be
+the same in the batch and alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import sys
+import time
+
+import numpy as np
+import torch
+
+import tensorcfr
+from tensorcfr import games
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from readme_section import command, replace_section  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BASE = ("holdem_river(board={board}, pot={pot:g}, stack={stack:g}, bets=(0.5,1,allin), cap=2, range0='{r0}', "
+        "range1='{r1}'{deck})")
+RANKS, SUITS = "AKQJT98765432", "shdc"
+
+
+def hand_classes(ranks: str = RANKS) -> list[str]:
+    """The 169 classes of a full deck (pairs, suited, offsuit), fewer for fewer ranks."""
+    out = []
+    for i, a in enumerate(ranks):
+        for j, b in enumerate(ranks):
+            out.append(a + b if i == j else (a + b + "s" if i < j else b + a + "o"))
+    return out
+
+
+def random_range(rng: np.random.Generator, ranks: str = RANKS, suits: str = SUITS) -> str:
+    classes = [c for c in hand_classes(ranks) if len(suits) > 1 or c.endswith("s")]  # one suit: no pair, no offsuit
+    return ",".join(f"{c}:{w:.3f}" for c, w in zip(classes, rng.uniform(0.05, 1.0, len(classes))))
+
+
+def spots(n: int, seed: int, board: str = "Ks7d2c9h4s", ranks: str = RANKS, suits: str = SUITS) -> list[str]:
+    """n river spots on `board`, pots 10 to 20 with stacks 10 pots deep (one bet tree: the bets are
+    fractions of the pot, and a stack as deep in pots makes the same all-ins), each player's range
+    random over every hand class."""
+    rng = np.random.default_rng(seed)
+    deck = "" if (ranks, suits) == (RANKS, SUITS) else f", ranks={ranks}, suits={suits}"
+    pots = [10 + 10 * i / max(n - 1, 1) for i in range(n)]
+    return [BASE.format(board=board, pot=pots[i], stack=10 * pots[i], r0=random_range(rng, ranks, suits),
+                        r1=random_range(rng, ranks, suits), deck=deck) for i in range(n)]
+
+
+def run(game, algo: str, iterations: int, dtype) -> tuple[float, list[float]]:
+    """(solving seconds, exploitability of each member's average strategy in chips)."""
+    s = tensorcfr.Solver(game, algo, dtype=dtype)
+    t0 = time.perf_counter()
+    s.step(iterations)
+    seconds = time.perf_counter() - t0
+    return seconds, [float(x) for x in s.evaluate()["average"].exploitability]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--spots", type=int, default=8)
+    ap.add_argument("--iterations", type=int, default=180)
+    ap.add_argument("--algo", default="dcfr")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--board", default="Ks7d2c9h4s")
+    ap.add_argument("--ranks", default=RANKS, help="a smaller deck's ranks (a test's)")
+    ap.add_argument("--suits", default=SUITS)
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--no-readme", action="store_true")
+    a = ap.parse_args(argv)
+    torch.set_num_threads(a.threads)
+    dtype = getattr(torch, a.dtype)
+    specs = spots(a.spots, a.seed, a.board, a.ranks, a.suits)
+    pots = [games.make(s).pot for s in specs]
+    t0 = time.perf_counter()
+    cg = tensorcfr.compile(specs, form="public")
+    compile_batch = time.perf_counter() - t0
+    batch_s, batch_x = run(cg, a.algo, a.iterations, dtype)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"batch of {a.spots}: compile {compile_batch:.1f} s, {a.iterations} iterations {batch_s:.2f} s, "
+          f"peak {peak:,.0f} MB", flush=True)
+    compile_solo, solo_s, solo_x = 0.0, 0.0, []
+    for spec in specs:
+        t0 = time.perf_counter()
+        one = tensorcfr.compile(spec, form="public")
+        compile_solo += time.perf_counter() - t0
+        s, x = run(one, a.algo, a.iterations, dtype)
+        solo_s += s
+        solo_x += x
+        del one
+    print(f"one by one: compile {compile_solo:.1f} s, iterations {solo_s:.2f} s", flush=True)
+    pct = [100 * x / p for x, p in zip(batch_x, pots)]
+    pct_solo = [100 * x / p for x, p in zip(solo_x, pots)]
+    worst = max(abs(x - y) for x, y in zip(pct, pct_solo))
+    sizes = cg.sizes()
+    meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+            "torch": torch.__version__, "threads": a.threads, "dtype": a.dtype, "command": command("holdem_batch.py", argv),
+            "spots": a.spots, "iterations": a.iterations, "algorithm": a.algo, "compile_batch_s": compile_batch,
+            "solve_batch_s": batch_s, "compile_solo_s": compile_solo, "solve_solo_s": solo_s, "peak_mb": peak,
+            "percent_pot": pct, "percent_pot_solo": pct_solo, "hands": sizes["types"], "classes": sizes["payoff_classes"]}
+    body = "\n".join([
+        f"Made by `{meta['command']}` on {meta['machine']} ({a.threads} threads), torch {meta['torch']}, {a.dtype}, "
+        f"{meta['date']}: {a.spots} river spots on {a.board} ({sizes['types'][0]:,} x {sizes['types'][1]:,} hands, "
+        f"{sizes['payoff_classes']} payoff classes each), pots 10 to 20 with stacks 10 pots deep, random ranges over "
+        f"every hand; "
+        f"{a.iterations} {a.algo} iterations each.", "",
+        "| | compile | solve | seconds a spot (solve) |", "|---|---:|---:|---:|",
+        f"| one batch | {compile_batch:.1f} s | {batch_s:.2f} s | {batch_s / a.spots:.3f} |",
+        f"| one spot after another | {compile_solo:.1f} s | {solo_s:.2f} s | {solo_s / a.spots:.3f} |", "",
+        f"Exploitability after the run: {min(pct):.3f}% to {max(pct):.3f}% of the pot, the same in the batch as "
+        f"alone (largest difference {worst:.1e} points of the pot). Peak memory of the process after the batch: "
+        f"{peak:,.0f} MB."]) + "\n"
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "holdem-batch.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    if not a.no_readme:
+        replace_section("holdem-batch", body)
+    print(body)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
