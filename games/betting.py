@@ -61,7 +61,13 @@ class BettingTable:
         self.line = ["/".join(ln) if isinstance(ln, tuple) else ln for ln in line]
         self.legal = (self.next >= 0) & (self.mover[:, None] >= 0)
         amount = np.where(self.kind == FOLD1, self.contrib[:, 1], self.contrib[:, 0])
-        _, self.amount_id = np.unique(amount, return_inverse=True)
+        # one id per amount, amounts within 1e-12 of the largest counted as one: the same chips
+        # reached by other sums (a pot of 11.4286: 0.5 + 1 pot against 1.5 pots) differ in the
+        # last bits, and a batch of spots needs the same classes in every member
+        order = np.argsort(amount, kind="stable")
+        step = np.diff(amount[order]) > 1e-12 * max(float(np.abs(amount).max(initial=0.0)), 1e-300)
+        self.amount_id = np.empty(len(amount), np.int64)
+        self.amount_id[order] = np.concatenate([[0], np.cumsum(step)])
         del self._rows, self._next
 
     def payoff(self, u: np.ndarray, base: float) -> tuple[np.ndarray, np.ndarray]:

@@ -329,7 +329,8 @@ RIVER_BATCH = "holdem_river(board=AsKhQsJh9s, ranks=AKQJT9, suits=shd, bets=(1,a
 BATCH_RANGE = ("AA,KK:0.5,QQ,JJ,TT:0.1,99,AK,AQ,AJ,KQ:0.25,KJ,QJ,AT,KT,QT,JT:0.75,A9,K9,Q9,J9,T9:0.3")
 BATCHES = {
     "river": [RIVER_BATCH.format(""), RIVER_BATCH.format(f", range0='{BATCH_RANGE}'"),
-              RIVER_BATCH.format(f", pot=20, range1='{BATCH_RANGE}'")],
+              # a pot whose chips sum to the same amounts only to the last bits, the stack as deep in pots
+              RIVER_BATCH.format(f", pot=11.4286, stack=114.286, range1='{BATCH_RANGE}'")],
     "turn": [SMALL_TURN, SMALL_TURN[:-1] + ", range1='99:0.2,AK:0.5,AQ,AJ,A9,KQ,KJ,K9:0.3,QJ,Q9,J9')",
              SMALL_TURN[:-1].replace("pot=4", "pot=5") + ")"],
 }
@@ -384,3 +385,14 @@ def test_a_batch_of_spots_on_other_boards_is_refused_naming_the_spot():
     with pytest.raises(TensorCFRError) as e:
         tensorcfr.compile([RIVER_BATCH.format(""), long], form="public")
     assert len(str(e.value)) < 500 and "..." in str(e.value)
+
+
+def test_spots_as_deep_in_pots_have_the_same_payoff_classes():
+    """Bets are fractions of the pot: a pot of 11.4286 with a stack 10 pots deep makes the chips
+    of the pot of 10 times 1.14286, and the same terminals pay alike, though sums of its chips
+    agree only to the last bits (keyed on exact chips: 40 payoff keys against 32, 63 of 123 nodes
+    keyed apart)."""
+    spec = "holdem_river(board=Ks7d2c9h4s, pot={}, stack={}, bets=(0.5,1,allin), cap=2)"
+    a, b = games.make(spec.format(10, 100)), games.make(spec.format(11.4286, 114.286))
+    nodes = np.arange(len(a.tree.mover))
+    assert np.array_equal(a.tree.payoff_key(nodes), b.tree.payoff_key(nodes))
