@@ -94,7 +94,8 @@ class PublicPayoffOperator:
             keep = sd.members * len(cls) * sum(len(h) for h in sd.hands) <= CARD_FACTOR_ENTRIES
             for g, kernel in [(-1, fold_kernels(sd))] + list(enumerate(kernels(sd))):
                 terms = (board == g).nonzero().view(-1)
-                rows = max(1, CARD_ENTRIES // kernel[0].row_entries)
+                # a batch's members each take their rows: fewer terminals a call, the same bytes
+                rows = max(1, CARD_ENTRIES // (kernel[0].row_entries * sd.members))
                 for part in (terms.split(rows) if len(terms) else ()):
                     factors = tuple(terminal_factors(sd, cls[part], p, dtype, d, ab) for p in (0, 1)) if keep else None
                     groups.append((kernel, cls[part], tuple(_rows_of(cg.terminal_seq[p, part]) for p in (0, 1)),
