@@ -322,7 +322,9 @@ def test_batch_members_equal_their_solo_runs():
 
 def test_a_batch_of_different_trees_is_refused():
     for batch in (["dudo(4,1,1)", "kuhn"], ["dudo(4,1,1)", "dudo(5,1,1)"]):
-        with pytest.raises(tensorcfr.TensorCFRError, match="a batch must differ in payoffs only"):
+        with pytest.raises(tensorcfr.TensorCFRError, match=r"batch member 1, \S+, does not have the public tree and "
+                                                           r"types of member 0, dudo\(4,1,1\); a batch may differ in "
+                                                           "payoffs and in the probabilities of the same deals only"):
             compile_public(batch)
 
 
