@@ -610,8 +610,8 @@ def _ranks(count: np.ndarray) -> np.ndarray:
 def _payoff_classes(walk: _PublicWalk, raw: dict, factored: bool = False, members: int = 1):
     """Per terminal its class (chance path, payoff key) [Z], per class W [K, T0, T1] and the first
     terminal of each class. `factored`: a card game (`VectorGame.card_showdown`) past
-    `DENSE_ENTRIES` entries (in all `members` of a batch) returns None for W (its showdown factors, checked on sampled
-    pairs, stand for it)."""
+    `DENSE_ENTRIES` entries (in all `members` of a batch) returns None for W (its showdown
+    factors, checked on sampled pairs, stand for it)."""
     vg, st, path = walk.vg, raw["terms"]["state"].astype(np.int64), raw["terms"]["path"]
     key = vg.payoff_key(st)
     if key is None:
