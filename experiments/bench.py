@@ -275,7 +275,7 @@ def markdown(rows: list[dict], machine: str, stamp: str) -> str:
              f"{PEERS['openspiel']['cfr']} / {PEERS['openspiel']['cfr+']} and LiteEFG's {PEERS['liteefg']['cfr']} / "
              f"{PEERS['liteefg']['cfr+']}, single-threaded"
              + (f"; noregret's {PEERS['noregret']['cfr']} / {PEERS['noregret']['cfr+']} on its CPU kernel, whose "
-                "sparse products take MKL's threads, every core" if nr else "")
+                "sparse products take MKL's default threads" if nr else "")
              + " (a peer stopped early shows how many iterations it ran). tensorcfr "
              "rows marked *as the peers* update alternately with the threads listed; rows marked *solve default* "
              "run what `tensorcfr solve GAME --algo ALGO` runs, every setting its default (form, capture, threads "
@@ -312,7 +312,7 @@ def markdown(rows: list[dict], machine: str, stamp: str) -> str:
 
 def row(game, form, sizes, algo, device, dtype, iterations, compile_s, ours, peers) -> dict:
     """One table row: our timing beside the peers' (each a `measure` result or None)."""
-    peer, lite, nr = (*peers, None)[:3]
+    peer, lite, nr = peers
     out = {"game": game, "form": form, "histories": sizes["histories"], "nonzeros": sizes["payoff_nonzeros"],
            "algorithm": algo, "device": device, "dtype": dtype, "iterations": iterations, "compile_s": compile_s,
            "tensorcfr": ours, "openspiel": peer, "liteefg": lite,

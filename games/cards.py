@@ -56,15 +56,15 @@ def card_names(cards) -> list[str]:
 
 def deck_of(ranks: str, suits: str, what: str) -> np.ndarray:
     """[52] bool: the cards of `ranks` in `suits` (a small deck for tests); a letter that is no
-    rank or suit is an error naming `what`.
+    rank or suit, or one given twice, is an error naming `what`.
 
     Example:
         >>> int(deck_of("AK", "sh", "spot").sum())
         4
     """
     for name, v, allowed in (("ranks", ranks, RANKS), ("suits", suits, SUITS)):
-        if not isinstance(v, str) or not v or any(x not in allowed for x in v):
-            raise GameError(f"{what}: {name} {v!r} must be some of {allowed}")
+        if not isinstance(v, str) or not v or any(x not in allowed for x in v) or len(set(v)) != len(v):
+            raise GameError(f"{what}: {name} {v!r} must be some of {allowed}, each once")
     deck = np.zeros(NUM_CARDS, bool)
     deck[[RANKS.index(r) * 4 + SUITS.index(s) for r in ranks for s in suits]] = True
     return deck

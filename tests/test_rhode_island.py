@@ -99,6 +99,7 @@ def test_the_public_form_keeps_no_matrix_per_terminal(pairs, monkeypatch):
     ("rhode_island(ante=0)", "ante must be a finite number > 0"),
     ("rhode_island(big_bet=1e999)", "big_bet must be a finite number > 0"),
     ("rhode_island(ranks='AX')", "ranks 'AX' must be some of 23456789TJQKA"),
+    ("rhode_island(ranks='AAK')", "ranks 'AAK' must be some of 23456789TJQKA, each once"),
     ("rhode_island(ranks='A', suits='s')", "a deck of 1 cards"),
     ("rhode_island(royal=True, ranks='AKQ')", "royal=True or ranks, not both"),
     ("rhode_island(royal=1)", "royal must be True or False"),

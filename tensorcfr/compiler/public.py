@@ -539,8 +539,11 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         stacked = torch.from_numpy(np.stack(weights))
     if factors:  # every member's factors, over the same boards and hands
         every = [showdown] + factors
-        showdown = dataclasses.replace(showdown, d_batch=tuple(torch.stack([sd.d[p] for sd in every]) for p in (0, 1)),
-                                       ab_batch=torch.stack([sd.ab for sd in every]))
+        d = tuple(torch.stack([sd.d[p] for sd in every]) for p in (0, 1))  # [B, K, T_p]
+        ab = torch.stack([sd.ab for sd in every])  # [B, K, 2]
+        # member 0's `d` and `ab` are views of the batch's, not a second copy (a turn spot's d:
+        # 12,012 classes x 1,128 hands a player)
+        showdown = dataclasses.replace(showdown, d=(d[0][0], d[1][0]), ab=ab[0], d_batch=d, ab_batch=ab)
     return PublicCompiledGame(
         name=members[0].name, batch_names=tuple(g.name for g in members), treeplexes=tuple(tps),
         terminal_seq=torch.from_numpy(e[:, order].copy()), class_offsets=torch.from_numpy(offsets.astype(np.int64)),
