@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import sys
 import time
 
@@ -30,27 +29,23 @@ import torch
 
 import tensorcfr
 from tensorcfr import games
+from tensorcfr.cli.strategy import grid_label
+from tensorcfr.games.cards import RANKS, SUITS
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from holdem import peak_mb  # noqa: E402
 from readme_section import command, replace_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASE = ("holdem_river(board={board}, pot={pot:g}, stack={stack:g}, bets=(0.5,1,allin), cap=2, range0='{r0}', "
         "range1='{r1}'{deck})")
-RANKS, SUITS = "AKQJT98765432", "shdc"
-
-
-def hand_classes(ranks: str = RANKS) -> list[str]:
-    """The 169 classes of a full deck (pairs, suited, offsuit), fewer for fewer ranks."""
-    out = []
-    for i, a in enumerate(ranks):
-        for j, b in enumerate(ranks):
-            out.append(a + b if i == j else (a + b + "s" if i < j else b + a + "o"))
-    return out
 
 
 def random_range(rng: np.random.Generator, ranks: str = RANKS, suits: str = SUITS) -> str:
-    classes = [c for c in hand_classes(ranks) if len(suits) > 1 or c.endswith("s")]  # one suit: no pair, no offsuit
+    """A weight in (0.05, 1] for each hand class of the 13 x 13 grid the deck has (one suit: the
+    suited ones only)."""
+    classes = [c for c in (grid_label(r, k) for r in range(13) for k in range(13))
+               if c[0] in ranks and c[1] in ranks and (len(suits) > 1 or c.endswith("s"))]
     return ",".join(f"{c}:{w:.3f}" for c, w in zip(classes, rng.uniform(0.05, 1.0, len(classes))))
 
 
@@ -97,7 +92,7 @@ def main(argv=None) -> int:
     cg = tensorcfr.compile(specs, form="public")
     compile_batch = time.perf_counter() - t0
     batch_s, batch_x = run(cg, a.algo, a.iterations, dtype)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_mb()
     print(f"batch of {a.spots}: compile {compile_batch:.1f} s, {a.iterations} iterations {batch_s:.2f} s, "
           f"peak {peak:,.0f} MB", flush=True)
     if a.batch_only:
