@@ -210,14 +210,16 @@ def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, monkeyp
 
 def assert_card_values_equal_dense(cg):
     """Both players' counterfactual values against random reach, at float64: the card
-    showdown's operator against the dense W_k products of the same compiled game, to 1e-12."""
+    showdown's operator against the dense W_k products of the same compiled game, to 1e-12
+    (a batch: a row of reach per member, each against its own matrices)."""
     from tensorcfr.operators.public import PublicPayoffOperator
 
     dense = PublicPayoffOperator.of(cg, torch.float64, showdown=False)
     cards = PublicPayoffOperator.of(cg, torch.float64)
     g = torch.Generator().manual_seed(0)
+    rows = cg.batch_size if cg.batch_size > 1 else 2
     for p in (0, 1):
-        other = torch.rand(2, cg.treeplexes[1 - p].num_sequences, generator=g, dtype=torch.float64)
+        other = torch.rand(rows, cg.treeplexes[1 - p].num_sequences, generator=g, dtype=torch.float64)
         want, got = dense.cfv(p, other), cards.cfv(p, other)
         assert want.abs().max() > 0.01
         assert (want - got).abs().max() <= 1e-12
@@ -344,7 +346,6 @@ def test_a_batch_of_spots_solves_as_each_spot_alone(street, factored, monkeypatc
     dense matrices, whose deals differ, and 10 DCFR iterations of each member equal its run
     alone at float64."""
     import tensorcfr.compiler.public as cp
-    from tensorcfr.operators.public import PublicPayoffOperator
 
     specs = BATCHES[street]
     if factored:
@@ -353,11 +354,7 @@ def test_a_batch_of_spots_solves_as_each_spot_alone(street, factored, monkeypatc
     assert cg.batch_size == 3 and cg.showdown.members == 3 and cg.deals_differ
     assert (cg.payoff_weights is None) == factored
     if not factored:  # the showdown of every member against its dense matrix, whose deal is its own
-        g = torch.Generator().manual_seed(3)
-        cards, dense = PublicPayoffOperator.of(cg, torch.float64), PublicPayoffOperator.of(cg, torch.float64, False)
-        for p in (0, 1):
-            x = torch.rand(3, cg.treeplexes[1 - p].num_sequences, generator=g, dtype=torch.float64)
-            assert (cards.cfv(p, x) - dense.cfv(p, x)).abs().max() <= 1e-12
+        assert_card_values_equal_dense(cg)
     batch = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, capture="none")
     solos = [tensorcfr.Solver(tensorcfr.compile(s, form="public"), "dcfr", dtype=torch.float64, capture="none")
              for s in specs]
