@@ -49,7 +49,7 @@ from tensorcfr.memory import keep_freed_memory
 from tensorcfr.normal_form import RegretMatching
 from tensorcfr.operators.payoff import PayoffOperator
 from tensorcfr.run.protocol import IterativeSolver
-from tensorcfr.updates.rules import PRESETS, CFRConfig, FTRLConfig, MMDConfig, Scalars, algorithms, make_config
+from tensorcfr.updates.rules import PRESETS, CFRConfig, FTRLConfig, MMDConfig, RTConfig, Scalars, algorithms, make_config
 from tensorcfr.run.solver import Solver
 from tensorcfr.run.training import TrainOptions, train
 from tensorcfr.spaces.treeplex import Treeplex, dilated_entropy_weights
@@ -114,8 +114,9 @@ class _OldGamesName(_Alias):
 sys.meta_path.insert(0, _OldGamesName())
 
 __all__ = [
-    "CFRConfig", "CompiledGame", "Evaluation", "FTRLConfig", "MMDConfig", "IterationState", "IterativeSolver", "PRESETS",
-    "PayoffOperator", "Policy", "RegretMatching", "Scalars", "Solver", "TensorCFRError", "TrainOptions", "Treeplex",
+    "CFRConfig", "CompiledGame", "Evaluation", "FTRLConfig", "MMDConfig", "RTConfig", "IterationState",
+    "IterativeSolver", "PRESETS", "PayoffOperator", "Policy", "RegretMatching", "Scalars", "Solver",
+    "TensorCFRError", "TrainOptions", "Treeplex",
     "algorithms", "best_response_value", "compile", "dilated_entropy_weights", "evaluate", "iterate",
     "keep_freed_memory", "make_config", "train",
 ]

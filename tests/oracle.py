@@ -411,3 +411,66 @@ class RecursiveMMD(RecursiveFTRL):
 
     def _target(self, k, gk):
         return [self.step * g + self.beta[k] * math.log(b) for g, b in zip(gk, self.sigma[k])]
+
+
+class RecursiveRTCFR(RecursiveFTRL):
+    """RTCFR+ (Meng et al., NeurIPS 2025) the textbook way: CFR+ whose counterfactual value of
+    each (infoset, action) loses mu (x - r), x the realisation-plan entry of the strategy played
+    and r the reference's, computed by recursive walks over each player's tree of infosets.
+    The regrets are those of the strategy regret matching+ proposes; the strategy played raises
+    each probability to at least p_t, (1 - p_t |A|) s + p_t; every `period` iterations the
+    reference becomes the plan played and p_t halves. An infoset whose regrets sum to less than
+    `floor` plays uniformly."""
+
+    def __init__(self, game, mu=1e-3, perturbation=1e-10, period=100, floor=1e-9, updates="alternating",
+                 averaging="linear", delay=0, gamma=None):
+        super().__init__(game, updates=updates, averaging=averaging, delay=delay, gamma=gamma)
+        self.mu, self.p0, self.period, self.floor = mu, perturbation, period, floor
+        self.sigma = {k: [1.0 / len(a)] * len(a) for k, a in self.actions.items()}
+        self.ref = {**self._plan(0), **self._plan(1)}
+
+    def _plan(self, p):
+        """{infoset: [x(I, a)]} of player p's strategy played, top-down."""
+        x = {}
+
+        def down(key, reach):
+            x[key] = [reach * s for s in self.sigma[key]]
+            for i in range(len(self.actions[key])):
+                for child in self.children.get((key, i), ()):
+                    down(child, x[key][i])
+        for k in self.roots[p]:
+            down(k, 1.0)
+        return x
+
+    def _matched(self, key):
+        r = self.regret[key]
+        total = sum(r)
+        n = len(r)
+        return [x / total for x in r] if total > 0 and total >= self.floor else [1.0 / n] * n
+
+    def iterate(self):
+        self.t += 1
+        if self.t % self.period == 0:
+            self.ref = {**self._plan(0), **self._plan(1)}
+        floor_p = self.p0 * 0.5 ** (self.t // self.period)
+        groups = [(0, 1)] if self.updates == "simultaneous" else [(0,), (1,)]
+        for updating in groups:
+            g_acc: dict[str, list[float]] = {}
+            self._utilities(self.game.initial_state(), [1.0, 1.0], 1.0, [None, None], g_acc, set(updating), set())
+            for p in updating:
+                x = self._plan(p)
+                proposed = {k: self._matched(k) for k in self.actions if self.player_of[k] == p}
+
+                def value(key, g_acc=g_acc, x=x, proposed=proposed):
+                    g = g_acc.get(key, [0.0] * len(self.actions[key]))
+                    q = [g[i] - self.mu * (x[key][i] - self.ref[key][i])
+                         + sum(value(c) for c in self.children.get((key, i), ()))
+                         for i in range(len(self.actions[key]))]
+                    v = sum(s * qi for s, qi in zip(proposed[key], q))
+                    self.regret[key] = [max(r + qi - v, 0.0) for r, qi in zip(self.regret[key], q)]
+                    return v
+                for k in self.roots[p]:
+                    value(k)
+                for k in proposed:
+                    n = len(self.actions[k])
+                    self.sigma[k] = [(1 - floor_p * n) * s + floor_p for s in self._matched(k)]

@@ -46,6 +46,11 @@ HOLDEM_STRATEGY_TOL = 1e-8
 # ... and its regrets and averages (pdcfr+ on the small turn: 1.5e-10 of their scale at iteration
 # 22, grown smoothly from 3e-15 at iteration 1; both forms' exploitability within 2e-13 at 30)
 HOLDEM_ITERATE_TOL = 1e-9
+# rtcfr+ plays regret matching on regrets that its 1e-10 perturbation leaves just above its floor
+# of 1e-9 at infosets the opponent all but never reaches: a ratio of sums of order 1e-9, whose
+# rounding (1e-17) is 1e-8 of it. Worst measured: 2.2e-10 (Dudo(4,1,2), iteration 22) while the
+# regrets themselves stayed within 2e-13
+RTCFR_STRATEGY_TOL = 1e-8
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +138,8 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
         for p, (ca, cb) in enumerate(cols):
             ca, cb = ca.to(device), cb.to(device)
             assert_close(a.sigma[p][:, ca], b.sigma[p][:, cb], f"iteration {t}, current strategy of player {p}",
-                         HOLDEM_STRATEGY_TOL if game.startswith(CARD_GAMES) else STRATEGY_TOL)  # H100: 1.01e-11 (pcfr+)
+                         HOLDEM_STRATEGY_TOL if game.startswith(CARD_GAMES) else
+                         RTCFR_STRATEGY_TOL if algo == "rtcfr+" else STRATEGY_TOL)  # H100: 1.01e-11 (pcfr+)
             assert_close(a.average[p][:, ca], b.average[p][:, cb], f"iteration {t}, average of player {p}",
                          HOLDEM_ITERATE_TOL if game.startswith(CARD_GAMES) else ITERATE_TOL)
             for f, x in vars(a.state.rule[p]).items():  # the per-sequence state (not per infoset or per member)

@@ -169,7 +169,8 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
     s.add_argument("--eta", type=float, default=None, help="FTRL step size (ftrl, oftrl; default 2)")
     s.add_argument("--weights", choices=WEIGHTS, default=None,
                    help="FTRL dilated-entropy weights (default unit)")
-    s.add_argument("--mu", type=float, default=None, help="inertia of conditional-rm (default (m-1) x payoff range)")
+    s.add_argument("--mu", type=float, default=None, help="inertia of conditional-rm (default (m-1) x payoff range); "
+                   "the regulariser's weight of rtcfr+ (default 1e-3)")
     s.add_argument("--seed", type=int, default=0,
                    help="random seed of the sampled procedures, and part of the run's name (default 0)")
     s.add_argument("--runs", type=_positive_int, default=None,

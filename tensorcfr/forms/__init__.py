@@ -84,6 +84,13 @@ class DecisionSpace(Protocol):
     def uniform(self, dtype: torch.dtype) -> torch.Tensor:
         """[1, S]: the uniform behavioural strategy."""
 
+    def segment_sum(self, values: torch.Tensor) -> torch.Tensor:
+        """[B, S] -> [B, I]: each infoset's sum of its sequences' entries."""
+
+    def reachable(self, dtype: torch.dtype) -> torch.Tensor | None:
+        """[1, S]: 1 at the sequences of infosets chance can reach, 0 at the others (the
+        public-tree form's types that a deal rules out); None where all are reachable."""
+
     def infosets(self):
         """(index, key, action names) of every infoset."""
 

@@ -352,6 +352,19 @@ class PublicTreeplex:
             self._live_masks[dtype] = self.live.to(dtype)
         return self._live_masks[dtype]
 
+    def reachable(self, dtype: torch.dtype) -> torch.Tensor | None:
+        """[1, S]: `live_mask` at each sequence (0 at the empty one), or None where all are live.
+
+        Example:
+            >>> import torch, tensorcfr
+            >>> tp = tensorcfr.compile("leduc", form="public").treeplexes[0]
+            >>> r = tp.reachable(torch.float64)
+            >>> (r.shape[1] == tp.num_sequences, 0 < float(r.mean()) < 1)
+            (True, True)
+        """
+        live = self.live_mask(dtype)
+        return None if live is None else self.at_sequences(live.reshape(1, -1))
+
     def _to_parent(self, lv: PublicLevel, q: torch.Tensor, values: torch.Tensor) -> None:
         """Add infoset values [B, n, T] of level `lv` into their parent sequences of q [B, S]."""
         if lv.first:

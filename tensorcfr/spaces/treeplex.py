@@ -183,6 +183,10 @@ class Treeplex:
         """
         return torch.cat([values.new_zeros(values.shape[0], 1), values[:, self.slot_infoset]], 1)
 
+    def reachable(self, dtype: torch.dtype) -> None:
+        """None: chance reaches every infoset of a treeplex built from a walk of the game."""
+        return None
+
     def tensors(self) -> dict[str, torch.Tensor]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if f.init and isinstance(getattr(self, f.name), torch.Tensor)}

@@ -76,12 +76,16 @@ class Scalars:
                     absolute weights would leave float32's range within 20 iterations
     positive/negative: DCFR's multipliers of positive and negative cumulative regrets (None
                     for the rules that do not discount)
+    perturbation/refresh: RTCFR+'s floor on each action's probability this iteration, and 1
+                    where its reference plan becomes the plan just played (else 0)
     """
 
     average_weight: tuple[float, ...] | Number
     average_discount: tuple[float, ...] | Number | None = None
     positive: tuple[float, ...] | Number | None = None
     negative: tuple[float, ...] | Number | None = None
+    perturbation: tuple[float, ...] | Number | None = None
+    refresh: tuple[float, ...] | Number | None = None
 
     def present(self) -> list[str]:
         """The fields this rule sets (the same at every iteration)."""
@@ -107,7 +111,7 @@ class FTRLState:
     temperature: torch.Tensor  # [B or 1, I] beta_j / eta: the regulariser's weight per infoset
 
 
-RuleState = Union[RegretState, FTRLState, "MMDState"]
+RuleState = Union[RegretState, FTRLState, "MMDState", "RTState"]
 
 
 @dataclass(frozen=True)
@@ -489,7 +493,117 @@ class MMDConfig(Schedule):
         return space.softmax(u.add_(g * st.step), st.temperature)
 
 
-Config = Union[CFRConfig, FTRLConfig, MMDConfig]
+@dataclass
+class RTState:
+    """RTCFR+'s state of one player."""
+
+    regrets: torch.Tensor  # [B, S] cumulative regrets (regret matching+: >= 0); column 0 stays 0
+    reference: torch.Tensor  # [B, S] the reference plan r the regulariser pulls towards
+    actions: torch.Tensor  # [1, S] the number of actions at each sequence's infoset (1 at column 0)
+    mu: torch.Tensor  # [B or 1, 1] the regulariser's weight, or [B or 1, S] where some infosets are
+    #                   unreachable (the public-tree form's ruled-out types): 0 there, whose regulariser
+    #                   is not in the game and must not reach their parents' values
+
+
+@dataclass(frozen=True)
+class RTConfig(Schedule):
+    """Reward-transformation CFR+ (RTCFR+; Meng, Ge, Li, An and Gao, "Efficient last-iterate
+    convergence in solving extensive-form games", NeurIPS 2025), as the authors' code
+    (github.com/menglinjian/NeurIPS-2025-RTCFR, on LiteEFG) runs it. Its last iterate converges.
+
+    Each update is CFR+ on a regularised game: the counterfactual values g lose
+    mu (x - r), the gradient of the Euclidean distance (mu / 2) |x - r|^2 between the plan x
+    just played and a reference plan r. The regrets are those of the strategy regret matching+
+    proposes, sigma; the strategy played is sigma with each action's probability raised to at
+    least `perturbation` at its infoset, (1 - p |A|) sigma + p. Every `period` iterations the
+    reference becomes the plan played and the perturbation halves, so the regularised games'
+    equilibria walk to a Nash equilibrium of the game.
+
+    mu:           the regulariser's weight (a tuple: one per batch member), on the scale of
+                  the counterfactual values, which carry the chance probabilities
+    perturbation: the starting floor p (a tuple: one per batch member); p |A| must stay < 1
+    period:       iterations between the reference's updates (the authors' T_u)
+    floor:        an infoset whose regrets sum to less than this plays uniformly (0: off). The
+                  authors' code does so through LiteEFG's normalisation, whose threshold is 1e-9;
+                  without it the perturbation's regrets of order 1e-10 at infosets the
+                  opponent all but never reaches make those infosets play pure strategies
+    and the schedule of `Schedule` (updates, averaging, delay, gamma) for the average, which
+    this rule does not need.
+
+    Example:
+        >>> RTConfig("my-rtcfr+", mu=(1e-3, 1e-2)).batch_size
+        2
+    """
+
+    mu: Param = 1e-3
+    perturbation: Param = 1e-10
+    period: int = 100
+    floor: float = 1e-9
+
+    BATCHED = ("mu", "perturbation", "gamma", "gamma_end")
+    BOUNDS = {**Schedule.BOUNDS, "mu": dict(lo=0.0, hi=ETA_MAX), "perturbation": dict(lo=0.0, hi=0.5)}
+
+    def __post_init__(self):
+        super().__post_init__()
+        for k in ("mu", "perturbation"):
+            if getattr(self, k) is None:
+                raise TensorCFRError(f"{k} must be a number, got None")
+        number("period", self.period, lo=1, integer=True)
+        number("floor", self.floor, lo=0.0)
+
+    def scalars(self, t: int) -> Scalars:
+        """The perturbation halves, and the reference is renewed, at every multiple of `period`."""
+        halvings = t // self.period
+        return replace(super().scalars(t), perturbation=tuple(p * 0.5 ** halvings for p in _batch(self.perturbation)),
+                       refresh=(1.0 if t % self.period == 0 else 0.0,))
+
+    def init_state(self, space: Treeplex, batch: int, dtype: torch.dtype, device) -> RTState:
+        zeros = torch.zeros(batch, space.num_sequences, dtype=dtype, device=device)
+        actions = space.normalize(zeros[:1]).reciprocal_()  # [1, S] |A| from the uniform strategy
+        widest = float(actions.max())
+        for p in _batch(self.perturbation):
+            if p * widest >= 1:
+                raise TensorCFRError(f"perturbation must be < 1/{widest:g} (1 over the most actions at an "
+                                     f"infoset) for this game, got {p!r}")
+        mu = torch.as_tensor(per_member(_batch(self.mu), dtype, device), dtype=dtype, device=device).reshape(-1, 1)
+        live = space.reachable(dtype)
+        mu = mu if live is None else mu * live.to(device)
+        return RTState(zeros.clone(), space.sequence_form(space.normalize(zeros)), actions, mu)
+
+    def initial_strategy(self, space: Treeplex, st: RTState) -> torch.Tensor:
+        """Uniform, as the reference."""
+        return space.normalize(st.regrets)
+
+    def _matched(self, space: Treeplex, regrets: torch.Tensor) -> torch.Tensor:
+        """Regret matching+ on regrets [B, S] >= 0, uniform where an infoset's sum is below `floor`."""
+        if not self.floor:
+            return space.normalize(regrets)
+        total = space.at_sequences(space.segment_sum(regrets))  # [B, S] each sequence's infoset total
+        return space.normalize(torch.where(total < self.floor, 0.0, regrets))
+
+    def next_strategy(self, space: Treeplex, st: RTState, g: torch.Tensor, sigma: torch.Tensor,
+                      sc: Scalars) -> torch.Tensor:
+        """One RTCFR+ update from counterfactual values g [B, S] against the perturbed strategy
+        sigma [B, S] just played (see the class)."""
+        x = space.sequence_form(sigma)  # [B, S] the plan played
+        if isinstance(sc.refresh, torch.Tensor) or sc.refresh:  # r <- x (a captured iteration: r + 0 (x - r))
+            st.reference.add_((x - st.reference).mul_(_like(sc.refresh, x)))
+        g.sub_(x.sub_(st.reference).mul_(st.mu))
+        del x
+        proposed = self._matched(space, st.regrets)  # [B, S] sigma, what regret matching+ proposed last
+        inst = space.instantaneous_regret(g, proposed, inplace=True)  # [B, S-1]
+        del g, proposed
+        st.regrets[:, 1:].add_(inst)
+        st.regrets.clamp_(min=0)
+        del inst
+        nxt = self._matched(space, st.regrets)
+        p = _like(sc.perturbation, nxt)
+        nxt.sub_(nxt * st.actions * p).add_(p)  # (1 - p |A|) sigma + p
+        nxt[:, 0] = 1.0
+        return nxt
+
+
+Config = Union[CFRConfig, FTRLConfig, MMDConfig, RTConfig]
 
 PRESETS: dict[str, Config] = {
     "cfr": CFRConfig("cfr"),
@@ -516,6 +630,9 @@ PRESETS: dict[str, Config] = {
     "ftrl": FTRLConfig("ftrl", eta=ETA_DEFAULT),
     "oftrl": FTRLConfig("oftrl", eta=ETA_DEFAULT, optimistic=True),
     "mmd": MMDConfig("mmd"),
+    # RTCFR+ with the defaults of the authors' code: mu = 1e-3, a perturbation of 1e-10, the
+    # reference renewed every 100 iterations (the average, which it does not need, as CFR+'s)
+    "rtcfr+": RTConfig("rtcfr+", updates="alternating", averaging="linear"),
 }
 
 
