@@ -372,15 +372,60 @@ def test_a_batch_of_spots_solves_as_each_spot_alone(street, factored, monkeypatc
         tensorcfr.Solver(cg, "cfr", sampling="external")
 
 
-def test_a_batch_of_spots_on_other_boards_is_refused_naming_the_spot():
-    other = RIVER_BATCH.format("").replace("AsKhQsJh9s", "AsKhQsJhTs")
-    with pytest.raises(TensorCFRError, match=r"batch member 1, holdem_river\(board='AsKhQsJhTs'.*, does not have the "
-                                             r"public tree and types of member 0, holdem_river\(board='AsKhQsJh9s'"):
-        tensorcfr.compile([RIVER_BATCH.format(""), other], form="public")
+# river spots on boards of their own: hands that hold a board card are dealt in some members
+# and not in others (the batch takes the union of the hands, each member dealing its own)
+OTHER_BOARDS = [RIVER_BATCH.format(""), RIVER_BATCH.format("").replace("AsKhQsJh9s", "AsKhQsJhTs"),
+                RIVER_BATCH.format(f", range1='{BATCH_RANGE}', pot=7").replace("AsKhQsJh9s", "9d9hTsJdAh")]
+
+
+@pytest.mark.parametrize("kernel", ["dense", "prefix sums"])
+@pytest.mark.parametrize("factored", [False, True], ids=["dense matrices kept", "factors only"])
+@pytest.mark.parametrize("algo", ["dcfr", "mmd"])
+def test_river_spots_on_other_boards_solve_as_each_spot_alone(algo, factored, kernel, monkeypatch):
+    """A batch of river spots on three boards: each member's showdown sorts the hands by its own
+    board's strengths, equals its dense matrices, and 10 iterations of each member equal its run
+    alone at float64, infoset by infoset, as its NashConv does."""
+    import tensorcfr.compiler.public as cp
+    import tensorcfr.operators.cards as cards
+
+    if factored:
+        monkeypatch.setattr(cp, "DENSE_ENTRIES", 0)
+    monkeypatch.setattr(cards, "DENSE_KERNEL_PAIRS", 10 ** 9 if kernel == "dense" else 0)
+    cg = tensorcfr.compile(OTHER_BOARDS, form="public")
+    sd = cg.showdown
+    assert cg.batch_size == 3 and sd.members == 3 and sd.strength_batch is not None and cg.deals_differ
+    assert not torch.equal(sd.strength_batch[0], sd.strength_batch[2])
+    if not factored:
+        assert_card_values_equal_dense(cg)
+    batch = tensorcfr.Solver(cg, algo, dtype=torch.float64, capture="none")
+    solos = [tensorcfr.Solver(tensorcfr.compile(s, form="public"), algo, dtype=torch.float64, capture="none")
+             for s in OTHER_BOARDS]
+    # the union of the hands: more than any member deals
+    assert all(len(sd.hands[0]) > len(s.game.showdown.hands[0]) for s in solos)
+    batch.step(10)
+    ev = batch.evaluate()["average"]
+    for b, solo in enumerate(solos):
+        solo.step(10)
+        mine, alone = batch.policy_tables(b), solo.policy_tables()
+        board = cg.batch_names[b].split("'")[1]  # a batch's infoset keys name member 0's board
+        for which in ("average", "current"):
+            for key, row in alone[which].items():  # the hands this member deals
+                ours = mine[which][key.replace(f"|{board}|", "|AsKhQsJh9s|")]
+                for action, prob in row.items():
+                    assert abs(ours[action] - prob) <= 1e-12, (b, which, key, action)
+        assert abs(float(ev.nash_conv[b]) - float(solo.evaluate()["average"].nash_conv[0])) <= 1e-12
+
+
+def test_a_batch_of_turn_spots_on_other_boards_is_refused_naming_the_spot():
+    """The turn deals its river card from what the board leaves: other boards, other trees."""
+    other = SMALL_TURN.replace("AsKhQsJh", "AsKhQs9h")
+    with pytest.raises(TensorCFRError, match=r"batch member 1, holdem_turn\(board='AsKhQs9h'.*, does not have the "
+                                             r"public tree and types of member 0, holdem_turn\(board='AsKhQsJh'"):
+        tensorcfr.compile([SMALL_TURN, other], form="public")
     # a range string thousands of characters long is cut short in the message
-    long = RIVER_BATCH.format(f", range0='{BATCH_RANGE}'" * 1).replace("AsKhQsJh9s", "AsKhQsJhTs")
+    long = other[:-1] + f", range0='{BATCH_RANGE}')"
     with pytest.raises(TensorCFRError) as e:
-        tensorcfr.compile([RIVER_BATCH.format(""), long], form="public")
+        tensorcfr.compile([SMALL_TURN, long], form="public")
     assert len(str(e.value)) < 500 and "..." in str(e.value)
 
 

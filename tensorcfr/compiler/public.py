@@ -279,6 +279,21 @@ class _PublicWalk:
         self.root = public[:1]
         self.pairs = self._pair_grid()
 
+    def widen(self, types: list[np.ndarray]) -> None:
+        """Take the types `types` (per player, sorted hand values, a superset of this deal's) as
+        its own, those it never deals with probability 0: batch members whose supports differ
+        (hold'em spots on other boards, whose hands holding a board card are not dealt) then
+        share one set of types."""
+        at = [np.searchsorted(types[p], self.type_values[p]) for p in (0, 1)]
+        P = np.zeros((len(types[0]), len(types[1])))
+        P[np.ix_(at[0], at[1])] = self.P
+        deals = np.zeros(P.shape, np.int64)
+        deals[np.ix_(at[0], at[1])] = self.deals
+        self.type_values, self.P, self.deals = [np.asarray(t) for t in types], P, deals
+        self.root = _set_hands(self.root, self.hands, self.type_values[0][0], self.type_values[1][0])
+        self.pairs = self._pair_grid()
+        self.paths = self._paths()
+
     def _check_ranked(self, n: int, root: np.ndarray) -> None:
         """`VectorGame.ranked_deal` promises ranks 0..n-1 to each player, every ordered pair of
         distinct ranks with probability 1/(n(n-1)), and one public state after the deal."""
@@ -488,7 +503,16 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         if not has_public_form(g):
             raise TensorCFRError(f"{g.name} has no public-tree form (its private information is not dealt once "
                                  "at the start); use form='generic'")
-    walk = _PublicWalk(members[0], ranked)
+    walks = [_PublicWalk(g, ranked) for g in members]
+    walk = walks[0]
+    # card games whose members deal other hands (hold'em spots on other boards): one set of
+    # types, the union, each member dealing its own with the others' probability 0
+    widened = (len(walks) > 1 and not walk.ranked and walk.vg.card_showdown() is not None
+               and not all(np.array_equal(w.type_values[p], walk.type_values[p]) for w in walks for p in (0, 1)))
+    if widened:
+        union = [np.unique(np.concatenate([w.type_values[p] for w in walks])) for p in (0, 1)]
+        for w in walks:
+            w.widen(union)
     raw = walk.run()
     T = tuple(len(v) for v in walk.type_values)
     tps, states, remap, orders = [], [], [], []
@@ -506,32 +530,33 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
     showdown = _card_showdown(walk, raw, first, weights)
     weights = None if weights is None else [weights]
     factors, deals_differ = [], False
-    for i, g in enumerate(members[1:], 1):  # a batch differs in payoffs and the deal's probabilities only
-        other = _PublicWalk(g, ranked)
+    for i, (g, other) in enumerate(zip(members[1:], walks[1:]), 1):  # payoffs, deals and boards differ only
         raw_g = other.run()
-        same = _same_tree(walk, raw, other, raw_g)
+        same = _same_tree(walk, raw, other, raw_g, same_support=not widened)
         c, w, first_g = _payoff_classes(other, raw_g, factored=True, members=B) if same else (None, None, None)
         if c is None or not np.array_equal(c, cls):
             raise TensorCFRError(f"compile: batch member {i}, {_short(g.name)}, does not have the "
                                  f"public tree and types of member 0, {_short(members[0].name)}; "
-                                 "a batch may differ in payoffs and in the probabilities of the same deals only "
-                                 "(hold'em spots: one board and bet tree; ranges over the same hands, pots)")
+                                 "a batch may differ in payoffs and in the probabilities of the deals only "
+                                 "(hold'em spots: one bet tree; river spots on any boards, turn spots on one "
+                                 "board; ranges, pots)")
         deals_differ |= not np.allclose(other.P, walk.P, rtol=0, atol=1e-15)
         if showdown is not None:
             sd = _card_showdown(other, raw_g, first_g, w)
-            if not (sd.strength.shape == showdown.strength.shape and torch.equal(sd.strength, showdown.strength)
-                    and torch.equal(sd.board, showdown.board)):
+            if not (sd.strength.shape == showdown.strength.shape and torch.equal(sd.board, showdown.board)):
                 raise TensorCFRError(f"compile: batch member {i}, {_short(g.name)}, does not show down "
-                                     f"on the boards of member 0, {_short(members[0].name)}; "
-                                     "a batch of card games shares its boards")
+                                     f"on as many boards as member 0, {_short(members[0].name)}, in its order")
             factors.append(sd)
         if weights is not None:
             weights.append(w)
     order = np.argsort(cls, kind="stable")
     offsets = np.searchsorted(cls[order], np.arange(len(first) + 1))
     namer = _Namer(walk, states)
+    # a type is live where some member can deal it (one a member never deals is, in that
+    # member, a treeplex of its own below the root, whose values reach no other type's)
     tps = [dataclasses.replace(tp, namer=namer,
-                               live=None if walk.ranked else _live(walk.paths, raw["info"][p]["path"][order_p], p))
+                               live=None if walk.ranked else _live([w.paths for w in walks],
+                                                                   raw["info"][p]["path"][order_p], p))
            for p, (tp, order_p) in enumerate(zip(tps, orders))]
     if weights is None:  # a card game too large for its dense matrices: its showdown factors only
         stacked = None
@@ -541,9 +566,12 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         every = [showdown] + factors
         d = tuple(torch.stack([sd.d[p] for sd in every]) for p in (0, 1))  # [B, K, T_p]
         ab = torch.stack([sd.ab for sd in every])  # [B, K, 2]
+        boards = all(torch.equal(sd.strength, showdown.strength) for sd in every)
+        strength = None if boards else torch.stack([sd.strength for sd in every])  # [B, G, H]: boards of their own
         # member 0's `d` and `ab` are views of the batch's, not a second copy (a turn spot's d:
         # 12,012 classes x 1,128 hands a player)
-        showdown = dataclasses.replace(showdown, d=(d[0][0], d[1][0]), ab=ab[0], d_batch=d, ab_batch=ab)
+        showdown = dataclasses.replace(showdown, d=(d[0][0], d[1][0]), ab=ab[0], d_batch=d, ab_batch=ab,
+                                       strength_batch=strength)
     return PublicCompiledGame(
         name=members[0].name, batch_names=tuple(g.name for g in members), treeplexes=tuple(tps),
         terminal_seq=torch.from_numpy(e[:, order].copy()), class_offsets=torch.from_numpy(offsets.astype(np.int64)),
@@ -556,14 +584,15 @@ def _short(name: str, most: int = 100) -> str:
     return name if len(name) <= most else name[:most - 3] + "..."
 
 
-def _same_tree(a: _PublicWalk, raw_a: dict, b: _PublicWalk, raw_b: dict) -> bool:
-    """Whether two walks found the same public tree: deal, actions, infosets and terminals."""
+def _same_tree(a: _PublicWalk, raw_a: dict, b: _PublicWalk, raw_b: dict, same_support: bool = True) -> bool:
+    """Whether two walks found the same public tree: deal, actions, infosets and terminals
+    (`same_support`: and the same pairs of types dealt)."""
     if type(a.vg) is not type(b.vg) or a.vg.actions != b.vg.actions or a.ranked != b.ranked:
         return False
     if not all(np.array_equal(x, y) for x, y in zip(a.type_values, b.type_values)):
         return False
     # the same deals, with probabilities of their own (hold'em ranges over the same hands)
-    if not a.ranked and not np.array_equal(a.P > 0, b.P > 0):
+    if same_support and not a.ranked and not np.array_equal(a.P > 0, b.P > 0):
         return False
     if not (np.array_equal(a.root, b.root) and a.paths.same(b.paths)):
         return False
@@ -597,10 +626,11 @@ def _public_treeplex(p: int, I: dict, T: int, alphabet):
     return tp, I["state"][order], remap, order
 
 
-def _live(paths, at: np.ndarray, p: int) -> torch.Tensor | None:
+def _live(paths: list, at: np.ndarray, p: int) -> torch.Tensor | None:
     """[U, T_p] bool: the types of player p that chance can still deal at each public infoset,
-    whose chance paths are `at` [U]; None where every one can."""
-    mask = paths.live_types(p)[at]
+    whose chance paths are `at` [U], in some batch member (`paths`: each member's); None where
+    every one can."""
+    mask = np.logical_or.reduce([ps.live_types(p)[at] for ps in paths])
     return None if mask.all() else torch.from_numpy(mask)
 
 

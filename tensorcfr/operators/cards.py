@@ -48,6 +48,9 @@ class CardShowdown:
     # above are member 0's. None for one game
     d_batch: tuple[torch.Tensor, torch.Tensor] | None = None
     ab_batch: torch.Tensor | None = None
+    # a batch whose members show down on boards of their own (river spots on other boards):
+    # every member's strengths [B, G, H]; `strength` above is member 0's. None where all share them
+    strength_batch: torch.Tensor | None = None
 
     def to(self, device) -> "CardShowdown":
         moved = {}
@@ -71,8 +74,13 @@ class CardShowdown:
         """Batch member b's showdown alone."""
         if self.ab_batch is None:
             return self
+        strength = self.strength if self.strength_batch is None else self.strength_batch[b]
         return replace(self, d=(self.d_batch[0][b], self.d_batch[1][b]), ab=self.ab_batch[b], d_batch=None,
-                       ab_batch=None)
+                       ab_batch=None, strength=strength, strength_batch=None)
+
+    def strengths(self, g: int) -> torch.Tensor:
+        """[H] the hands' strength on board g, or [B, H] per member where the members' boards differ."""
+        return self.strength[g] if self.strength_batch is None else self.strength_batch[:, g]
 
 
 class CardKernel:
@@ -80,6 +88,8 @@ class CardKernel:
     player's (`other`), and the kernel that uses them. The other's reach comes by its own types
     [R, T_o], the values go out by the player's [R, T_p]: no scatter into all 1,326 hands.
     Without `strength` (fold terminals, whose value ignores it) only `free` is available.
+    Strengths [M, T] (a batch of M members on boards of their own) make tables per member; the
+    reach then comes as [M, N, T_o], member m's rows sorted by member m's strengths.
 
     Example:
         >>> import torch
@@ -109,32 +119,43 @@ class CardKernel:
         self.ocs = [t(oc[:, j]) for j in range(k)]
         self.same = t(same)
         self.ranked = own_strength is not None
+        self.members = 1
         self.row_entries = max(To + 1, NUM_CARDS)  # of the largest array a row of a call holds
         if not self.ranked:
             return
         s, os_ = own_strength.cpu().numpy().astype(np.int64), other_strength.cpu().numpy().astype(np.int64)
-        order = np.argsort(os_, kind="stable")  # [T_o] the other's types weakest first
-        ss = os_[order]
-        first = np.searchsorted(ss, s, side="left")  # [T_p] where the other's hands tying each start
-        last = np.searchsorted(ss, s, side="right")  # and end (exclusive)
+        s, os_ = s.reshape(-1, len(c)), os_.reshape(-1, To)  # [M, T_p], [M, T_o]: M members' boards
+        M = self.members = len(s)
+        order = np.argsort(os_, axis=1, kind="stable")  # [M, T_o] the other's types weakest first
+        ss = np.take_along_axis(os_, order, 1)
+        first = _search_rows(ss, s, "left")  # [M, T_p] where the other's hands tying each start
+        last = _search_rows(ss, s, "right")  # and end (exclusive)
         # per card the other's types holding it, weakest first, padded with To (a zero column)
         held = [np.flatnonzero((oc == card).any(axis=1)) for card in range(NUM_CARDS)]
         width = max(1, max(len(h) for h in held))
-        lists = np.full((NUM_CARDS, width), To, dtype=np.int64)
-        cfirst = np.zeros((len(c), k), np.int64)
-        clast = np.zeros((len(c), k), np.int64)
+        lists = np.full((M, NUM_CARDS, width), To, dtype=np.int64)
+        cfirst = np.zeros((M, len(c), k), np.int64)
+        clast = np.zeros((M, len(c), k), np.int64)
         for card, h in enumerate(held):  # compile time: 52 cards
-            h = h[np.argsort(os_[h], kind="stable")]
-            lists[card, :len(h)] = h
-            sh = os_[h]
+            if not len(h):
+                continue
+            srt = np.argsort(os_[:, h], axis=1, kind="stable")  # [M, len(h)]
+            lists[:, card, :len(h)] = h[srt]
+            sh = np.take_along_axis(os_[:, h], srt, 1)
             for j in range(k):
                 mine = np.flatnonzero(c[:, j] == card)
-                cfirst[mine, j] = card * (width + 1) + np.searchsorted(sh, s[mine], side="left")
-                clast[mine, j] = card * (width + 1) + np.searchsorted(sh, s[mine], side="right")
-        lead = np.full((NUM_CARDS, 1), To, dtype=np.int64)
-        self.order, self.first, self.last = t(np.concatenate([[To], order])), t(first), t(last)
-        self.lists = t(np.concatenate([lead, lists], 1).reshape(-1))  # [52 (width + 1)]
-        self.cfirst, self.clast, self.width = t(cfirst), t(clast), width
+                cfirst[:, mine, j] = card * (width + 1) + _search_rows(sh, s[:, mine], "left")
+                clast[:, mine, j] = card * (width + 1) + _search_rows(sh, s[:, mine], "right")
+        lead = np.full((M, NUM_CARDS, 1), To, dtype=np.int64)
+        # one member: index vectors [n], as every gather of a board's rows takes them; several:
+        # [M, n], member m's rows gathered by row m
+        one = (lambda a: a[0]) if M == 1 else (lambda a: a)  # noqa: E731
+        self.order = t(one(np.concatenate([np.full((M, 1), To), order], 1)))
+        self.first, self.last = t(one(first)), t(one(last))
+        self.lists = t(one(np.concatenate([lead, lists], 2).reshape(M, -1)))  # [(M,) 52 (width + 1)]
+        self.cfirst = [t(one(np.ascontiguousarray(cfirst[..., j]))) for j in range(k)]
+        self.clast = [t(one(np.ascontiguousarray(clast[..., j]))) for j in range(k)]
+        self.width = width
         self.row_entries = max(To + 1, NUM_CARDS * (width + 1))
 
     def _free(self, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -161,23 +182,56 @@ class CardKernel:
 
     def parts(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(free, weaker, stronger) [R, T_p] each: the other's reach y [R, T_o] of the hands
-        sharing no card with each own hand, and of those of them weaker and stronger (`sums`)."""
+        sharing no card with each own hand, and of those of them weaker and stronger (`sums`).
+        A kernel of M members takes y [M, N, T_o] and returns [M, N, T_p] each."""
+        shape = y.shape[:-1]
+        if self.members > 1 and (y.dim() != 3 or y.shape[0] != self.members):
+            raise ValueError(f"a kernel of {self.members} members takes reach [{self.members}, N, T], got {list(y.shape)}")
+        y = y.reshape(-1, y.shape[-1])
         R = y.shape[0]
+        take = _take if self.members == 1 else (lambda x, idx: _take_rows(x, idx, self.members))  # noqa: E731
         free, total, per_card, padded = self._free(y)
         # exclusive prefix sums: `order` and `lists` lead with the zero column T_o
-        prefix = _take(padded, self.order).cumsum_(-1)  # [R, T_o + 1]
-        below = _take(prefix, self.first)
-        above = total - _take(prefix, self.last)
-        card_prefix = _take(padded, self.lists).view(R, NUM_CARDS, self.width + 1).cumsum_(-1).view(R, self.lists.numel())
-        for j, cj in enumerate(self.cs):  # the hands below / above that hold the card cj
-            below -= _take(card_prefix, self.cfirst[:, j])
-            above -= _take(per_card, cj) - _take(card_prefix, self.clast[:, j])
-        return free, below, above
+        prefix = take(padded, self.order).cumsum_(-1)  # [R, T_o + 1]
+        below = take(prefix, self.first)
+        above = total - take(prefix, self.last)
+        card_prefix = take(padded, self.lists).view(R, NUM_CARDS, self.width + 1).cumsum_(-1).view(R, -1)
+        for cj, cf, cl in zip(self.cs, self.cfirst, self.clast):  # the hands below / above that hold the card cj
+            below -= take(card_prefix, cf)
+            above -= _take(per_card, cj) - take(card_prefix, cl)
+        return tuple(v.view(*shape, -1) for v in (free, below, above))
 
 
 def _take(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     """x[:, idx] for x [R, n] and idx [m] (a gather: measured 3x faster than indexing on the CPU)."""
     return torch.gather(x, 1, idx.expand(x.shape[0], -1))
+
+
+def _take_rows(x: torch.Tensor, idx: torch.Tensor, members: int) -> torch.Tensor:
+    """`_take` with an index vector per member: x [M N, n] (member m's rows together), idx [M, k]
+    (or [k], every member's) -> [M N, k]."""
+    if idx.dim() == 1:
+        return _take(x, idx)
+    n = x.shape[0] // members
+    return torch.gather(x.view(members, n, -1), 2, idx[:, None, :].expand(-1, n, -1)).view(members * n, -1)
+
+
+def _search_rows(sorted_rows: np.ndarray, queries: np.ndarray, side: str) -> np.ndarray:
+    """`np.searchsorted` of each row of queries [M, m] in the same row of sorted_rows [M, n]
+    (integers), in one call: row r's values are shifted into a band of their own.
+
+    Example:
+        >>> _search_rows(np.array([[1, 2, 3], [5, 6, 7]]), np.array([[2], [7]]), "right").tolist()
+        [[2], [3]]
+    """
+    M, n = sorted_rows.shape
+    if not sorted_rows.size or not queries.size:
+        return np.zeros(queries.shape, np.int64)
+    lo = min(int(sorted_rows.min()), int(queries.min()))
+    band = max(int(sorted_rows.max()), int(queries.max())) - lo + 1
+    shift = np.arange(M, dtype=np.int64)[:, None] * band - lo
+    pos = np.searchsorted((sorted_rows + shift).reshape(-1), (queries + shift).reshape(-1), side=side)
+    return pos.reshape(queries.shape) - np.arange(M, dtype=np.int64)[:, None] * n
 
 
 class DenseCardKernel:
@@ -197,26 +251,29 @@ class DenseCardKernel:
                  other_strength: torch.Tensor | None = None):
         apart = ~(own[:, None, :, None] == other[None, :, None, :]).any(3).any(2)  # [T_p, T_o]
         self.ranked = own_strength is not None
-        rows = [apart.double()]
+        self.members = 1 if not self.ranked or own_strength.dim() == 1 else own_strength.shape[0]
+        rows = [apart.double().expand(self.members, -1, -1)]
         if self.ranked:
-            rows.append(torch.sign(own_strength[:, None] - other_strength[None]).double() * apart)
-        self.m = torch.cat(rows)  # [T_p or 2 T_p, T_o]
+            s, os_ = own_strength.reshape(self.members, -1), other_strength.reshape(self.members, -1)
+            rows.append(torch.sign(s[:, :, None] - os_[:, None]).double() * apart)
+        self.m = torch.cat(rows, 1)  # [M, T_p or 2 T_p, T_o]: M members' boards
         self.Tp = apart.shape[0]
-        self.row_entries = max(self.m.shape[0], 1)
+        self.row_entries = max(self.m.shape[1], 1)
         self._cast: dict = {}
 
     def _product(self, y: torch.Tensor) -> torch.Tensor:
+        """y [R, T_o] (or [M, N, T_o] for M members) times each board's matrix."""
         m = self._cast.get(y.dtype)
         if m is None:
-            m = self._cast[y.dtype] = self.m.to(y.dtype).t().contiguous()  # [T_o, rows]
-        return y @ m
+            m = self._cast[y.dtype] = self.m.to(y.dtype).transpose(1, 2).contiguous()  # [M, T_o, rows]
+        return y @ m[0] if self.members == 1 else torch.bmm(y, m)
 
     def free(self, y: torch.Tensor) -> torch.Tensor:
-        return self._product(y)[:, :self.Tp]
+        return self._product(y)[..., :self.Tp]
 
     def sums(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         out = self._product(y)
-        return out[:, :self.Tp], out[:, self.Tp:]
+        return out[..., :self.Tp], out[..., self.Tp:]
 
 
 # Up to this many pairs of types T0 T1 a card game's kernels are dense products (`DenseCardKernel`).
@@ -238,7 +295,7 @@ def kernels(showdown: CardShowdown, kind=None) -> list[tuple[CardKernel, CardKer
     sd, out, kind = showdown, [], kind or _kernel_class(showdown)
     cards = [sd.cards[h] for h in sd.hands]
     for g in range(sd.strength.shape[0]):
-        s = [sd.strength[g][h] for h in sd.hands]
+        s = [sd.strengths(g)[..., h] for h in sd.hands]  # [(B,) T_p]: per member where boards differ
         out.append(tuple(kind(cards[p], cards[1 - p], s[p], s[1 - p]) for p in (0, 1)))
     return out
 
@@ -269,10 +326,12 @@ def card_values(showdown: CardShowdown, kernel: CardKernel, cls: torch.Tensor, r
     if d is None:
         d, ab = showdown.factors()
     own, other, a, b = factors if factors is not None else terminal_factors(showdown, cls, player, rows.dtype, d, ab)
-    B, N, To = rows.shape
-    y = (rows * other).view(B * N, To)  # [B N, T_o]
+    y = rows * other  # [B, N, T_o] (rows of one member, B 1, against a batch's factors: B members)
+    B, N, To = y.shape
+    if kernel.members == 1:
+        y = y.view(B * N, To)  # one board for every member: one set of index vectors
     if kernel.ranked:
-        free, margin = kernel.sums(y)  # [B N, T_p] each
+        free, margin = kernel.sums(y)  # [B N, T_p] each, or [B, N, T_p]
         vals = a * free.view(B, N, -1) + b * margin.view(B, N, -1)
     else:
         vals = a * kernel.free(y).view(B, N, -1)

@@ -148,7 +148,8 @@ class PublicPayoffOperator:
             return flat
         if self.cards is not None:
             sd, groups, d, ab = self.cards
-            flat = x_other.new_zeros(x_other.shape[0], sp.num_sequences)  # [B, S_p]
+            # [B, S_p]: a plan of one member (mmd's first) against a batch's factors gives B values
+            flat = x_other.new_zeros(max(x_other.shape[0], sd.members), sp.num_sequences)
             out = sp.rows(flat)
             # one pass a board (a public chance outcome), each over all of that board's terminals:
             # its rows share one set of index tables, so every gather takes one index vector.

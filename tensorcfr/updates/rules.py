@@ -479,7 +479,9 @@ class MMDConfig(Schedule):
         weight = space.at_sequences(beta[None, :])  # [1, S]
         step = torch.as_tensor(per_member(_batch(self.eta), dtype, device), dtype=dtype, device=device).reshape(-1, 1)
         alpha = torch.as_tensor(per_member(_batch(self.alpha), dtype, device), dtype=dtype, device=device).reshape(-1, 1)
-        return MMDState(weight, step, beta[None, :] * (1 + step * alpha))
+        temperature = beta[None, :] * (1 + step * alpha)  # [B or 1, I]
+        # a batch of games with one setting: a strategy per member from the start
+        return MMDState(weight, step, temperature.expand(max(batch, temperature.shape[0]), -1))
 
     def initial_strategy(self, space: Treeplex, st: MMDState) -> torch.Tensor:
         """Uniform at every infoset, as OpenSpiel starts."""
