@@ -3,6 +3,7 @@ way value-network training data is made (many ranges and pots on one board).
 
     python experiments/holdem_batch.py                       # 8 spots, 180 DCFR iterations
     python experiments/holdem_batch.py --spots 32 --iterations 100 --no-readme
+    python experiments/holdem_batch.py --boards              # each spot on a random board of its own
 
 The spots share the board and the bets of the river spot of experiments/holdem.py; each has its
 own pot (10 to 20, the stack 10 pots deep, so that the bet tree is the same) and its own ranges for
@@ -12,7 +13,8 @@ classes with a weight drawn uniformly from (0.05, 1] (seeded), so that all spots
 of the list of specs) and solved by one `Solver`; each spot is then compiled and solved alone
 with the same settings. Reported: compile and solving seconds of both, the process's peak
 memory after the batch, and each spot's exploitability in percent of its pot, which must be
-the same in the batch and alone.
+the same in the batch and alone. With --boards each spot gets a random board of its own (seeded):
+the batch then deals the union of the spots' hands and each member sorts them by its own board.
 """
 
 from __future__ import annotations
@@ -49,14 +51,16 @@ def random_range(rng: np.random.Generator, ranks: str = RANKS, suits: str = SUIT
     return ",".join(f"{c}:{w:.3f}" for c, w in zip(classes, rng.uniform(0.05, 1.0, len(classes))))
 
 
-def spots(n: int, seed: int, board: str = "Ks7d2c9h4s", ranks: str = RANKS, suits: str = SUITS) -> list[str]:
-    """n river spots on `board`, pots 10 to 20 with stacks 10 pots deep (one bet tree: the bets are
-    fractions of the pot, and a stack as deep in pots makes the same all-ins), each player's range
-    random over every hand class."""
+def spots(n: int, seed: int, board: str | None = "Ks7d2c9h4s", ranks: str = RANKS, suits: str = SUITS) -> list[str]:
+    """n river spots on `board` (None: each on a random board of its own), pots 10 to 20 with
+    stacks 10 pots deep (one bet tree: the bets are fractions of the pot, and a stack as deep in
+    pots makes the same all-ins), each player's range random over every hand class."""
     rng = np.random.default_rng(seed)
     deck = "" if (ranks, suits) == (RANKS, SUITS) else f", ranks={ranks}, suits={suits}"
+    cards = [r + s for r in ranks for s in suits]
+    boards = [board or "".join(rng.choice(cards, 5, replace=False)) for _ in range(n)]
     pots = [10 + 10 * i / max(n - 1, 1) for i in range(n)]
-    return [BASE.format(board=board, pot=pots[i], stack=10 * pots[i], r0=random_range(rng, ranks, suits),
+    return [BASE.format(board=boards[i], pot=pots[i], stack=10 * pots[i], r0=random_range(rng, ranks, suits),
                         r1=random_range(rng, ranks, suits), deck=deck) for i in range(n)]
 
 
@@ -76,6 +80,7 @@ def main(argv=None) -> int:
     ap.add_argument("--algo", default="dcfr")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--board", default="Ks7d2c9h4s")
+    ap.add_argument("--boards", action="store_true", help="each spot on a random board of its own (not --board)")
     ap.add_argument("--ranks", default=RANKS, help="a smaller deck's ranks (a test's)")
     ap.add_argument("--suits", default=SUITS)
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
@@ -86,7 +91,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     torch.set_num_threads(a.threads)
     dtype = getattr(torch, a.dtype)
-    specs = spots(a.spots, a.seed, a.board, a.ranks, a.suits)
+    specs = spots(a.spots, a.seed, None if a.boards else a.board, a.ranks, a.suits)
     pots = [games.make(s).pot for s in specs]
     t0 = time.perf_counter()
     cg = tensorcfr.compile(specs, form="public")
@@ -115,12 +120,16 @@ def main(argv=None) -> int:
             "torch": torch.__version__, "threads": a.threads, "dtype": a.dtype, "command": command("holdem_batch.py", argv),
             "spots": a.spots, "iterations": a.iterations, "algorithm": a.algo, "compile_batch_s": compile_batch,
             "solve_batch_s": batch_s, "compile_solo_s": compile_solo, "solve_solo_s": solo_s, "peak_mb": peak,
-            "percent_pot": pct, "percent_pot_solo": pct_solo, "hands": sizes["types"], "classes": sizes["payoff_classes"]}
+            "percent_pot": pct, "percent_pot_solo": pct_solo, "hands": sizes["types"], "classes": sizes["payoff_classes"],
+            "boards": [games.make(s).name.split("'")[1] for s in specs] if a.boards else [a.board]}
     body = "\n".join([
         f"Made by `{meta['command']}` on {meta['machine']} ({a.threads} threads), torch {meta['torch']}, {a.dtype}, "
-        f"{meta['date']}: {a.spots} river spots on {a.board} ({sizes['types'][0]:,} x {sizes['types'][1]:,} hands, "
-        f"{sizes['payoff_classes']} payoff classes each), pots 10 to 20 with stacks 10 pots deep, random ranges over "
-        f"every hand; "
+        f"{meta['date']}: {a.spots} river spots "
+        + (f"on random boards of their own (the batch deals the union of their hands, {sizes['types'][0]:,} x "
+           f"{sizes['types'][1]:,}" if a.boards else
+           f"on {a.board} ({sizes['types'][0]:,} x {sizes['types'][1]:,} hands")
+        + f", {sizes['payoff_classes']} payoff classes each), pots 10 to 20 with stacks 10 pots deep, random ranges "
+        f"over every hand; "
         f"{a.iterations} {a.algo} iterations each.", "",
         "| | compile | solve | seconds a spot (solve) |", "|---|---:|---:|---:|",
         f"| one batch | {compile_batch:.1f} s | {batch_s:.2f} s | {batch_s / a.spots:.3f} |",
@@ -129,10 +138,11 @@ def main(argv=None) -> int:
         f"alone (largest difference {worst:.1e} points of the pot). Peak memory of the process after the batch: "
         f"{peak:,.0f} MB."]) + "\n"
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "holdem-batch.json"), "w") as f:
+    section = "holdem-boards" if a.boards else "holdem-batch"
+    with open(os.path.join(a.out, f"{section}.json"), "w") as f:
         json.dump(meta, f, indent=1)
     if not a.no_readme:
-        replace_section("holdem-batch", body)
+        replace_section(section, body)
     print(body)
     return 0
 
