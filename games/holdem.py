@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -118,9 +119,7 @@ class HoldemSpot(Game):
             if not w.any():
                 raise GameError(f"{kind}: range{p} {text!r} holds no hand that the board and deck leave possible")
             self.weights.append(w / w.max())  # relative weights: 1e-300 each would vanish in the products below
-        # compat [1326, 1326]: the hands share no card
-        share = (HANDS[:, None, :, None] == HANDS[None, :, None, :]).any(axis=(2, 3))
-        self.compat = ~share
+        self.compat = _compat()
         mass = self.weights[1] @ self.compat.T  # [1326] player 1's weight left beside each hand of player 0
         deal0 = self.weights[0] * mass
         if not deal0.sum() > 0:
@@ -414,6 +413,16 @@ class HoldemVector(VectorGame):
             cards = board + ("" if river == 0 else "/" + card_name(river - 1))
             out.append(f"{hand_name(own)}|{cards}|{g.tree.line[u]}")
         return out
+
+
+@functools.lru_cache(maxsize=1)
+def _compat() -> np.ndarray:
+    """[1326, 1326] bool: the hands share no card (one array for every spot: a batch of a
+    thousand spots would keep a thousand copies of its 1.8 MB). Read-only."""
+    share = (HANDS[:, None, :, None] == HANDS[None, :, None, :]).any(axis=(2, 3))
+    compat = ~share
+    compat.setflags(write=False)
+    return compat
 
 
 def holdem_river(board: str, pot: float = 10, stack: float = 100, range0: str | None = None,

@@ -52,7 +52,7 @@ class Policy:
         """
         out = {}
         for tp, s in zip(self.game.treeplexes, self.sigma):
-            out.update(tp.per_infoset(s[min(member, s.shape[0] - 1)].tolist()))
+            out.update(tp.per_infoset(s[min(member, s.shape[0] - 1)].tolist(), member))
         return out
 
     def infoset(self, key: str, member: int = 0) -> dict[str, float]:

@@ -551,7 +551,7 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
             weights.append(w)
     order = np.argsort(cls, kind="stable")
     offsets = np.searchsorted(cls[order], np.arange(len(first) + 1))
-    namer = _Namer(walk, states)
+    namer = _Namer(walk, states, members if widened else None)
     # a type is live where some member can deal it (one a member never deals is, in that
     # member, a treeplex of its own below the root, whose values reach no other type's)
     tps = [dataclasses.replace(tp, namer=namer,
@@ -797,18 +797,22 @@ def _counts(walk: _PublicWalk, raw: dict) -> dict:
 
 
 class _Namer:
-    """Infoset key strings from (public infoset, type), through the game's own naming."""
+    """Infoset key strings from (public infoset, type), through the game's own naming; with
+    `members` (a batch whose members name infosets apart: hold'em spots on boards of their own),
+    batch member b's through member b's game."""
 
-    def __init__(self, walk: _PublicWalk, states):
+    def __init__(self, walk: _PublicWalk, states, members: list[Game] | None = None):
         self.vg, self.hands, self.values = walk.vg, walk.hands, walk.type_values
+        self.members = members
         # [U_p, width] per player in the narrowest integer type that holds them (Dudo(6,2,2):
         # 8.4M public infosets a player, 336 MB each as int64)
         self.states = [_compact(s) for s in states]
 
-    def __call__(self, player: int, u: np.ndarray, t: np.ndarray) -> list[str]:
+    def __call__(self, player: int, u: np.ndarray, t: np.ndarray, member: int = 0) -> list[str]:
         s = self.states[player][u].astype(np.int64)
         s[:, self.hands[player]] = self.values[player][t]
-        return self.vg.infoset_names(self.vg.infoset(s))
+        vg = self.vg if not member or self.members is None else vector_form(self.members[member])
+        return vg.infoset_names(vg.infoset(s))
 
 
 def _compact(a: np.ndarray) -> np.ndarray:

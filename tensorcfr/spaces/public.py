@@ -167,8 +167,8 @@ class PublicKeys(Sequence):
     """The infoset keys of one player, made on demand from (public node, type): Dudo(6,2,2)
     has 3.5e8 of them, which do not fit in memory as strings."""
 
-    def __init__(self, tp: "PublicTreeplex"):
-        self.tp = tp
+    def __init__(self, tp: "PublicTreeplex", member: int = 0):
+        self.tp, self.member = tp, member
 
     def __len__(self):
         return self.tp.num_infosets
@@ -182,7 +182,8 @@ class PublicKeys(Sequence):
 
     def names(self, js: np.ndarray) -> list[str]:
         """The key strings of the infosets `js` [k]."""
-        return self.tp.namer(self.tp.player, *np.divmod(np.asarray(js, dtype=np.int64), self.tp.types))
+        u, t = np.divmod(np.asarray(js, dtype=np.int64), self.tp.types)
+        return self.tp.namer(self.tp.player, u, t, self.member) if self.member else self.tp.namer(self.tp.player, u, t)
 
     def __iter__(self):
         for _, key in self.chunked(np.arange(len(self))):
@@ -273,13 +274,15 @@ class PublicTreeplex:
     def action_names(self) -> "_ActionNames":
         return _ActionNames(self)
 
-    def infosets(self):
+    def infosets(self, member: int = 0):
         """(index, key, action names) of every infoset chance can reach, in storage order (the
-        infosets of the generic form; the others hold numbers that never matter)."""
+        infosets of the generic form; the others hold numbers that never matter). `member`: the
+        keys as batch member `member` names them (they differ where the members' games name
+        their infosets apart: hold'em spots on boards of their own)."""
         js = (np.arange(self.num_infosets) if self.live is None
               else np.flatnonzero(self.live.reshape(-1).cpu().numpy()))
         names = self.action_names
-        for j, key in self.infoset_keys.chunked(js):
+        for j, key in PublicKeys(self, member).chunked(js):
             yield j, key, names[j]
 
     def infoset_index(self) -> dict[str, int]:
@@ -308,9 +311,10 @@ class PublicTreeplex:
         a, b = self.public_actions(u)
         return [1 + (e - 1) * self.types + t for e in range(a, b)]
 
-    def per_infoset(self, row: list) -> dict[str, dict[str, object]]:
-        """`{infoset key: {action name: row[sequence]}}` for a per-sequence list `row` [S]."""
-        return {key: dict(zip(acts, (row[c] for c in self.columns(j)))) for j, key, acts in self.infosets()}
+    def per_infoset(self, row: list, member: int = 0) -> dict[str, dict[str, object]]:
+        """`{infoset key: {action name: row[sequence]}}` for a per-sequence list `row` [S], keyed
+        as batch member `member` names its infosets."""
+        return {key: dict(zip(acts, (row[c] for c in self.columns(j)))) for j, key, acts in self.infosets(member)}
 
     def uniform(self, dtype: torch.dtype) -> torch.Tensor:
         """[M, 1]: 1 / actions of each public sequence's infoset."""

@@ -109,8 +109,9 @@ class Treeplex:
         """Readable name of every sequence: `""` for the empty one, else `"key/action"`."""
         return [""] + [f"{k}/{a}" for k, acts in zip(self.infoset_keys, self.action_names) for a in acts]
 
-    def per_infoset(self, row: list) -> dict[str, dict[str, object]]:
-        """`{infoset key: {action name: row[sequence]}}` for a per-sequence list `row` [S].
+    def per_infoset(self, row: list, member: int = 0) -> dict[str, dict[str, object]]:
+        """`{infoset key: {action name: row[sequence]}}` for a per-sequence list `row` [S] (every
+        batch member of the generic form names its infosets alike: `member` changes nothing).
 
         Example:
             >>> import tensorcfr
