@@ -30,7 +30,7 @@ from tensorcfr.run.training import train
 from readme_section import command, publish_picture, replace_section
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RULES = ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "pdcfr+", "hs-dcfr", "hs-pcfr+", "ftrl", "oftrl", "mmd"]
+RULES = ["cfr", "cfr+", "lcfr", "dcfr", "pcfr+", "pdcfr+", "hs-dcfr", "hs-pcfr+", "ftrl", "oftrl", "mmd", "rtcfr+"]
 GAMES = ["kuhn", "leduc", "liars_dice", "goofspiel(num_cards=4)", "goofspiel(num_cards=5,points_order=descending)"]
 LARGE = ["goofspiel(num_cards=6,points_order=descending)", "ocp(1000)", "dudo(4,2,2)",
          "goofspiel(num_cards=7,points_order=descending)"]
@@ -122,7 +122,7 @@ def plot(curves: dict, path: str) -> bool:
     nrows = (len(games) + cols - 1) // cols
     fig, axes = plt.subplots(nrows, cols, figsize=(5.4 * cols, 4.2 * nrows), squeeze=False)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    if max(len(c) for c in curves.values()) > len(colors):  # eleven rules: no colour used twice
+    if max(len(c) for c in curves.values()) > len(colors):  # twelve rules: no colour used twice
         colors = list(plt.get_cmap("tab20").colors)
     for ax, game in zip(axes.flat, games):
         for k, (rule, rows) in enumerate(curves[game].items()):

@@ -137,8 +137,6 @@ class CardKernel:
         cfirst = np.zeros((M, len(c), k), np.int64)
         clast = np.zeros((M, len(c), k), np.int64)
         for card, h in enumerate(held):  # compile time: 52 cards
-            if not len(h):
-                continue
             srt = np.argsort(os_[:, h], axis=1, kind="stable")  # [M, len(h)]
             lists[:, card, :len(h)] = h[srt]
             sh = np.take_along_axis(os_[:, h], srt, 1)
