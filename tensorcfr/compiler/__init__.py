@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from tensorcfr.games import Game
 from tensorcfr.games.vector import vector_form
 from tensorcfr.compiler.generic import cache_file, compile_generic  # noqa: F401  (cache_file: a public name)
@@ -78,6 +80,8 @@ def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling
     - the public-tree form where the generic one would pass `max_histories` or `max_memory`
       (by the game's closed-form size, `sizes.walk_limit`); where the public form would pass
       them too, its own limit's error (`sizes.public_limit`);
+    - the public-tree form for a batch of card games that deal other hands (hold'em spots on
+      boards of their own), which only it batches;
     - the public-tree form from `PUBLIC_FROM_HISTORIES` histories (`Game.size_hint`; a game
       without a closed-form size is small) and where its deal is ranked (OCP from 256 cards:
       no table of pairs of types, `compiler/public.py`'s `RANKED_MIN_PAIRS`);
@@ -113,9 +117,31 @@ def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling
         raise
     if not all(_takes_public(g) for g in members):
         return FORMS["generic"]
+    if _deal_other_hands(members):  # only the public form batches them (one set of types, the union)
+        return FORMS["public"]
     hint = members[0].size_hint()
     return FORMS["public"] if (hint is not None and hint[0] >= PUBLIC_FROM_HISTORIES) or _ranked(members[0]) \
         else FORMS["generic"]
+
+
+def _deal_other_hands(members: list[Game]) -> bool:
+    """Whether a batch of card games (`VectorGame.card_showdown`) deals other hands in some
+    member: hold'em spots on boards of their own, or ranges over other hands, whose generic
+    trees differ.
+
+    Example:
+        >>> from tensorcfr import games
+        >>> spot = "holdem_river(board={}, ranks=AKQJT9, suits=shd)"
+        >>> _deal_other_hands([games.make(spot.format(b)) for b in ("AsKhQsJh9s", "AsKhQsJhTs")])
+        True
+    """
+    if len(members) < 2:
+        return False
+    claims = [vector_form(g).card_showdown() for g in members]
+    if any(c is None for c in claims):
+        return False
+    return any(not np.array_equal(np.asarray(c[p]) > 0, np.asarray(claims[0][p]) > 0)
+               for c in claims[1:] for p in (1, 2))
 
 
 def _ranked(game: Game) -> bool:

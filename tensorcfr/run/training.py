@@ -400,8 +400,8 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
 
     Each evaluation produces a row (see `evaluation_row`, plus `ms_per_iteration`,
     `iterations_per_second` and `seconds`, the solving time so far without evaluations) per
-    batch member. The loop stops early on `time_limit`, `target_exploitability` or
-    `should_stop`. Returns member 0's rows (all of them, those of `loop_state` included) as a
+    batch member. The loop stops early on `time_limit`, `target_exploitability` (met by every
+    batch member) or `should_stop`. Returns member 0's rows (all of them, those of `loop_state` included) as a
     `TrainResult`.
     """
     try:
@@ -431,8 +431,12 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
     key = {"average": ("exploitability",), "current": ("exploitability_current",),
            "either": ("exploitability", "exploitability_current")}[opts.stop_on]
 
-    def points() -> list[tuple[int, float]]:  # (iteration, the stop rule's exploitability) so far
-        return [(r["iteration"], min(r[k] for k in key)) for r in rows]
+    # (iteration, the stop rule's exploitability) so far: of the batch's furthest member, so that
+    # a batch stops when every member meets the target (a resumed run starts from member 0's rows)
+    gaps = [(r["iteration"], min(r[k] for k in key)) for r in rows]
+
+    def points() -> list[tuple[int, float]]:
+        return gaps
 
     # where the next evaluation falls: a resumed run goes on with the one it had planned
     next_eval = state.get("next_eval") or plan.next(solver.iteration, points())
@@ -473,6 +477,7 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         stop_if_not_finite(member_rows)
         since_eval, since_eval_time = 0, 0.0
         rows.append(member_rows[0])
+        gaps.append((member_rows[0]["iteration"], max(min(r[k] for k in key) for r in member_rows)))
         # the histograms' best responses are collectives in a distributed run: every rank computes
         # them (the CLI turns them off on every rank with --no-log), rank 0 writes them
         hist = (solver.histograms(0) if opts.histograms and (writer is not None or getattr(solver, "distributed", False))
@@ -511,9 +516,9 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         if progress is not None:
             progress.update(solver.iteration)
         if solver.iteration >= next_eval or solver.iteration == target_iteration:
-            row = evaluate_now()
+            evaluate_now()
             next_eval = plan.next(solver.iteration, points())
-            if target is not None and min(row[k] for k in key) <= target:
+            if target is not None and gaps[-1][1] <= target:
                 rows.stopped = "target"
                 break
         due = checkpoint_every and solver.iteration % checkpoint_every == 0
