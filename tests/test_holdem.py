@@ -395,6 +395,7 @@ def test_river_spots_on_other_boards_solve_as_each_spot_alone(algo, factored, ke
     sd = cg.showdown
     assert cg.batch_size == 3 and sd.members == 3 and sd.strength_batch is not None and cg.deals_differ
     assert not torch.equal(sd.strength_batch[0], sd.strength_batch[2])
+    assert cg.sizes()["types"] == [len(h) for h in sd.hands] and cg.sizes()["payoff_nonzeros"] > 0
     if not factored:
         assert_card_values_equal_dense(cg)
     batch = tensorcfr.Solver(cg, algo, dtype=torch.float64, capture="none")

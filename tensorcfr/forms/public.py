@@ -132,7 +132,7 @@ class PublicCompiledGame:
         """Nonzero entries of the payoff matrices of batch member 0 (a ranked class: the pairs
         above and below the diagonal where a + b and a - b are not 0)."""
         if self.payoff_weights is None:
-            return int(class_totals(self.showdown)[0].sum())
+            return int(class_totals(self.showdown.member(0))[0].sum())
         if not self.ranked:
             return int(self.payoff_weights[0].count_nonzero())
         n = self.treeplexes[0].types
