@@ -50,6 +50,8 @@ def has_public_form(game: Game) -> bool:
 # They cost Dudo(4,2,2)'s compile 0.32 s (0.08 -> 0.40 s) and Dudo(5,2,2)'s 0.8 s (1.18 -> 1.99 s);
 # at 2^20 rows, 1.04 and 2.3 s.
 CHECKED_ROWS = 1 << 18
+# the walks of a batch's deals kept at once (`compile_public`); those past it are made again
+KEEP_WALK_BYTES = 1 << 30
 CHECKED_TYPES = 64  # of a player with more types, this many, evenly spaced, are checked
 
 
@@ -279,6 +281,10 @@ class _PublicWalk:
                                  "no public-tree form")
         self.root = public[:1]
 
+    def nbytes(self) -> int:
+        """Bytes of its [T0, T1] tables (the deal's probabilities and counts; a ranked deal has none)."""
+        return 0 if self.ranked and not hasattr(self, "P") else int(self.P.nbytes + self.deals.nbytes)
+
     def widen(self, types: list[np.ndarray]) -> None:
         """Take the types `types` (per player, sorted hand values, a superset of this deal's) as
         its own, those it never deals with probability 0: batch members whose supports differ
@@ -506,16 +512,27 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         if not has_public_form(g):
             raise TensorCFRError(f"{g.name} has no public-tree form (its private information is not dealt once "
                                  "at the start); use form='generic'")
-    walks = [_PublicWalk(g, ranked) for g in members]
+    # each member's walk of its deal; those past KEEP_WALK_BYTES in all are dropped once their
+    # types are known and made again in their turn (a hold'em spot's holds 25 MB of [T0, T1]
+    # tables: a thousand spots would keep 25 GB)
+    walks, types, kept = [], [], 0
+    for g in members:
+        w = _PublicWalk(g, ranked)
+        types.append(w.type_values)
+        size = w.nbytes()
+        keep = not walks or kept + size <= KEEP_WALK_BYTES
+        walks.append(w if keep else None)
+        kept += size if keep else 0
+        del w
     walk = walks[0]
     # card games whose members deal other hands (hold'em spots on other boards): one set of
     # types, the union, each member dealing its own with the others' probability 0
     widened = (len(walks) > 1 and not walk.ranked and walk.vg.card_showdown() is not None
-               and not all(np.array_equal(w.type_values[p], walk.type_values[p]) for w in walks for p in (0, 1)))
+               and not all(np.array_equal(t[p], walk.type_values[p]) for t in types for p in (0, 1)))
+    union = [np.unique(np.concatenate([t[p] for t in types])) for p in (0, 1)] if widened else None
+    del types
     if widened:
-        union = [np.unique(np.concatenate([w.type_values[p] for w in walks])) for p in (0, 1)]
-        for w in walks:
-            w.widen(union)
+        walk.widen(union)
     raw = walk.run()
     T = tuple(len(v) for v in walk.type_values)
     tps, states, remap, orders = [], [], [], []
@@ -533,14 +550,22 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
     showdown = _card_showdown(walk, raw, first, weights)
     weights = None if weights is None else [weights]
     factors, deals_differ = [], False
-    for i, (g, other) in enumerate(zip(members[1:], walks[1:]), 1):  # payoffs, deals and boards differ only
+    # a type is live where some member can deal it (one a member never deals is, in that
+    # member, a treeplex of its own below the root, whose values reach no other type's)
+    at = [raw["info"][p]["path"][orders[p]] for p in (0, 1)]
+    live = None if walk.ranked else [walk.paths.live_types(p)[at[p]] for p in (0, 1)]
+    for i, g in enumerate(members[1:], 1):  # payoffs, deals and boards differ only
+        other = walks[i] if walks[i] is not None else _PublicWalk(g, ranked)
+        walks[i] = None  # (dropped with this turn)
+        if widened:
+            other.widen(union)
         raw_g = other.run()
         same = _same_tree(walk, raw, other, raw_g, same_support=not widened)
         c, w, first_g = _payoff_classes(other, raw_g, factored=True, members=B) if same else (None, None, None)
         if c is None or not np.array_equal(c, cls):
             raise TensorCFRError(f"compile: batch member {i}, {_short(g.name)}, does not have the "
                                  f"public tree and types of member 0, {_short(members[0].name)}; "
-                                 "a batch may differ in payoffs and in the probabilities of the deals only "
+                                 "a batch may differ in payoffs and in the probabilities of the same deals only "
                                  "(hold'em spots: one bet tree; river spots on any boards, turn spots on one "
                                  "board; ranges, pots)")
         deals_differ |= not np.allclose(other.P, walk.P, rtol=0, atol=1e-15)
@@ -552,15 +577,15 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
             factors.append(sd)
         if weights is not None:
             weights.append(w)
+        if live is not None:
+            for p in (0, 1):
+                live[p] |= other.paths.live_types(p)[at[p]]
+        del other, raw_g
     order = np.argsort(cls, kind="stable")
     offsets = np.searchsorted(cls[order], np.arange(len(first) + 1))
     namer = _Namer(walk, states, members if widened else None)
-    # a type is live where some member can deal it (one a member never deals is, in that
-    # member, a treeplex of its own below the root, whose values reach no other type's)
-    tps = [dataclasses.replace(tp, namer=namer,
-                               live=None if walk.ranked else _live([w.paths for w in walks],
-                                                                   raw["info"][p]["path"][order_p], p))
-           for p, (tp, order_p) in enumerate(zip(tps, orders))]
+    tps = [dataclasses.replace(tp, namer=namer, live=None if live is None or live[p].all() else torch.from_numpy(live[p]))
+           for p, tp in enumerate(tps)]
     if weights is None:  # a card game too large for its dense matrices: its showdown factors only
         stacked = None
     else:
@@ -627,14 +652,6 @@ def _public_treeplex(p: int, I: dict, T: int, alphabet):
                                                              .astype(np.int64)),
                         action_pub=torch.from_numpy(actions), level_offsets_pub=torch.from_numpy(lo.astype(np.int64)))
     return tp, I["state"][order], remap, order
-
-
-def _live(paths: list, at: np.ndarray, p: int) -> torch.Tensor | None:
-    """[U, T_p] bool: the types of player p that chance can still deal at each public infoset,
-    whose chance paths are `at` [U], in some batch member (`paths`: each member's); None where
-    every one can."""
-    mask = np.logical_or.reduce([ps.live_types(p)[at] for ps in paths])
-    return None if mask.all() else torch.from_numpy(mask)
 
 
 def _ranks(count: np.ndarray) -> np.ndarray:
