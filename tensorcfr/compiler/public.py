@@ -523,6 +523,8 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         keep = not walks or kept + size <= KEEP_WALK_BYTES
         walks.append(w if keep else None)
         kept += size if keep else 0
+        if not keep:
+            w.paths = None  # (its paths point back at it: a cycle only the collector would free)
         del w
     walk = walks[0]
     # card games whose members deal other hands (hold'em spots on other boards): one set of
@@ -580,6 +582,7 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         if live is not None:
             for p in (0, 1):
                 live[p] |= other.paths.live_types(p)[at[p]]
+        other.paths = None  # (a cycle: freed now, not whenever the collector runs)
         del other, raw_g
     order = np.argsort(cls, kind="stable")
     offsets = np.searchsorted(cls[order], np.arange(len(first) + 1))
