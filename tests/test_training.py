@@ -153,14 +153,14 @@ def test_the_cli_and_the_library_evaluate_at_the_same_default_points(capsys):
 
 
 def test_a_batch_stops_at_its_target_only_when_every_member_meets_it():
-    """Two DCFR settings on Kuhn: the first meets exploitability 1e-3 at iteration 150, the
-    second (alpha 0.5) thousands of iterations later; the run goes on until both have."""
+    """Two DCFR settings on Kuhn: the first meets exploitability 3e-3 by iteration 100, the
+    second (alpha 0.5) only at 450; the run goes on until both have."""
     from tensorcfr.run.training import train
 
     s = tensorcfr.Solver("kuhn", tensorcfr.make_config("dcfr", alpha=(1.5, 0.5), beta=(0.0, 0.0), gamma=(2.0, 2.0)),
                          device="cpu", dtype="float64")
-    rows = train(s, 5000, 50, target_exploitability=1e-3, histograms=False)
+    rows = train(s, 5000, 50, target_exploitability=3e-3, histograms=False)
     assert rows.stopped == "target"
-    first = next(r["iteration"] for r in rows if r["exploitability"] <= 1e-3)  # member 0's
+    first = next(r["iteration"] for r in rows if r["exploitability"] <= 3e-3)  # member 0's
     assert first < s.iteration < 5000
-    assert all(x <= 1e-3 for x in s.evaluate()["average"].exploitability.tolist())
+    assert all(x <= 3e-3 for x in s.evaluate()["average"].exploitability.tolist())

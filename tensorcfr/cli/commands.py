@@ -119,7 +119,6 @@ def _make_solver(args, algo: str):
     """A tree `Solver`, or `RegretMatching` for a normal-form procedure; an option the chosen
     kind does not have is an error."""
     from tensorcfr.normal_form import RegretMatching, is_procedure
-    from tensorcfr.updates.rules import make_config
     from tensorcfr.run.solver import Solver
 
     game = args.game if len(args.game) > 1 else args.game[0]
@@ -136,7 +135,7 @@ def _make_solver(args, algo: str):
     elif tree["epsilon"] is not None and sampling != "outcome":
         raise TensorCFRError("--epsilon is outcome sampling's exploration: it needs --sampling outcome")
     normal = dict(mu=args.mu, runs=args.runs)
-    if not is_procedure(algo) and hasattr(make_config(algo), "mu"):  # rtcfr+'s regulariser weight
+    if args.mu is not None and not is_procedure(algo):  # rtcfr+'s regulariser weight (another rule refuses it)
         tree["mu"] = normal.pop("mu")
     both = dict(regret_tolerance=getattr(args, "regret_tolerance", None))  # (rm and rm+ among the procedures)
     mine, other = (normal, tree) if is_procedure(algo) else (tree, normal)
