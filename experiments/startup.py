@@ -1,5 +1,6 @@
 """From process start to a solved game, and the memory it took: tensorcfr's command line
-beside OpenSpiel's C++ CFR+ and LiteEFG's CFR+, each in a fresh process, as a user meets them.
+beside OpenSpiel's C++ CFR+, LiteEFG's CFR+ and noregret's CFR+, each in a fresh process, as a
+user meets them.
 
     python experiments/startup.py                          # Kuhn and Leduc to 1e-3, Liar's Dice to 1e-2
     python experiments/startup.py --games kuhn --runs 2 --no-readme
@@ -12,7 +13,10 @@ beside OpenSpiel's C++ CFR+ and LiteEFG's CFR+, each in a fresh process, as a us
 - OpenSpiel: `pyspiel.CFRPlusSolver`, `evaluate_and_update_policy()` for the iterations it
   needs, then `pyspiel.exploitability` once; LiteEFG: `baselines.CFRplus` on
   `OpenSpielEnv(..., traverse_type="Enumerate")`, `update_graph` + `update_strategy`, then its
-  exploitability once. The iterations each peer needs are found first (its exploitability at
+  exploitability once; noregret (Python >= 3.12: its own interpreter, `--noregret-python` or
+  $NOREGRET_PYTHON, as in bench.py): `nr.to_efg` of the OpenSpiel game, `nr.CFR_plus` for each
+  player, one `nr.regret_minimization` call with alternation for the iterations it needs on its
+  CPU kernel, then `game.exploitability` once. The iterations each peer needs are found first (its exploitability at
   log-spaced iterations, 20 a decade: the first point at or below the target), so its timed
   runs pay for one evaluation, not a search.
 
@@ -39,7 +43,8 @@ import peers_curve  # noqa: E402
 from readme_section import command, replace_section  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOLVERS = ("tensorcfr solve", "tensorcfr solve --capture compile", "OpenSpiel C++ CFR+", "LiteEFG CFR+")
+SOLVERS = ("tensorcfr solve", "tensorcfr solve --capture compile", "OpenSpiel C++ CFR+", "LiteEFG CFR+",
+           "noregret CFR+")
 TARGETS = {"kuhn": 1e-3, "leduc": 1e-3, "liars_dice": 1e-2}  # the exploitability each game is solved to
 GAMES = {g: (peers_curve.OPENSPIEL_NAMES[g], target) for g, target in TARGETS.items()}  # with OpenSpiel's name
 
@@ -65,6 +70,30 @@ for _ in range(n):
 print(sum(env.exploitability(graph.current_strategy(), "linear-avg-iterate")) / 2)
 """
 
+# noregret's run as its README writes it (CPU kernel); with a target instead of a count, the
+# first log-spaced iteration (20 a decade) its average is at or below it, or 0
+NOREGRET = """
+import math, sys, noregret as nr
+name, arg = sys.argv[1], sys.argv[2]
+ker = nr.FPKer()
+game = nr.to_efg(ker, nr.OpenSpielGame(ker, name))
+rows, cols = nr.CFR_plus(ker, game.row_sequence_form_polytope), nr.CFR_plus(ker, game.column_sequence_form_polytope)
+expl = lambda: float(game.exploitability(rows.average_strategy, cols.average_strategy))
+if arg.startswith("target="):
+    target, done, found, points = float(arg[7:]), [0], [0], sorted({math.ceil(10 ** (k / 20)) for k in range(121)})
+    def update():
+        done[0] += 1
+        if done[0] in points and expl() <= target:
+            found[0] = done[0]
+        return bool(found[0])
+    nr.regret_minimization(game, rows, cols, alternation=True, prediction=False, iteration_count=points[-1],
+                           update=update, progress_bar=False)
+    print(found[0])
+else:
+    nr.regret_minimization(game, rows, cols, alternation=True, prediction=False, iteration_count=int(arg),
+                           progress_bar=False)
+    print(expl())
+"""
 
 # Starts the measured process and reports its wall time and peak memory. A child inherits the
 # peak resident size of the process it was forked from (Linux keeps it across exec): forked
@@ -110,6 +139,8 @@ def main(argv=None):
     ap.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES))
     ap.add_argument("--runs", type=int, default=3, help="fresh processes per game and solver")
     ap.add_argument("--solvers", nargs="+", default=list(SOLVERS), choices=list(SOLVERS))
+    ap.add_argument("--noregret-python", default=os.environ.get("NOREGRET_PYTHON"),
+                    help="a Python >= 3.12 with noregret installed (default $NOREGRET_PYTHON; none: skipped)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--no-readme", dest="readme", action="store_false", help="do not rewrite the docs' table")
     args = ap.parse_args(argv)
@@ -131,6 +162,16 @@ def main(argv=None):
                     continue
                 needed[peer] = n
                 solvers[peer] = [sys.executable, "-c", child, name, str(n)]
+            if "noregret CFR+" in args.solvers and args.noregret_python:
+                found = subprocess.run([args.noregret_python, "-c", NOREGRET, name, f"target={target}"],
+                                       capture_output=True, text=True)
+                n = int(found.stdout.split()[-1]) if found.returncode == 0 and found.stdout.split() else 0
+                if n:
+                    needed["noregret CFR+"] = n
+                    solvers["noregret CFR+"] = [args.noregret_python, "-c", NOREGRET, name, str(n)]
+                else:
+                    print(f"{game}: noregret did not run or reach {target:g}: skipped "
+                          f"({found.stderr.strip()[-300:]})", flush=True)
             runs: dict[str, list[dict]] = {s: [] for s in solvers}
             for _ in range(args.runs):  # interleaved: a slow spell of the machine hits every solver
                 for solver, cmd in solvers.items():
