@@ -340,6 +340,8 @@ def main(argv=None):
                          "OpenSpiel's CFRSolver on OCP(1000) takes over 6 minutes to build and run once")
     ap.add_argument("--liteefg-max-histories", type=int, default=2_000_000,
                     help="LiteEFG converts OpenSpiel trees in Python: skip it on larger games")
+    ap.add_argument("--noregret-max-histories", type=int, default=2_000_000,
+                    help="noregret converts OpenSpiel trees in Python too (nr.to_efg): skip it on larger games")
     ap.add_argument("--noregret-python", default=os.environ.get("NOREGRET_PYTHON"),
                     help="a Python >= 3.12 with noregret installed, which runs noregret_peer.py (default: "
                          "$NOREGRET_PYTHON; none: noregret is skipped)")
@@ -412,7 +414,7 @@ def main(argv=None):
                                    time_liteefg(g, algo, iterations, args.peer_seconds)
                                    if g is not None and histories <= args.liteefg_max_histories else None,
                                    time_noregret(name, algo, iterations, args.peer_seconds, args.noregret_python)
-                                   if not args.no_peers and histories <= args.liteefg_max_histories else None)
+                                   if not args.no_peers and histories <= args.noregret_max_histories else None)
                 small = sizes["histories"] <= args.compile_max_histories
                 for device in [d for d in wanted if small or not d.endswith("-compile")]:
                     for dtype in args.dtypes:

@@ -378,6 +378,19 @@ def test_holdem_batch_equals_the_spots_alone_on_a_small_deck(tmp_path):
     assert len(set(out["percent_pot"])) == 3  # ranges and pots of their own: three different spots
 
 
+@pytest.mark.skipif(not _has("pyspiel"), reason="needs OpenSpiel")
+def test_holdem_batch_on_boards_of_their_own_equals_the_spots_alone(tmp_path):
+    """`--boards`: each spot on a random board of its own, the batch dealing the union of their
+    hands; after 20 float64 iterations each spot's exploitability is its solo run's."""
+    import holdem_batch
+
+    holdem_batch.main(["--boards", "--spots", "3", "--iterations", "20", "--ranks", "AKQJT9", "--suits", "shd",
+                       "--dtype", "float64", "--threads", "1", "--no-readme", "--out", str(tmp_path)])
+    out = json.load(open(tmp_path / "holdem-boards.json"))
+    assert len(set(out["boards"])) == 3 and out["hands"][0] > 78  # more hands than any one board leaves
+    assert all(abs(x - y) <= 1e-9 for x, y in zip(out["percent_pot"], out["percent_pot_solo"]))
+
+
 def test_peers_curve_runs_the_same_cfr_plus_as_openspiel(tmp_path):
     """The README's picture compares like with like: tensorcfr's cfr+ curve and OpenSpiel's
     CFRPlusSolver's are the same iterates (alternating, linear averaging) on Kuhn, so their
