@@ -51,6 +51,10 @@ HOLDEM_ITERATE_TOL = 1e-9
 # rounding (1e-17) is 1e-8 of it. Worst measured: 2.2e-10 (Dudo(4,1,2), iteration 22) while the
 # regrets themselves stayed within 2e-13
 RTCFR_STRATEGY_TOL = 1e-8
+# ... and those strategies, played, move its regrets and evaluations: on an H200 (16 CPU threads,
+# CUDA) Dudo(4,2,1)'s regrets drifted 1.01e-11 of their scale apart by iteration 24 on the CPU,
+# and the small hold'em turn's current exploitability 1.8e-10 apart on CUDA (2026-11-26)
+RTCFR_ITERATE_TOL = 1e-10
 
 
 @pytest.fixture(scope="module")
@@ -132,6 +136,8 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
     a = tensorcfr.Solver(compiled(game, "generic"), algo, device=device, **opts)
     b = tensorcfr.Solver(compiled(game, "public"), algo, device=device, **opts)
     cols = columns(a, b)
+    iterate_tol = HOLDEM_ITERATE_TOL if game.startswith(CARD_GAMES) else RTCFR_ITERATE_TOL if algo == "rtcfr+" \
+        else ITERATE_TOL
     for t in range(1, 26):
         a.step()
         b.step()
@@ -141,18 +147,20 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
                          HOLDEM_STRATEGY_TOL if game.startswith(CARD_GAMES) else
                          RTCFR_STRATEGY_TOL if algo == "rtcfr+" else STRATEGY_TOL)  # H100: 1.01e-11 (pcfr+)
             assert_close(a.average[p][:, ca], b.average[p][:, cb], f"iteration {t}, average of player {p}",
-                         HOLDEM_ITERATE_TOL if game.startswith(CARD_GAMES) else ITERATE_TOL)
+                         iterate_tol)
             for f, x in vars(a.state.rule[p]).items():  # the per-sequence state (not per infoset or per member)
                 if x.shape[-1] == a.game.treeplexes[p].num_sequences:
                     assert_close(x[:, ca], getattr(b.state.rule[p], f)[:, cb], f"iteration {t}, {f} of player {p}",
-                                 HOLDEM_ITERATE_TOL if game.startswith(CARD_GAMES) else ITERATE_TOL)
+                                 iterate_tol)
     # the current profile's evaluation inherits the rounding of its strategies (held to
     # STRATEGY_TOL), the average's that of sums (ITERATE_TOL): worst measured for the current one
     # 1.44e-12 (NashConv, lcfr, the small hold'em turn, whose payoffs reach 7 chips)
     # hold'em's iterates are held looser (above), and so their evaluations: pdcfr+ on the small
     # turn, 3.6e-12 apart in the average's exploitability
+    # (rtcfr+'s current strategies are held to RTCFR_STRATEGY_TOL, and its evaluation with them)
     scale = 10 if game.startswith(CARD_GAMES) else 1
-    for which, tol in (("average", scale * TOL), ("current", scale * 10 * TOL)):
+    current = 100 if algo == "rtcfr+" else 10
+    for which, tol in (("average", scale * TOL), ("current", scale * current * TOL)):
         ea, eb = a.evaluate()[which], b.evaluate()[which]
         for f in ("exploitability", "nash_conv", "game_value"):
             x, y = getattr(ea, f).item(), getattr(eb, f).item()

@@ -180,8 +180,10 @@ def device_estimate_bytes(cg, batch: int, dtype) -> dict[str, int]:
     (the operator in `dtype`: generic, each player's CSR values and column indices; public-tree
     form, the class matrices and the small classes' per-terminal ones), `state` (`STATE_ARRAYS`
     per-sequence arrays per player: the iteration state, its temporaries and the evaluation's)
-    and their `total`. Measured on an H100 (`experiments/gpu_checks.py`), the estimate is 1.0
-    to 1.5 times the peak.
+    and their `total`. Not counted: what the CUDA libraries take once a process and stream (cuBLAS's
+    workspace, 32 MiB a stream on Hopper). On games it was not fitted on, on an H100
+    (`experiments/gpu_checks.py`, 2026-11-25), the estimate was 1.09 to 4.38 times the peak of a
+    solver's build, 3 iterations and an evaluation, and never below it.
 
     Example:
         >>> import torch, tensorcfr
