@@ -1,11 +1,15 @@
 """What only a GPU shows: runs with `deterministic=True` repeat bit for bit on CUDA (both
 compiled forms, eager and recorded as a CUDA graph, the CFR family and FTRL); a solver too large
 for the device's free memory is refused before anything is moved there, naming the bytes; the
-estimate behind that refusal bounds the memory a solver really takes. The CUDA cases skip
-without CUDA; the refusal is checked everywhere with the free memory stood in for."""
+estimate behind that refusal bounds the memory a solver really takes; every game of the forms'
+tests records its iteration as a CUDA graph by default. The CUDA cases skip without CUDA; the
+refusal is checked everywhere with the free memory stood in for."""
+
+import warnings
 
 import pytest
 import torch
+from test_forms import GAMES
 
 import tensorcfr
 from tensorcfr.compiler.sizes import check_device_memory, device_estimate_bytes
@@ -31,6 +35,23 @@ def test_deterministic_cuda_runs_repeat_bit_for_bit(form, capture, algo):
         ev = s.evaluate()["average"]
         runs.append(snapshot(s) + [ev.nash_conv.cpu(), ev.game_value.cpu()])
     assert all(torch.equal(a, b) for a, b in zip(*runs))
+
+
+@CUDA
+@pytest.mark.parametrize("form", ["generic", "public"])
+@pytest.mark.parametrize("game", GAMES)
+def test_the_default_capture_records_every_game(game, form):
+    """With the default capture a CUDA solver records its iteration as a graph. An operation
+    that cannot be recorded leaves it unrecorded with a warning, and correct, so only this test
+    sees it: a terminal on a player's empty sequence, zeroed by `vals[:, idx] = 0` (a host
+    tensor copied over), left the public form of random_dealt(seed=1, ...) unrecorded under
+    every rule until 2026-11-26 (H200)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = tensorcfr.Solver(tensorcfr.compile(game, form=form), "cfr+", device="cuda")
+        s.step(3)
+    assert not [str(w.message) for w in caught if "capture failed" in str(w.message)]
+    assert s.describe()["capture"] == "cuda-graph"
 
 
 def test_too_large_for_the_device_is_refused_before_it_starts(monkeypatch):

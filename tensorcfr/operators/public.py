@@ -198,7 +198,9 @@ class PublicPayoffOperator:
             return
         if seq[1].numel():
             flat[:, 0] += vals[:, seq[1]].sum((1, 2))
-            vals[:, seq[1]] = 0
+            # (index_fill_, not vals[:, idx] = 0: on CUDA that assignment makes the 0 a host
+            # tensor and copies it over, which a CUDA graph cannot record)
+            vals.index_fill_(1, seq[1], 0)
         (put_rows if distinct else add_rows)(out, seq[0], vals)
 
     def value(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
