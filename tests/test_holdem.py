@@ -288,9 +288,9 @@ def test_a_spot_without_its_dense_matrices_solves_as_with_them(spec, pairs, monk
     e, f = dense.payoff_extent(), factored.payoff_extent()
     assert f.total == pytest.approx(e.total, rel=1e-12)
     assert f.largest >= e.largest * (1 - 1e-12) and 0 < f.smallest <= e.smallest * (1 + 1e-12)
-    # (deterministic: on CUDA the scatter-adds' atomics sum in any order, and a reach of 0 in
-    # exact arithmetic, left at +-1e-17 by the prefix sums, then tips a regret's sign: the same
-    # run twice differed by 6.3 in an average on an H200, 2026-11-26)
+    # (deterministic: on CUDA the scatter-adds' atomics sum in any order; without, the same run
+    # twice differed by 6.3 in an average on an H200, 2026-11-26, most likely a reach that is 0
+    # in exact arithmetic, left at +-1e-17 by the prefix sums, tipping a regret's sign)
     a, b = (tensorcfr.Solver(g, "dcfr", dtype=torch.float64, capture="none", deterministic=True)
             for g in (dense, factored))
     for _ in range(10):
