@@ -55,6 +55,26 @@ KEEP_WALK_BYTES = 1 << 30
 CHECKED_TYPES = 64  # of a player with more types, this many, evenly spaced, are checked
 
 
+def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the sorted distinct values, each value's index among them) of values [n]: by counting
+    where they are small non-negative integers (the hands of a deal), else `np.unique`. On a
+    hold'em river spot's 1.07 million deals: 4.3 ms for both players against 46 ms for
+    `np.unique` and `np.searchsorted` (measured on the 2-core CPU).
+
+    Example:
+        >>> [a.tolist() for a in _distinct(np.array([7, 3, 7, 5]))]
+        [[3, 5, 7], [2, 0, 2, 1]]
+    """
+    if values.dtype.kind in "iu" and values.size and 0 <= values.min() and values.max() <= 4 * values.size + 4096:
+        seen = np.bincount(values)
+        distinct = np.flatnonzero(seen)
+        index = np.zeros(len(seen), np.int64)
+        index[distinct] = np.arange(len(distinct))
+        return distinct.astype(values.dtype), index[values]
+    distinct, index = np.unique(values, return_inverse=True)
+    return distinct, index.reshape(-1)
+
+
 def _set_hands(states: np.ndarray, hands: tuple[int, int], t0, t1) -> np.ndarray:
     out = states.copy()
     out[:, hands[0]] = t0
@@ -267,8 +287,9 @@ class _PublicWalk:
         else:
             raise too_deep(name)
         h = states[:, list(self.hands)]  # [D, 2]
-        self.type_values = [np.unique(h[:, p]) for p in (0, 1)]  # [T_p]: type index -> hand value
-        t = [np.searchsorted(self.type_values[p], h[:, p]) for p in (0, 1)]
+        # [T_p] type index -> hand value, and [D] each deal's type index
+        (self.type_values, t) = zip(*(_distinct(h[:, p]) for p in (0, 1)))
+        self.type_values = list(self.type_values)
         shape = (len(self.type_values[0]), len(self.type_values[1]))
         pair = t[0] * shape[1] + t[1]  # (a bincount: np.add.at took 0.35 s of a 4-spot hold'em batch's 3.3 s)
         self.P = np.bincount(pair, weights=probs, minlength=shape[0] * shape[1]).reshape(shape)
