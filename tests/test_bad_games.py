@@ -144,3 +144,27 @@ def test_a_subclass_overriding_a_per_node_method_has_no_public_form():
     assert tensorcfr.evaluate(auto, tensorcfr.Policy.uniform(auto)).game_value.item() == pytest.approx(
         2 * tensorcfr.evaluate(tensorcfr.compile("kuhn"), tensorcfr.Policy.uniform(tensorcfr.compile("kuhn")))
         .game_value.item(), abs=1e-12)
+
+
+def test_a_deal_that_leaves_more_than_the_types_has_no_public_form():
+    """The public-tree form needs every deal to leave one public state: a Kuhn whose deal
+    starts player 0's king with a check already made is refused, naming why, while the generic
+    form takes it (a game, just not one of that shape)."""
+
+    class CheckedKing(CardPokerVector):
+        def next(self, s, a):
+            out = super().next(s, a)
+            dealt = (s[:, 1] < 0) & (s[:, 0] >= 0) & (out[:, 0] == 2)  # the second card, player 0 holds the king
+            out[dealt, 2] = _after_check()
+            return out
+
+    g = vkuhn(CheckedKing)
+    tensorcfr.compile(g, form="generic")
+    with pytest.raises(tensorcfr.TensorCFRError, match="the state after the deal depends on more than the dealt types"):
+        compile_public(g, ranked=False)
+
+
+def _after_check() -> int:
+    """The history index after player 0 checks (games/ocp.py's tables)."""
+    from tensorcfr.games.ocp import _NEXT
+    return int(_NEXT[0, 0])
