@@ -26,12 +26,13 @@ SMALL_CLASS = 64  # payoff classes of fewer terminals share one batched product 
 
 
 # entries of the largest array of a card kernel call, [rows, 52 (width + 1)] per-card prefix
-# sums (`CardKernel.row_entries`): near 10 MB at float64, so a call takes 1,024 terminals of
-# hold'em's 1,128 hands, 25,000 of Rhode Island's one-card types. Larger arrays come from fresh
-# pages of the kernel (glibc maps allocations past 32 MB), which cost more than the sums: on a
-# full-range turn spot, chunks of 1,024 rows took an iteration from 4.9 to 1.8 s (2 cores,
-# float32); smaller ones cost a call's overhead a few times over
-CARD_ENTRIES = 1024 * 52 * 49
+# sums (`CardKernel.row_entries`): 1 MB at float32, so that a call's arrays stay in the caches
+# (hold'em's 1,128 hands: 232 rows a call of the folds, 105 of a board's showdowns). A full-range
+# turn spot's payoff values for one player (2 cores, float32, 2026-11-26): 229 ms with calls of
+# 2.6 million entries (2,311 fold rows a call), 192-195 ms with 262,144, 199-210 ms with half or
+# 3/4 of that (more calls). Arrays past 32 MB come from fresh pages of the kernel (glibc maps
+# them), which cost more than the sums: an iteration took 4.9 s with calls of 20 MB
+CARD_ENTRIES = 1 << 18
 # a card game's terminals keep their factors (d of both players, a, b) gathered, [Z, T0 + T1],
 # up to this many entries (royal Rhode Island: 242,906 terminals of 20 + 20 types; a full-range
 # turn spot, 26,584 of 1,128 + 1,128, gathers them each call)
