@@ -54,3 +54,33 @@ def test_cli_threads_flag():
     assert json.loads(r.stdout)["threads"] == 1
     r = run("solve", "kuhn", "--threads", "0")
     assert r.returncode == 2 and "--threads: expected auto or a whole number" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_a_large_cpu_game_keeps_freed_memory_and_a_small_one_does_not(monkeypatch):
+    """A CPU solver whose iteration moves `LARGE_WORK` numbers or more asks malloc to keep what
+    is freed (`devices.keep_freed_memory`); a smaller one leaves the process's malloc alone."""
+    import tensorcfr.run.solver as solver_module
+
+    calls = []
+    monkeypatch.setattr(solver_module, "keep_freed_memory", lambda: calls.append(1) or True)
+    tensorcfr.Solver("leduc", "cfr+", device="cpu")
+    assert calls == []
+    monkeypatch.setattr(solver_module, "LARGE_WORK", 1)
+    tensorcfr.Solver("leduc", "cfr+", device="cpu")
+    assert calls == [1]
+
+
+@pytest.mark.parametrize("setting", ["1", "0"])
+def test_keep_freed_memory_is_in_force_on_glibc_unless_turned_off(setting):
+    """In a fresh process: on glibc the setting is made (and said so), once; with
+    TENSORCFR_KEEP_FREED=0 it is not."""
+    import ctypes.util
+    import os
+
+    glibc = sys.platform.startswith("linux") and "libc.so.6" in (ctypes.util.find_library("c") or "")
+    code = ("from tensorcfr import devices; a = devices.keep_freed_memory(); b = devices.keep_freed_memory(); "
+            "print(a, b)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "TENSORCFR_KEEP_FREED": setting}).stdout.split()
+    expected = str(glibc and setting == "1")
+    assert out == [expected, expected]

@@ -25,7 +25,7 @@ from tensorcfr import games as games_pkg
 from tensorcfr.updates.capture import Captured, auto_capture, gathered_operator, unroll
 from tensorcfr.forms.generic import CompiledGame
 from tensorcfr.compiler import compile as compile_game
-from tensorcfr.devices import deterministic as deterministic_mode, pick_threads
+from tensorcfr.devices import LARGE_WORK, deterministic as deterministic_mode, keep_freed_memory, pick_threads
 from tensorcfr.operators.distributed import ShardedOperator, process_group, shard
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.evaluation import Evaluation, Policy, evaluate, evaluate_plans, infoset_gaps
@@ -131,6 +131,8 @@ class Solver:
             work = cg.batch_size * sum(tp.num_sequences for tp in cg.treeplexes) + cg.payoff_bytes(torch.float64) // 8
             self.threads = pick_threads(work) if spec.threads == "auto" else spec.threads
             torch.set_num_threads(self.threads)
+            if work >= LARGE_WORK:
+                keep_freed_memory()
         else:
             self.threads = torch.get_num_threads()
         b = cg.batch_size
