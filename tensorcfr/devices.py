@@ -118,8 +118,9 @@ def keep_freed_memory() -> bool:
     more than the sums written into them. Measured on the 2-core CPU (float32, 2026-11-26): a
     full-range hold'em turn spot 0.82 -> 0.46 s an iteration, peak memory 1,612 -> 2,014 MB;
     Dudo(5,2,2) in the public-tree form 280 -> 180 ms, 1,323 -> 1,499 MB. It holds for the whole
-    process, once set; `TENSORCFR_KEEP_FREED=0` turns it off (what jemalloc or tcmalloc, put in
-    with LD_PRELOAD, would do otherwise). Returns whether it is in force; False off glibc.
+    process, once set; `TENSORCFR_KEEP_FREED=0` turns it off (jemalloc or tcmalloc, loaded with
+    LD_PRELOAD, avoid the same cost their own way). Returns whether it is in force; False off
+    glibc.
 
     Example:
         >>> keep_freed_memory() in (True, False)

@@ -31,7 +31,8 @@ SMALL_CLASS = 64  # payoff classes of fewer terminals share one batched product 
 # turn spot's payoff values for one player (2 cores, float32, 2026-11-26): 229 ms with calls of
 # 2.6 million entries (2,311 fold rows a call), 192-195 ms with 262,144, 199-210 ms with half or
 # 3/4 of that (more calls). Arrays past 32 MB come from fresh pages of the kernel (glibc maps
-# them), which cost more than the sums: an iteration took 4.9 s with calls of 20 MB
+# them), which cost more than the sums: on 2026-11-25 an iteration took 4.9 s with each group's
+# terminals in one call, 1.8 s with calls of 2.6 million entries
 CARD_ENTRIES = 1 << 18
 # a card game's terminals keep their factors (d of both players, a, b) gathered, [Z, T0 + T1],
 # up to this many entries (royal Rhode Island: 242,906 terminals of 20 + 20 types; a full-range
