@@ -157,16 +157,20 @@ class CardKernel:
         self.row_entries = max(To + 1, NUM_CARDS * (width + 1))
 
     def _free(self, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """(free [R, T_p], total [R, 1], per_card [R, 52], padded [R, T_o + 1], and per own card
+        column j the reach of the other's hands holding it, [R, T_p] each)."""
         R = y.shape[0]
         total = y.sum(-1, keepdim=True)  # [R, 1]
         per_card = y.new_zeros(R, NUM_CARDS)  # [R, 52] reach of the other's hands holding each card
         for oc in self.ocs:
             per_card.index_add_(1, oc, y)
         padded = torch.nn.functional.pad(y, (0, 1))  # [R, T_o + 1]: column T_o is 0
-        free = total - _take(per_card, self.cs[0])  # [R, T_p]
+        holding = [_take(per_card, c) for c in self.cs]
+        free = total - holding[0]  # [R, T_p]
         if self.k == 2:  # less those holding the second card, plus the one hand holding both
-            free -= _take(per_card, self.cs[1]) - _take(padded, self.same)
-        return free, total, per_card, padded
+            free -= holding[1]
+            free += _take(padded, self.same)
+        return free, total, per_card, padded, holding
 
     def free(self, y: torch.Tensor) -> torch.Tensor:
         """[R, T_p]: the other's reach y [R, T_o] of the hands sharing no card with each own hand."""
@@ -174,9 +178,26 @@ class CardKernel:
 
     def sums(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """For the other player's reach y [R, T_o]: (the reach of the hands sharing no card with
-        each own hand, [R, T_p]; that reach weaker minus that stronger, [R, T_p])."""
-        free, below, above = self.parts(y)
-        return free, below - above
+        each own hand, [R, T_p]; that reach weaker minus that stronger, [R, T_p]). `parts`'
+        below - above, summed in one array: weaker minus stronger is prefix(first) +
+        prefix(last) - total, less, per own card, the hands holding it below and at or below,
+        plus all those holding it (fewer passes over [R, T_p]: the turn spot's showdowns, the
+        bulk of its iteration, are memory-bound)."""
+        if self.members > 1:
+            free, below, above = self.parts(y)
+            return free, below - above
+        R = y.shape[0]
+        free, total, per_card, padded, holding = self._free(y)
+        prefix = _take(padded, self.order).cumsum_(-1)  # [R, T_o + 1], exclusive
+        card_prefix = _take(padded, self.lists).view(R, NUM_CARDS, self.width + 1).cumsum_(-1).view(R, -1)
+        margin = _take(prefix, self.first)
+        margin += _take(prefix, self.last)
+        margin -= total
+        for held, cf, cl in zip(holding, self.cfirst, self.clast):
+            margin -= _take(card_prefix, cf)
+            margin -= _take(card_prefix, cl)
+            margin += held
+        return free, margin
 
     def parts(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(free, weaker, stronger) [R, T_p] each: the other's reach y [R, T_o] of the hands
@@ -188,15 +209,15 @@ class CardKernel:
         y = y.reshape(-1, y.shape[-1])
         R = y.shape[0]
         take = _take if self.members == 1 else (lambda x, idx: _take_rows(x, idx, self.members))  # noqa: E731
-        free, total, per_card, padded = self._free(y)
+        free, total, per_card, padded, holding = self._free(y)
         # exclusive prefix sums: `order` and `lists` lead with the zero column T_o
         prefix = take(padded, self.order).cumsum_(-1)  # [R, T_o + 1]
         below = take(prefix, self.first)
         above = total - take(prefix, self.last)
         card_prefix = take(padded, self.lists).view(R, NUM_CARDS, self.width + 1).cumsum_(-1).view(R, -1)
-        for cj, cf, cl in zip(self.cs, self.cfirst, self.clast):  # the hands below / above that hold the card cj
+        for held, cf, cl in zip(holding, self.cfirst, self.clast):  # the hands below / above that hold the card
             below -= take(card_prefix, cf)
-            above -= _take(per_card, cj) - take(card_prefix, cl)
+            above -= held - take(card_prefix, cl)
         return tuple(v.view(*shape, -1) for v in (free, below, above))
 
 
