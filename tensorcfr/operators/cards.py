@@ -186,8 +186,10 @@ class CardKernel:
         if self.members > 1:
             free, below, above = self.parts(y)
             return free, below - above
+        shape = y.shape[:-1]
+        y = y.reshape(-1, y.shape[-1])
         R = y.shape[0]
-        free, total, per_card, padded, holding = self._free(y)
+        free, total, _, padded, holding = self._free(y)
         prefix = _take(padded, self.order).cumsum_(-1)  # [R, T_o + 1], exclusive
         card_prefix = _take(padded, self.lists).view(R, NUM_CARDS, self.width + 1).cumsum_(-1).view(R, -1)
         margin = _take(prefix, self.first)
@@ -197,7 +199,7 @@ class CardKernel:
             margin -= _take(card_prefix, cf)
             margin -= _take(card_prefix, cl)
             margin += held
-        return free, margin
+        return free.view(*shape, -1), margin.view(*shape, -1)
 
     def parts(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(free, weaker, stronger) [R, T_p] each: the other's reach y [R, T_o] of the hands
