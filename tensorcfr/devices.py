@@ -123,8 +123,8 @@ def keep_freed_memory() -> bool:
     glibc.
 
     Example:
-        >>> keep_freed_memory() in (True, False)
-        True
+        >>> from tensorcfr.devices import keep_freed_memory
+        >>> on = keep_freed_memory()  # True on glibc (Linux), unless TENSORCFR_KEEP_FREED=0
     """
     if not _KEPT:
         on = False
