@@ -350,12 +350,16 @@ def fold_kernels(showdown: CardShowdown) -> tuple[CardKernel, CardKernel]:
 
 def card_values(showdown: CardShowdown, kernel: CardKernel, cls: torch.Tensor, rows: torch.Tensor,
                 player: int, d: tuple[torch.Tensor, torch.Tensor] | None = None,
-                ab: torch.Tensor | None = None, factors: tuple | None = None) -> torch.Tensor:
+                ab: torch.Tensor | None = None, factors: tuple | None = None,
+                riders: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
     """[B, N, T_p]: player `player`'s counterfactual values (player 1's negated, as -W^T x) at N
     terminals of one board, of classes `cls` [N], against the other player's rows [B, N, T_o],
     computed in the rows' dtype (`d`, `ab`: the showdown's factors already in it, member b's
     for row b where they are batched; `factors`: `terminal_factors` of these terminals, kept by
-    the operator). A kernel without strength takes fold classes only (b = 0).
+    the operator, whose d may be one row [(B,) 1, T] for all of them). `riders` (pos [n_r],
+    a [(B,) n_r, 1]): folds with the factors of these terminals whose other player's rows are
+    those of terminals `pos`, their values a times those terminals' free reach, appended as
+    [B, N + n_r, T_p]. A kernel without strength takes fold classes only (b = 0).
 
     Example:
         >>> import torch, tensorcfr
@@ -374,24 +378,58 @@ def card_values(showdown: CardShowdown, kernel: CardKernel, cls: torch.Tensor, r
         y = y.view(B * N, To)  # one board for every member: one set of index vectors
     if kernel.ranked:
         free, margin = kernel.sums(y)  # [B N, T_p] each, or [B, N, T_p]
-        vals = a * free.view(B, N, -1) + b * margin.view(B, N, -1)
     else:
-        vals = a * kernel.free(y).view(B, N, -1)
+        free, margin = kernel.free(y), None
+    free = free.view(B, N, -1)
+    n_r = 0 if riders is None else len(riders[0])
+    vals = free.new_empty(B, N + n_r, free.shape[-1])
+    torch.mul(free, a, out=vals[:, :N])
+    if margin is not None:
+        vals[:, :N].addcmul_(margin.view(B, N, -1), b)
+    if n_r:
+        torch.mul(free.index_select(1, riders[0]), riders[1], out=vals[:, N:])
     return vals.mul_(own)
 
 
 def terminal_factors(showdown: CardShowdown, cls: torch.Tensor, player: int, dtype: torch.dtype,
-                     d: tuple[torch.Tensor, torch.Tensor] | None = None, ab: torch.Tensor | None = None) -> tuple:
+                     d: tuple[torch.Tensor, torch.Tensor] | None = None, ab: torch.Tensor | None = None,
+                     shared: bool = False) -> tuple:
     """(own [N, T_p], other [N, T_o], a [N, 1], b [N, 1]) of terminals of classes `cls` [N], for
     `player`'s values in `dtype`: the factors d of both players, and a and b as the player's sums
     take them (player 1's values are -W^T x: -a times the free reach, and b times its own margin,
-    whose sign already turns the strengths round). Batched factors ([B, K, ...]) give [B, N, ...]."""
+    whose sign already turns the strengths round). Batched factors ([B, K, ...]) give [B, N, ...].
+    `shared`: the classes have the same factors d (one of `factor_sets`), given once, [(B,) 1, T]."""
     if d is None:
         d, ab = showdown.factors()
     sign = 1.0 if player == 0 else -1.0
     ab = ab.index_select(-2, cls).to(dtype)  # [(B,) N, 2]
-    return (d[player].index_select(-2, cls).to(dtype), d[1 - player].index_select(-2, cls).to(dtype),
+    rows = cls[:1] if shared else cls
+    return (d[player].index_select(-2, rows).to(dtype), d[1 - player].index_select(-2, rows).to(dtype),
             sign * ab[..., :1], ab[..., 1:])
+
+
+def factor_sets(showdown: CardShowdown) -> torch.Tensor:
+    """[K] int64: a number per payoff class, the same for classes whose factors d are equal for
+    both players (and every batch member). In hold'em they are the ranges' weights on one chance
+    path (a turn spot's 48 river cards and the turn itself: 49 sets of its 12,012 classes), so
+    the classes of a set share one row of factors instead of a row each.
+
+    Example:
+        >>> import tensorcfr
+        >>> cg = tensorcfr.compile("holdem_river(board=AsKhQsJh9s, ranks=AKQJ9, suits=sh)", form="public")
+        >>> factor_sets(cg.showdown).unique().tolist()  # one board, one deal: one set
+        [0]
+    """
+    d, _ = showdown.factors()
+    rows = torch.cat([x.movedim(-2, 0).reshape(x.shape[-2], -1) for x in d], 1).double()  # [K, (B) (T0 + T1)]
+    # a random projection finds the candidates, which are then compared entry by entry
+    g = torch.Generator(device="cpu").manual_seed(0)
+    key = rows @ torch.rand(rows.shape[1], dtype=torch.float64, generator=g).to(rows.device)
+    _, first, inverse = np.unique(key.cpu().numpy(), return_index=True, return_inverse=True)
+    ids = torch.as_tensor(inverse.reshape(-1), dtype=torch.int64, device=rows.device)
+    if not torch.equal(rows, rows[torch.as_tensor(first, device=rows.device)[ids]]):  # a collision: no sharing
+        return torch.arange(len(rows), device=rows.device)
+    return ids
 
 
 def class_totals(showdown: CardShowdown, chunk: int = 1024) -> tuple[torch.Tensor, torch.Tensor]:

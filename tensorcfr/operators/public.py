@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from tensorcfr.operators.cards import card_values, fold_kernels, kernels, terminal_factors
+from tensorcfr.operators.cards import card_values, factor_sets, fold_kernels, kernels, terminal_factors
 from tensorcfr.spaces.public import PublicTreeplex, add_rows, pick_rows, put_rows
 
 if TYPE_CHECKING:
@@ -34,11 +34,6 @@ SMALL_CLASS = 64  # payoff classes of fewer terminals share one batched product 
 # them), which cost more than the sums: on 2026-11-25 an iteration took 4.9 s with each group's
 # terminals in one call, 1.8 s with calls of 2.6 million entries
 CARD_ENTRIES = 1 << 18
-# a card game's terminals keep their factors (d of both players, a, b) gathered, [Z, T0 + T1],
-# up to this many entries (royal Rhode Island: 242,906 terminals of 20 + 20 types; a full-range
-# turn spot, 26,584 of 1,128 + 1,128, gathers them each call)
-CARD_FACTOR_ENTRIES = 1 << 24
-
 
 @dataclass(frozen=True, eq=False)
 class PublicPayoffOperator:
@@ -73,9 +68,10 @@ class PublicPayoffOperator:
     # per player: whether no two terminals share a row and none is on the empty sequence (Dudo,
     # Liar's Dice: the call after each bid), so values are written, not added (`put_rows`)
     distinct: tuple[bool, bool] = (False, False)
-    # a card game (`operators.cards`): its factors, per group of terminals (the folds, then
-    # each board's showdowns) (kernels per player, [N] the class of each terminal, per player as
-    # `seq` their rows), and the factors d and (a, b) in the operator's dtype
+    # a card game (`operators.cards`): its factors, per player its groups of terminals (see
+    # `of`: the kernel, [N] the class of each terminal, the other's rows and the own rows as
+    # `seq`, `terminal_factors`, the riders: [n_r] the showdown each rides on and a [(B,) n_r, 1],
+    # or None), and the factors d and (a, b) in the operator's dtype
     cards: tuple | None = None
 
     @staticmethod
@@ -86,27 +82,50 @@ class PublicPayoffOperator:
             sd = cg.showdown
             counts = cg.class_offsets.diff()
             cls = torch.repeat_interleave(torch.arange(len(counts), device=cg.device), counts)  # [Z]
-            # the folds of every board in one group (their values ignore strength), then each
-            # board's showdowns: per group (kernels per player, [N] classes, per player its rows)
+            # per player, groups of terminals (the player's kernel, [N] classes, the other's rows,
+            # the own rows, the factors, the riders): per set of factors d (a chance path: the
+            # river card of a turn spot), its folds (their values ignore strength), then per
+            # board its showdowns. A group's factors d are one row per player, [(B,) 1, T_p],
+            # not gathered per terminal: 21 of a turn spot's 326 ms of payoff work went to
+            # gathering them (2026-11-26). A fold where the player folded to the other's bet
+            # (its other row and factors those of the showdown after a call) rides on that
+            # showdown's group: its values are a times the showdown's free reach, not sums of
+            # their own (half the folds of a turn spot, each player)
             d, ab = sd.factors()  # [(B,) K, T_p], [(B,) K, 2]: a batch's members' factors
             fold = (ab[..., 1] == 0).reshape(-1, ab.shape[-2]).all(0)[cls]  # b = 0 for every member
+            same = factor_sets(sd)[cls]  # [Z]
             board = torch.where(fold, -1, sd.board[cls])
-            groups = []
-            # each terminal's factors (d of both players, a, b) gathered once, where they fit
-            keep = sd.members * len(cls) * sum(len(h) for h in sd.hands) <= CARD_FACTOR_ENTRIES
-            for g, kernel in [(-1, fold_kernels(sd))] + list(enumerate(kernels(sd))):
-                terms = (board == g).nonzero().view(-1)
-                # a batch's members each take their rows: fewer terminals a call, the same bytes
-                rows = max(1, CARD_ENTRIES // (kernel[0].row_entries * sd.members))
-                for part in (terms.split(rows) if len(terms) else ()):
-                    factors = tuple(terminal_factors(sd, cls[part], p, dtype, d, ab) for p in (0, 1)) if keep else None
-                    groups.append((kernel, cls[part], tuple(_rows_of(cg.terminal_seq[p, part]) for p in (0, 1)),
-                                   factors))
+            ks = [(-1, fold_kernels(sd))] + list(enumerate(kernels(sd)))
+            sets = torch.unique(same).tolist()
+            groups = ([], [])
+            for p in (0, 1):
+                rides = _riders(cg.terminal_seq[1 - p], fold, same)  # [Z]
+                riding = (rides >= 0).nonzero().view(-1)
+                for f in sets:
+                    for g, kernel in ks:
+                        terms = ((board == g) & (same == f) & (rides < 0)).nonzero().view(-1)
+                        if not len(terms):
+                            continue
+                        # a batch's members each take their rows: fewer terminals a call, the same bytes
+                        rows = max(1, CARD_ENTRIES // (kernel[0].row_entries * sd.members))
+                        for part in terms.tensor_split(-(-len(terms) // rows)):  # calls of equal sizes
+                            at = torch.full_like(cls, -1)
+                            at[part] = torch.arange(len(part), device=cls.device)
+                            riders = riding[at[rides[riding]] >= 0]  # the folds riding on this part's showdowns
+                            own = torch.cat([part, riders])
+                            ride = None
+                            if len(riders):
+                                a_r = terminal_factors(sd, cls[riders], p, dtype, d, ab, shared=True)[2]
+                                ride = (at[rides[riders]], a_r)
+                            groups[p].append((kernel[p], cls[part], _rows_of(cg.terminal_seq[1 - p, part]),
+                                              _rows_of(cg.terminal_seq[p, own]),
+                                              terminal_factors(sd, cls[part], p, dtype, d, ab, shared=True), ride))
             none = _rows_of(cg.terminal_seq[0, :0])
             return PublicPayoffOperator(cg.treeplexes, ((), ()), (), small_seq=(none, none),
                                         small_weights=torch.zeros(0, dtype=dtype, device=cg.device),
                                         distinct=_distinct(cg),
-                                        cards=(sd, tuple(groups), tuple(x.to(dtype) for x in d), ab.to(dtype)))
+                                        cards=(sd, tuple(tuple(g) for g in groups), tuple(x.to(dtype) for x in d),
+                                               ab.to(dtype)))
         if cg.ranked:
             counts = cg.class_offsets.diff()
             cls = torch.repeat_interleave(torch.arange(len(counts), device=cg.device), counts)  # [Z]
@@ -157,11 +176,10 @@ class PublicPayoffOperator:
             # its rows share one set of index tables, so every gather takes one index vector.
             # Stacking the boards with an index row per terminal row was tried and measured
             # slower (a 49-board turn spot: 330 ms an iteration against 54; the river 5.4 against 4.2)
-            for kernel, cls, seq, factors in groups:
-                rows = self._rows(x_other, src, seq[other])  # [B, N, T_o]
-                vals = card_values(sd, kernel[player], cls, rows, player, d, ab,
-                                   None if factors is None else factors[player])
-                self._add(flat, out, seq[player], vals, self.distinct[player])
+            for kernel, cls, other_rows, own_rows, factors, riders in groups[player]:
+                rows = self._rows(x_other, src, other_rows)  # [B, N, T_o]
+                vals = card_values(sd, kernel, cls, rows, player, d, ab, factors, riders)  # [B, N + riders, T_p]
+                self._add(flat, out, own_rows, vals, self.distinct[player])
             return flat
         b = max(x_other.shape[0], self.small_weights.shape[0])
         flat = x_other.new_zeros(b, sp.num_sequences)  # [B, S_p]
@@ -231,6 +249,23 @@ def _distinct(cg: "PublicCompiledGame") -> tuple[bool, bool]:
     seq = cg.terminal_seq  # [2, Z]
     return tuple(bool(seq.shape[1] == 0 or (bool((seq[p] > 0).all()) and len(torch.unique(seq[p])) == seq.shape[1]))
                  for p in (0, 1))
+
+
+def _riders(other_seq: torch.Tensor, fold: torch.Tensor, same: torch.Tensor) -> torch.Tensor:
+    """[Z] per terminal, a showdown terminal whose other player's public sequence (other_seq [Z])
+    and set of factors (same [Z], `cards.factor_sets`) are this fold's, or -1: a fold (fold [Z])
+    whose values are then a times that showdown's free reach, by linearity (the same reach of
+    the other player against the same factors)."""
+    key = other_seq.long() * (int(same.max()) + 1 if len(same) else 1) + same
+    show, folds = (~fold).nonzero().view(-1), fold.nonzero().view(-1)
+    out = torch.full_like(key, -1)
+    if not len(show) or not len(folds):
+        return out
+    sk, order = key[show].sort()
+    pos = torch.searchsorted(sk, key[folds]).clamp_(max=len(sk) - 1)
+    hit = sk[pos] == key[folds]
+    out[folds[hit]] = show[order[pos[hit]]]
+    return out
 
 
 def _rows_of(seq: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
