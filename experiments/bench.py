@@ -53,6 +53,7 @@ import torch
 
 from tensorcfr import games
 import tensorcfr
+from peak import added_peak
 from readme_section import command, replace_section
 
 # game -> (OpenSpiel name or "efg", iterations timed)
@@ -173,24 +174,40 @@ def time_tensorcfr(game, algo: str, iterations: int, device: str, dtype: str | N
     through `torch.compile`), alternating updates like the peers. `default`: the solver as
     `tensorcfr solve GAME --algo ALGO` builds it instead, every other setting its default
     (form, device, capture, threads, dtype and the preset's own updates)."""
-    if default:
-        solver = tensorcfr.Solver(game, algo)
-    else:
-        device, _, mode = device.partition("-")
-        capture = {"": "none", "graph": "cuda-graph", "compile": "compile"}[mode]
-        solver = tensorcfr.Solver(game, algo, device=device, dtype=dtype, updates="alternating", capture=capture,
-                                  threads=threads)
-    out = measure(solver.step, iterations, wait=lambda: sync(solver.device))
+    def run():
+        if default:
+            solver = tensorcfr.Solver(game, algo)
+        else:
+            dev, _, mode = device.partition("-")
+            capture = {"": "none", "graph": "cuda-graph", "compile": "compile"}[mode]
+            solver = tensorcfr.Solver(game, algo, device=dev, dtype=dtype, updates="alternating", capture=capture,
+                                      threads=threads)
+        return solver, measure(solver.step, iterations, wait=lambda: sync(solver.device))
+
+    (solver, out), peak = added_memory(run, device.startswith("cuda"))
     t0 = time.perf_counter()
     ev = solver.evaluate()["average"]
     sync(solver.device)
     eval_ms = 1000 * (time.perf_counter() - t0)
     floor_ms = 1000 * bytes_per_iteration(solver.game, solver.dtype) / copy_bandwidth(solver.device, bandwidth_mb)
     return {**out, "exploitability": ev.exploitability.item(), "evaluate_ms": eval_ms, "floor_ms": floor_ms,
-            "x_floor": out["ms"] / floor_ms, "threads": solver.threads, "capture": solver.capture,
+            "x_floor": out["ms"] / floor_ms, "peak_mb": peak, "threads": solver.threads, "capture": solver.capture,
             "form": solver.game.form, "updates": solver.config.updates, "device": str(solver.device),
             "sizes": {k: solver.game.sizes()[k] for k in ("histories", "payoff_nonzeros")},
             "dtype": str(solver.dtype).replace("torch.", "")}
+
+
+def added_memory(work, cuda: bool = False):
+    """(work(), the peak memory in MB it added): resident memory (`peak.added_peak`), or on a
+    GPU the CUDA allocator's peak over what it held before."""
+    if not cuda:
+        return added_peak(work)
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    out = work()
+    torch.cuda.synchronize()
+    return out, (torch.cuda.max_memory_allocated() - before) / 2**20
 
 
 def openspiel_game(game: str, name: str):
@@ -211,13 +228,17 @@ def time_openspiel(g, algo: str, iterations: int, budget_s: float) -> dict:
     loop, `pyspiel.exploitability` of `average_policy()` after), timed by `measure`."""
     import pyspiel
 
-    solver = (pyspiel.CFRSolver if algo == "cfr" else pyspiel.CFRPlusSolver)(g)
+    def run():
+        solver = (pyspiel.CFRSolver if algo == "cfr" else pyspiel.CFRPlusSolver)(g)
 
-    def step(n):
-        for _ in range(n):
-            solver.evaluate_and_update_policy()
+        def step(n):
+            for _ in range(n):
+                solver.evaluate_and_update_policy()
 
-    out = measure(step, iterations, budget_s)
+        return solver, measure(step, iterations, budget_s)
+
+    (solver, out), peak = added_peak(run)
+    out["peak_mb"] = peak
     t0 = time.perf_counter()
     # the same iterations as ours: only then are the two exploitabilities comparable
     expl = pyspiel.exploitability(g, solver.average_policy()) if out["iterations"] == iterations else None
@@ -231,17 +252,21 @@ def time_liteefg(g, algo: str, iterations: int, budget_s: float) -> dict | None:
         import LiteEFG
     except ImportError:
         return None
-    with contextlib.redirect_stdout(io.StringIO()):  # its constructors print banners
-        graph = (LiteEFG.baselines.CFR if algo == "cfr" else LiteEFG.baselines.CFRplus).graph()
-        env = LiteEFG.OpenSpielEnv(g, traverse_type="Enumerate")  # converts the tree once (Python)
-        env.set_graph(graph)
+    def run():
+        with contextlib.redirect_stdout(io.StringIO()):  # its constructors print banners
+            graph = (LiteEFG.baselines.CFR if algo == "cfr" else LiteEFG.baselines.CFRplus).graph()
+            env = LiteEFG.OpenSpielEnv(g, traverse_type="Enumerate")  # converts the tree once (Python)
+            env.set_graph(graph)
 
-    def step(n):
-        for _ in range(n):
-            graph.update_graph(env)
-            env.update_strategy(graph.current_strategy(), update_best=False)
+        def step(n):
+            for _ in range(n):
+                graph.update_graph(env)
+                env.update_strategy(graph.current_strategy(), update_best=False)
 
-    return measure(step, iterations, budget_s)
+        return measure(step, iterations, budget_s)
+
+    out, peak = added_peak(run)
+    return {**out, "peak_mb": peak}
 
 
 def time_noregret(name: str, algo: str, iterations: int, budget_s: float, python: str | None) -> dict | None:
@@ -266,6 +291,12 @@ def _ms(r: dict | None) -> str:
     return f"{r['ms']:.3f} ({r['ms_min']:.3f})" if r else "not run"
 
 
+def _mb(r: dict | None) -> str:
+    """A run's added peak memory in MB, or "-" (not run, or not measurable here)."""
+    mb = r.get("peak_mb") if r else None
+    return "-" if mb is None else f"{mb:,.0f}" if mb >= 10 else f"{mb:.1f}"
+
+
 def markdown(rows: list[dict], machine: str, stamp: str) -> str:
     """The table of `bench.md` and of the benchmark page."""
     nr = any(r.get("noregret") for r in rows)  # noregret's columns only where it ran
@@ -281,14 +312,17 @@ def markdown(rows: list[dict], machine: str, stamp: str) -> str:
              "run what `tensorcfr solve GAME --algo ALGO` runs, every setting its default (form, capture, threads "
              "and dtype chosen by the library, the preset's own updates). Exploitability after the run: ours / "
              "OpenSpiel's" + (" / noregret's" if nr else "") + " (equal when the same iterations ran alternately). "
-             "× floor: our time over the bytes-moved floor.",
+             "× floor: our time over the bytes-moved floor. Peak MB: the most memory each solver's run added to "
+             "its process at once, building the solver and iterating (resident memory; GPU memory on a GPU row; "
+             "the game's tree or compile before it not counted).",
              "",
              "| game | histories | algorithm | tensorcfr run | form | device | dtype | threads | iterations "
              "| tensorcfr ms/it | × floor | OpenSpiel C++ ms/it | speed-up | LiteEFG ms/it | speed-up "
              + ("| noregret ms/it | speed-up | exploitability (ours / OpenSpiel / noregret) |" if nr else
-                "| exploitability (ours / OpenSpiel) |"),
+                "| exploitability (ours / OpenSpiel) |")
+             + f" peak MB (ours / OpenSpiel / LiteEFG{' / noregret' if nr else ''}) |",
              "|---|---:|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if nr else "")
-             + "---|"]
+             + "---|---|"]
     for r in rows:
         o, p, lt = r["tensorcfr"], r["openspiel"], r["liteefg"]
         peer = _ms(p) + (f" ({p['iterations']} it)" if p and p["iterations"] != r["iterations"] else "")
@@ -304,9 +338,10 @@ def markdown(rows: list[dict], machine: str, stamp: str) -> str:
         up_os = f"{r['speedup_vs_openspiel']:.1f}x" if p else "-"
         up_lite = f"{r['speedup_vs_liteefg']:.1f}x" if lt else "-"
         run = f"solve default ({o['updates']})" if r.get("default") else "as the peers"
+        peaks = " / ".join(_mb(x) for x in [o, p, lt] + ([q] if nr else []))
         lines.append(f"| {r['game']} | {r['histories']:,} | {r['algorithm']} | {run} | {r.get('form', 'generic')} "
                      f"| {r['device']} | {r['dtype']} | {o.get('threads', '-')} | {r['iterations']} | {_ms(o)} "
-                     f"| {o['x_floor']:.1f} | {peer} | {up_os} | {lite} | {up_lite} |{extra} {expl} |")
+                     f"| {o['x_floor']:.1f} | {peer} | {up_os} | {lite} | {up_lite} |{extra} {expl} | {peaks} |")
     return "\n".join(lines) + "\n"
 
 

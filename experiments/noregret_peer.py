@@ -21,6 +21,8 @@ import json
 import statistics
 import time
 
+from peak import added_peak
+
 WARMUP, BLOCKS = 2, 5  # as bench.py
 
 
@@ -34,14 +36,8 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     import noregret as nr
 
-    cpu = nr.FPKer()
-    t0 = time.perf_counter()
-    ker = nr.CUDAKer() if args.cuda else cpu
-    game = nr.to_efg(ker, nr.OpenSpielGame(cpu, args.game))
-    setup_s = time.perf_counter() - t0
     R_type, alternation = (nr.CFR, False) if args.algo == "cfr" else (nr.CFR_plus, True)
-    rows, cols = R_type(ker, game.row_sequence_form_polytope), R_type(ker, game.column_sequence_form_polytope)
-    stamps = [time.perf_counter()]
+    stamps: list[float] = []
     total = WARMUP + args.iterations
 
     def update():
@@ -53,8 +49,21 @@ def main(argv=None) -> None:
             total = WARMUP + max(1, min(args.iterations, int(args.budget / max(pace, 1e-9))))
         return done >= total
 
-    nr.regret_minimization(game, rows, cols, alternation=alternation, prediction=False, iteration_count=total,
-                           update=update, progress_bar=False)
+    def run():
+        cpu = nr.FPKer()
+        t0 = time.perf_counter()
+        ker = nr.CUDAKer() if args.cuda else cpu
+        game = nr.to_efg(ker, nr.OpenSpielGame(cpu, args.game))
+        setup_s = time.perf_counter() - t0
+        rows, cols = R_type(ker, game.row_sequence_form_polytope), R_type(ker, game.column_sequence_form_polytope)
+        stamps.append(time.perf_counter())
+        nr.regret_minimization(game, rows, cols, alternation=alternation, prediction=False, iteration_count=total,
+                               update=update, progress_bar=False)
+        return game, rows, cols, setup_s
+
+    # the peak counts the conversion of OpenSpiel's tree, which noregret's solver holds (resident
+    # memory: on its CUDA kernel the GPU's memory is not counted)
+    (game, rows, cols, setup_s), peak_mb = added_peak(run)
     times = [b - a for a, b in zip(stamps[WARMUP:-1], stamps[WARMUP + 1:])]  # the timed iterations
     n = len(times)
     k = min(BLOCKS, n)
@@ -65,7 +74,7 @@ def main(argv=None) -> None:
         start += m
     expl = float(game.exploitability(rows.average_strategy, cols.average_strategy))
     print(json.dumps({"ms": statistics.median(blocks), "ms_min": min(blocks), "ms_blocks": blocks, "iterations": n,
-                      "warmup": WARMUP, "setup_s": setup_s, "exploitability": expl,
+                      "warmup": WARMUP, "setup_s": setup_s, "exploitability": expl, "peak_mb": peak_mb,
                       "updates": "alternating" if alternation else "simultaneous"}))
 
 

@@ -235,6 +235,23 @@ def test_bench_times_every_solver_alike():
     assert 1 <= slow["iterations"] <= 10 and len(slow["ms_blocks"]) == min(5, slow["iterations"])
 
 
+def test_added_peak_counts_the_memory_a_run_holds_at_once():
+    import peak
+
+    if peak._status_kb("VmHWM") is None:
+        pytest.skip("no /proc/self/status here: the peak is not measured")
+
+    def hold(mb):  # hold mb megabytes of touched pages at once, then let them go
+        block = bytearray(b"x" * (mb << 20))
+        return len(block)
+
+    assert peak.added_peak(lambda: hold(1))[0] == 1 << 20
+    small, large = peak.added_peak(lambda: hold(1))[1], peak.added_peak(lambda: hold(96))[1]
+    # the 96 MB block, and its copy's source (b"x" * n), counted while the work ran, though
+    # freed before it returned; a 1 MB run adds about 2
+    assert large >= 96 and small < 16
+
+
 def test_startup_times_fresh_processes_to_the_target(tmp_path):
     import startup
 
@@ -301,6 +318,11 @@ def test_bench_table_gains_noregret_columns_only_where_it_ran():
     assert "| noregret ms/it | speed-up | exploitability (ours / OpenSpiel / noregret) |" in header
     assert header.count("|") == rule.count("|") == leduc.count("|") == kuhn.count("|")
     assert "| 5.000 (5.000) | 10.0x | 0.01 / - / 0.02 |" in leduc and "| not run | - | 0.01 / - / - |" in kuhn
+    assert header.endswith("| peak MB (ours / OpenSpiel / LiteEFG / noregret) |")
+    assert leduc.endswith("| - / - / - / - |")  # no peak measured
+    measured = full(_row("leduc", 9_457, "cpu", 0.5), nr=5.0)
+    measured["tensorcfr"]["peak_mb"], measured["noregret"]["peak_mb"] = 1234.4, 3.25
+    assert bench.markdown([measured], "here", "today").splitlines()[4].endswith("| 1,234 / - / - / 3.2 |")
     assert bench.time_noregret("leduc_poker", "cfr", 10, 1.0, None) is None  # no interpreter named: skipped
 
 
