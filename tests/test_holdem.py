@@ -208,6 +208,30 @@ def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, monkeyp
     assert_card_values_equal_dense(cg)
 
 
+def test_classes_share_their_factors_where_a_distinct_row_count_says_and_folds_ride():
+    """`factor_sets` against np.unique of the classes' factor rows (both players side by side):
+    the same partition. And on this turn spot some folds ride on a showdown's sums (the folds
+    to a bet), so the dense-product test above covers them."""
+    import numpy as np
+
+    from tensorcfr.operators.cards import factor_sets
+    from tensorcfr.operators.public import PublicPayoffOperator
+
+    cg = tensorcfr.compile("holdem_turn(board=Td9d8d2s, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJT98765432, "
+                           "suits=dhs, range0='AA,KK,QQ,JJ,AK,KQ,T9', range1='AA,KK,77,AQ,QJ,65s')", form="public")
+    sd = cg.showdown
+    ids = factor_sets(sd).numpy()
+    rows = np.concatenate([sd.d[0].numpy(), sd.d[1].numpy()], 1)  # [K, T0 + T1]
+    _, expected = np.unique(rows, axis=0, return_inverse=True)
+    expected = expected.reshape(-1)
+    assert len(np.unique(ids)) == len(np.unique(expected)) > 2  # the turn, and more than one river card
+    pairs = set(zip(ids.tolist(), expected.tolist()))  # one to one: the same partition
+    assert len(pairs) == len(np.unique(ids))
+    op = PublicPayoffOperator.of(cg, torch.float64)
+    for p in (0, 1):
+        assert sum(len(g[5][0]) for g in op.cards[1][p] if g[5] is not None) > 0
+
+
 def assert_card_values_equal_dense(cg):
     """Both players' counterfactual values against random reach, at float64: the card
     showdown's operator against the dense W_k products of the same compiled game, to 1e-12

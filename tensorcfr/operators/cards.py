@@ -116,7 +116,6 @@ class CardKernel:
             hit = okey[sort][pos] == key(c)
             same[hit] = sort[pos][hit]
         self.cs = [t(c[:, j]) for j in range(k)]  # own types' cards, a column each
-        self.ocs = [t(oc[:, j]) for j in range(k)]
         self.same = t(same)
         self.ranked = own_strength is not None
         self.members = 1
@@ -420,15 +419,27 @@ def factor_sets(showdown: CardShowdown) -> torch.Tensor:
         >>> factor_sets(cg.showdown).unique().tolist()  # one board, one deal: one set
         [0]
     """
-    d, _ = showdown.factors()
-    rows = torch.cat([x.movedim(-2, 0).reshape(x.shape[-2], -1) for x in d], 1).double()  # [K, (B) (T0 + T1)]
-    # a random projection finds the candidates, which are then compared entry by entry
+    d, _ = showdown.factors()  # per player [(B,) K, T_p] float64
+    K = d[0].shape[-2]
+    # a hash of each class's factors finds the candidates: their float64 bits times random
+    # integers, summed in int64 (exact and in any order, so equal rows hash alike; a float
+    # projection rounded equal rows apart), a chunk of classes at a time (no copy of all the
+    # factors: a batch of 8 turn spots holds 0.9 GB of them a player); then each class is
+    # compared with the first of its set, entry by entry
     g = torch.Generator(device="cpu").manual_seed(0)
-    key = rows @ torch.rand(rows.shape[1], dtype=torch.float64, generator=g).to(rows.device)
+    key = torch.zeros(K, dtype=torch.int64, device=d[0].device)
+    for x in d:
+        x3 = (x if x.dim() == 3 else x[None]).double()  # [B, K, T]
+        r = torch.randint(-(1 << 62), 1 << 62, (x3.shape[0], 1, x3.shape[2]), generator=g).to(x.device)
+        for lo in range(0, K, 1024):
+            key[lo:lo + 1024] += (x3[:, lo:lo + 1024].contiguous().view(torch.int64) * r).sum((0, 2))
     _, first, inverse = np.unique(key.cpu().numpy(), return_index=True, return_inverse=True)
-    ids = torch.as_tensor(inverse.reshape(-1), dtype=torch.int64, device=rows.device)
-    if not torch.equal(rows, rows[torch.as_tensor(first, device=rows.device)[ids]]):  # a collision: no sharing
-        return torch.arange(len(rows), device=rows.device)
+    ids = torch.as_tensor(inverse.reshape(-1), dtype=torch.int64, device=key.device)
+    rep = torch.as_tensor(first, dtype=torch.int64, device=key.device)[ids]  # [K] the first class of each set
+    for x in d:
+        for lo in range(0, K, 1024):
+            if not torch.equal(x[..., lo:lo + 1024, :], x.index_select(-2, rep[lo:lo + 1024])):
+                return torch.arange(K, device=key.device)  # a collision: no sharing
     return ids
 
 
