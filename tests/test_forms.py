@@ -213,6 +213,20 @@ def test_row_sums_and_copies_equal_a_loop(batch):
             assert torch.equal(put, public.add_rows(torch.zeros_like(start), index, values))
 
 
+@pytest.mark.parametrize("batch", [1, 3])
+def test_picked_rows_of_a_batch_view_equal_a_loop(batch):
+    # pick_rows of the [B, M, T] view of a plan [B, S] (its empty sequence's column left out:
+    # not contiguous), gathered member by member on the CPU, against a plain loop
+    import tensorcfr.spaces.public as public
+    g = torch.Generator().manual_seed(5)
+    flat = torch.randn(batch, 1 + 300 * 7, dtype=torch.float64, generator=g)
+    view = flat[:, 1:].view(batch, 300, 7)
+    index = torch.randint(0, 300, (1000,), generator=g)
+    expect = torch.stack([torch.stack([view[b, r] for r in index.tolist()]) for b in range(batch)])
+    assert torch.equal(public.pick_rows(view, index), expect)
+    assert torch.equal(public.pick_rows(view.contiguous(), index), expect)
+
+
 def test_cpu_row_paths_change_no_iterate(monkeypatch):
     # the CPU's sparse sums and row copies (Dudo: every terminal's row distinct) give the
     # iterates of the broadcast scatter-adds they replace
