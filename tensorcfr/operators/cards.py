@@ -384,7 +384,9 @@ def card_values(showdown: CardShowdown, kernel: CardKernel, cls: torch.Tensor, r
     vals = free.new_empty(B, N + n_r, free.shape[-1])
     torch.mul(free, a, out=vals[:, :N])
     if margin is not None:
-        vals[:, :N].addcmul_(margin.view(B, N, -1), b)
+        # a product, then a sum (not addcmul_, whose fused multiply-add some strides take and
+        # others not): a batch member's values stay those of its solve alone, to the last bit
+        vals[:, :N] += b * margin.view(B, N, -1)
     if n_r:
         torch.mul(free.index_select(1, riders[0]), riders[1], out=vals[:, N:])
     return vals.mul_(own)
