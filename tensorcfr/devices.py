@@ -115,9 +115,10 @@ def keep_freed_memory() -> bool:
     """Ask glibc's malloc to serve every allocation from its heap and keep what is freed there,
     instead of mapping large blocks afresh and unmapping them when freed: a large game's
     iteration allocates the same arrays of tens of megabytes each time, and fresh pages cost
-    more than the sums written into them. Measured on the 2-core CPU (float32, 2026-11-26): a
-    full-range hold'em turn spot 0.82 -> 0.46 s an iteration, peak memory 1,612 -> 2,014 MB;
-    Dudo(5,2,2) in the public-tree form 280 -> 180 ms, 1,323 -> 1,499 MB. It holds for the whole
+    more than the sums written into them. Measured on the 2-core CPU (float32, 2026-11-26, off
+    and on run alternately): a full-range hold'em turn spot 639-797 -> 372-377 ms an iteration,
+    peak memory 1,605-1,610 -> 1,907-1,959 MB; Dudo(5,2,2) in the public-tree form 306-309 ->
+    171-193 ms, 1,294-1,322 -> 1,613-1,643 MB. It holds for the whole
     process, once set; `TENSORCFR_KEEP_FREED=0` turns it off (jemalloc or tcmalloc, loaded with
     LD_PRELOAD, avoid the same cost their own way). Returns whether it is in force; False off
     glibc.
