@@ -195,14 +195,19 @@ def test_small_spots_match_the_recursive_cfr(spec, plus):
     "holdem_turn(board=Td9d8d2s, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJT98765432, suits=dhs, "
     "range0='AA,KK,QQ,JJ,AK,KQ,T9', range1='AA,KK,77,AQ,QJ,65s')",
 ])
-@pytest.mark.parametrize("pairs", [0, 1 << 30], ids=["prefix sums", "dense kernels"])
-def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, monkeypatch):
+@pytest.mark.parametrize("pairs,layout", [(0, "transposed"), (0, "rows"), (1 << 30, "rows")],
+                         ids=["prefix sums", "prefix sums by rows", "dense kernels"])
+def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, layout, monkeypatch):
     """Counterfactual values of both players against random reach, at float64: the prefix sums
     of operators/cards.py (or its dense per-board kernels, taken for few types) against the
-    dense W_k products of the same compiled game."""
+    dense W_k products of the same compiled game. The prefix sums both with the reach
+    transposed (the CPU's layout) and by rows (CUDA's, and a batch of members on boards of
+    their own)."""
     import tensorcfr.operators.cards as cards_module
 
     monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", pairs)
+    if layout == "rows":
+        monkeypatch.setattr(cards_module, "TRANSPOSED_DEVICES", ())
     cg = tensorcfr.compile(spec, form="public")
     assert cg.showdown is not None
     assert_card_values_equal_dense(cg)
@@ -403,7 +408,8 @@ def test_a_batch_of_spots_solves_as_each_spot_alone(street, factored, monkeypatc
         tensorcfr.Solver(cg, "cfr", sampling="external")
 
 
-def test_a_batch_member_is_its_spot_alone_to_the_last_bit_at_float32(monkeypatch):
+@pytest.mark.parametrize("layout", ["transposed", "rows"])
+def test_a_batch_member_is_its_spot_alone_to_the_last_bit_at_float32(layout, monkeypatch):
     """On the CPU the card showdown does the same operations on a batch member's rows as on the
     spot's alone (spots over the same hands: ranges and pots of their own), so 10 DCFR
     iterations at float32 match bit for bit. `experiments/holdem_batch.py` checks the same on
@@ -412,6 +418,8 @@ def test_a_batch_member_is_its_spot_alone_to_the_last_bit_at_float32(monkeypatch
     import tensorcfr.operators.cards as cards_module
 
     monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
+    if layout == "rows":
+        monkeypatch.setattr(cards_module, "TRANSPOSED_DEVICES", ())
     specs = BATCHES["river"]
     kw = dict(dtype=torch.float32, device="cpu", capture="none", threads=2)
     batch = tensorcfr.Solver(tensorcfr.compile(specs, form="public"), "dcfr", **kw)

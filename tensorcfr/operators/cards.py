@@ -216,6 +216,65 @@ class CardKernel:
             margin += held
         return free.view(*shape, -1), margin.view(*shape, -1)
 
+    # -- the same sums with the reach transposed: y_t [T_o + 1, R] (row T_o zero), a row per type.
+    # Every gather is then a copy of whole rows (index_select along dim 0, contiguous and
+    # vectorised) where the layout above gathers number by number, and the prefix sums run down
+    # the rows, R numbers at a time. Measured on the 2-core CPU, float32, both players' payoff
+    # work on the full-range turn spot, the two layouts taking turns in one process (2026-11-26):
+    # 220-298 ms (median 233) against 246-259 (256) by rows, and 233-253 (237) against 258-282
+    # (270) in a second run; the transposes in and out included (`card_values` writes them in
+    # passes it makes anyway). Calls of 2^17 or 2^20 entries (`CARD_ENTRIES`) were no faster
+    def _free_t(self, y_t: torch.Tensor, per_card: torch.Tensor, total: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """`_free` transposed: per_card [52, R], total [R] -> free [T_p, R] and holding."""
+        holding = [per_card.index_select(0, c) for c in self.cs]
+        free = total - holding[0]  # [T_p, R]
+        if self.k == 2:
+            free -= holding[1]
+            free += y_t.index_select(0, self.same)
+        return free, holding
+
+    def free_t(self, y_t: torch.Tensor) -> torch.Tensor:
+        """`free` transposed: y_t [T_o + 1, R] (row T_o zero) -> [T_p, R].
+
+        Example:
+            >>> cards = torch.tensor([[0, 1], [2, 3], [0, 2]])
+            >>> k = CardKernel(cards, cards)
+            >>> k.free_t(torch.tensor([[0.0], [1.0], [0.0], [0.0]])).view(-1).tolist()  # the other holds hand 1
+            [1.0, 0.0, 0.0]
+        """
+        # running sums, not .sum(): a reduction across rows rounds a column by where it falls in
+        # the vectorised loop, so a batch member would not be its spot alone to the last bit; each
+        # hand is in k cards' lists, so the total is the cards' sum over k (exact for k = 1, 2)
+        per_card = y_t.index_select(0, self.lists).view(NUM_CARDS, self.width + 1, -1).cumsum_(1)[:, -1]  # [52, R]
+        return self._free_t(y_t, per_card, per_card.cumsum(0)[-1] / self.k)[0]
+
+    def sums_t(self, y_t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """`sums` transposed: y_t [T_o + 1, R] (row T_o zero) -> (free, margin) [T_p, R] each
+        (one member's kernel).
+
+        Example:
+            >>> cards = torch.tensor([[0, 1], [2, 3], [0, 2]])
+            >>> k = CardKernel(cards, cards, torch.tensor([3, 1, 2]), torch.tensor([3, 1, 2]))
+            >>> [v.view(-1).tolist() for v in k.sums_t(torch.tensor([[0.0], [1.0], [0.0], [0.0]]))]
+            [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
+        """
+        if self.members != 1:
+            raise ValueError("sums_t takes one member's kernel")
+        # exclusive: `order` and `lists` lead with the zero row T_o, so the last prefix is the total
+        prefix = y_t.index_select(0, self.order).cumsum_(0)  # [T_o + 1, R]
+        card_prefix = y_t.index_select(0, self.lists).view(NUM_CARDS, self.width + 1, -1).cumsum_(1)
+        total = prefix[-1]
+        free, holding = self._free_t(y_t, card_prefix[:, -1], total)
+        card_prefix = card_prefix.view(NUM_CARDS * (self.width + 1), -1)
+        margin = prefix.index_select(0, self.first)
+        margin += prefix.index_select(0, self.last)
+        margin -= total
+        for held, cf, cl in zip(holding, self.cfirst, self.clast):
+            margin -= card_prefix.index_select(0, cf)
+            margin -= card_prefix.index_select(0, cl)
+            margin += held
+        return free, margin
+
     def parts(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(free, weaker, stronger) [R, T_p] each: the other's reach y [R, T_o] of the hands
         sharing no card with each own hand, and of those of them weaker and stronger (`sums`).
@@ -325,6 +384,10 @@ class DenseCardKernel:
 # (1,081) 18.0 against 7.1
 DENSE_KERNEL_PAIRS = 300 * 300
 
+# Device types on which a one-member `CardKernel` works on the reach transposed (`sums_t`),
+# measured faster on the CPU (see there); CUDA keeps the layout its kernels were measured in
+TRANSPOSED_DEVICES = ("cpu",)
+
 
 def _kernel_class(showdown: CardShowdown):
     t0, t1 = (len(h) for h in showdown.hands)
@@ -372,6 +435,11 @@ def card_values(showdown: CardShowdown, kernel: CardKernel, cls: torch.Tensor, r
     if d is None:
         d, ab = showdown.factors()
     own, other, a, b = factors if factors is not None else terminal_factors(showdown, cls, player, rows.dtype, d, ab)
+    n_r = 0 if riders is None else len(riders[0])
+    if n_r and own.shape[-2] != 1:  # the riders' values take the group's one row of factors
+        raise ValueError("card_values: riders need the terminals' factors as one row (terminal_factors(shared=True))")
+    if transposed(kernel, rows.device):
+        return _card_values_t(kernel, rows, own, other, a, b, riders)
     y = rows * other  # [B, N, T_o] (rows of one member, B 1, against a batch's factors: B members)
     B, N, To = y.shape
     if kernel.members == 1:
@@ -381,9 +449,6 @@ def card_values(showdown: CardShowdown, kernel: CardKernel, cls: torch.Tensor, r
     else:
         free, margin = kernel.free(y), None
     free = free.view(B, N, -1)
-    n_r = 0 if riders is None else len(riders[0])
-    if n_r and own.shape[-2] != 1:  # the riders' values take the group's one row of factors
-        raise ValueError("card_values: riders need the terminals' factors as one row (terminal_factors(shared=True))")
     vals = free.new_empty(B, N + n_r, free.shape[-1])
     torch.mul(free, a, out=vals[:, :N])
     if margin is not None:
@@ -393,6 +458,45 @@ def card_values(showdown: CardShowdown, kernel: CardKernel, cls: torch.Tensor, r
     if n_r:
         torch.mul(free.index_select(1, riders[0]), riders[1], out=vals[:, N:])
     return vals.mul_(own)
+
+
+def transposed(kernel, device) -> bool:
+    """Whether `card_values` works on the reach transposed (`CardKernel.sums_t`) for `kernel` on
+    `device`: a one-member prefix-sum kernel on a device type of `TRANSPOSED_DEVICES`.
+
+    Example:
+        >>> cards = torch.tensor([[0, 1], [2, 3]])
+        >>> transposed(CardKernel(cards, cards), "cpu"), transposed(DenseCardKernel(cards, cards), "cpu")
+        (True, False)
+    """
+    return isinstance(kernel, CardKernel) and kernel.members == 1 and torch.device(device).type in TRANSPOSED_DEVICES
+
+
+def _card_values_t(kernel: CardKernel, rows: torch.Tensor, own, other, a, b, riders) -> torch.Tensor:
+    """`card_values` with the reach transposed (`CardKernel.sums_t`): the product with the other
+    player's factors writes the transpose, and the product with the own factors reads it back."""
+    B, N, To = torch.broadcast_shapes(rows.shape, other.shape)
+    y_t = rows.new_empty(To + 1, B * N)  # [T_o + 1, B N]: a column per terminal row, row T_o zero
+    y_t[To] = 0
+    torch.mul(rows, other, out=y_t[:To].t().view(B, N, To))
+    cols = lambda v: v.expand(B, v.shape[-2], 1).reshape(1, -1)  # noqa: E731  ([(B,) n, 1] -> [1, B n])
+    if kernel.ranked:
+        free, margin = kernel.sums_t(y_t)  # [T_p, B N] each
+        v_t = free * cols(a)
+        # a product, then a sum: see card_values
+        v_t += cols(b) * margin
+    else:
+        free = kernel.free_t(y_t)
+        v_t = free * cols(a)
+    Tp = v_t.shape[0]
+    n_r = 0 if riders is None else len(riders[0])
+    vals = rows.new_empty(B, N + n_r, Tp)
+    torch.mul(v_t.t().view(B, N, Tp), own, out=vals[:, :N])
+    if n_r:
+        ride = free.view(Tp, B, N).index_select(2, riders[0])  # [T_p, B, n_r]
+        ride *= riders[1].reshape(-1, n_r)  # a [(B,) n_r, 1]
+        torch.mul(ride.permute(1, 2, 0), own, out=vals[:, N:])
+    return vals
 
 
 def terminal_factors(showdown: CardShowdown, cls: torch.Tensor, player: int, dtype: torch.dtype,
