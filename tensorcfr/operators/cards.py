@@ -222,8 +222,9 @@ class CardKernel:
     # the rows, R numbers at a time. Measured on the 2-core CPU, float32, both players' payoff
     # work on the full-range turn spot, the two layouts taking turns in one process (2026-11-26):
     # 220-298 ms (median 233) against 246-259 (256) by rows, and 233-253 (237) against 258-282
-    # (270) in a second run; the transposes in and out included (`card_values` writes them in
-    # passes it makes anyway). Calls of 2^17 or 2^20 entries (`CARD_ENTRIES`) were no faster
+    # (270) in a second run, and even (397 against 398) in a third, with the machine slower; the
+    # transposes in and out included (`card_values` writes them in passes it makes anyway).
+    # Calls of 2^17 or 2^20 entries (`CARD_ENTRIES`) were no faster
     def _free_t(self, y_t: torch.Tensor, per_card: torch.Tensor, total: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """`_free` transposed: per_card [52, R], total [R] -> free [T_p, R] and holding."""
         holding = [per_card.index_select(0, c) for c in self.cs]
