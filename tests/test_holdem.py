@@ -479,11 +479,102 @@ def test_river_spots_on_other_boards_solve_as_each_spot_alone(algo, factored, ke
         assert abs(float(ev.nash_conv[b]) - float(solo.evaluate()["average"].nash_conv[0])) <= 1e-12
 
 
-def test_a_batch_of_turn_spots_on_other_boards_is_refused_naming_the_spot():
-    """The turn deals its river card from what the board leaves: other boards, other trees."""
-    other = SMALL_TURN.replace("AsKhQsJh", "AsKhQs9h")
-    with pytest.raises(TensorCFRError, match=r"batch member 1, holdem_turn\(board='AsKhQs9h'.*, does not have the "
-                                             r"public tree and types of member 0, holdem_turn\(board='AsKhQsJh'"):
+# turn spots on other boards: the k-th river card of each is another card, each member with its
+# own (and one member with a pot of its own), over ranges of uneven weights
+TURN_RANGES = (", range0='AA:0.3,KK:0.8,QQ:0.6,JJ:0.9,99:0.45,AK:0.55,AQ:0.7,AJ:0.35,A9:0.85,KQ:0.65,KJ:0.25,"
+               "K9:0.75,QJ:0.5,Q9:0.95,J9:0.4', range1='AA:0.9,KK:0.35,QQ:0.7,JJ:0.2,99:0.6,AK:0.45,AQ:0.8,AJ:0.65,"
+               "A9:0.3,KQ:0.55,KJ:0.95,K9:0.15,QJ:0.85,Q9:0.5,J9:0.75')")
+TURN_BOARDS = [SMALL_TURN[:-1] + TURN_RANGES, SMALL_TURN[:-1].replace("AsKhQsJh", "AsKhQs9h") + TURN_RANGES,
+               SMALL_TURN[:-1].replace("AsKhQsJh", "9sJsKhAh").replace("pot=4", "pot=5") + TURN_RANGES]
+
+
+@pytest.mark.parametrize("algo, factored, kernel", [
+    ("dcfr", False, "dense"), ("mmd", False, "dense"), ("mmd", True, "prefix sums"),
+    ("ftrl(weights=kroer17)", True, "prefix sums")])
+def test_turn_spots_on_other_boards_solve_as_each_spot_alone(algo, factored, kernel, monkeypatch):
+    """A batch of turn spots on three boards: their public trees match though their river cards
+    differ, each member's showdowns sort the hands by its own boards (numbered in member 0's
+    order), its infosets name its own river card, and the pairs chance reaches are its own (what
+    dilated entropy passes to a parent reads them). 10 iterations of each member equal its run
+    alone at float64, infoset by infoset, as its NashConv does. (Regret matching with the prefix
+    sums is held to its spots by their values, below: where two actions tie exactly, the sums'
+    other rounding, 1e-18, lets it pick otherwise, in a batch as in any two correct runs.)"""
+    import tensorcfr.compiler.public as cp
+    import tensorcfr.operators.cards as cards
+
+    if factored:
+        monkeypatch.setattr(cp, "DENSE_ENTRIES", 0)
+    monkeypatch.setattr(cards, "DENSE_KERNEL_PAIRS", 10 ** 9 if kernel == "dense" else 0)
+    cg = tensorcfr.compile(TURN_BOARDS, form="public")
+    sd = cg.showdown
+    assert cg.batch_size == 3 and sd.members == 3 and sd.strength_batch is not None and cg.deals_differ
+    assert all(tp.live is not None and tp.live.dim() == 3 for tp in cg.treeplexes)  # each member's own
+    if not factored:
+        assert_card_values_equal_dense(cg)
+    kw = dict(dtype=torch.float64, capture="none")
+    batch = tensorcfr.Solver(cg, algo, **kw)
+    solos = [tensorcfr.Solver(tensorcfr.compile(s, form="public"), algo, **kw) for s in TURN_BOARDS]
+    batch.step(10)
+    ev = batch.evaluate()["average"]
+    for b, solo in enumerate(solos):
+        solo.step(10)
+        mine, alone = batch.policy_tables(b), solo.policy_tables()
+        assert set(mine["current"]) == set(alone["current"])  # its keys: its own board, river cards and hands
+        for which in ("average", "current"):
+            for key, row in alone[which].items():
+                for action, prob in row.items():
+                    assert abs(mine[which][key][action] - prob) <= 1e-10, (b, which, key, action)
+        assert abs(float(ev.nash_conv[b]) - float(solo.evaluate()["average"].nash_conv[0])) <= 1e-10
+
+
+@pytest.mark.parametrize("kernel", ["dense", "prefix sums"])
+def test_a_turn_batch_members_values_are_their_spots_alone(kernel, monkeypatch):
+    """Each member of a batch of turn spots on other boards: its counterfactual values against a
+    random plan, on its own hands, equal its spot's alone against the same plan to 1e-12."""
+    import tensorcfr.operators.cards as cards
+    from tensorcfr.operators.public import PublicPayoffOperator
+
+    monkeypatch.setattr(cards, "DENSE_KERNEL_PAIRS", 10 ** 9 if kernel == "dense" else 0)
+    cg = tensorcfr.compile(TURN_BOARDS, form="public")
+    op = PublicPayoffOperator.of(cg, torch.float64)
+    g = torch.Generator().manual_seed(0)
+    for b, spec in enumerate(TURN_BOARDS):
+        alone = tensorcfr.compile(spec, form="public")
+        op_alone = PublicPayoffOperator.of(alone, torch.float64)
+        # each player's hands alone, as columns of the batch's (the union of the members')
+        cols = [torch.tensor([cg.showdown.hands[p].tolist().index(h) for h in alone.showdown.hands[p].tolist()])
+                for p in (0, 1)]
+        for p in (0, 1):
+            o, tp, tp_alone = 1 - p, cg.treeplexes[1 - p], alone.treeplexes[1 - p]
+            x = torch.rand(1, tp_alone.num_sequences, generator=g, dtype=torch.float64)
+            xb = torch.rand(cg.batch_size, tp.num_sequences, generator=g, dtype=torch.float64)
+            xb[b, 0] = x[0, 0]
+            xb[b, 1:].view(tp.num_public_sequences, tp.types)[:, cols[o]] = tp_alone.rows(x)[0]
+            want = cg.treeplexes[p].rows(op.cfv(p, xb))[b][:, cols[p]]
+            got = alone.treeplexes[p].rows(op_alone.cfv(p, x))[0]
+            assert got.abs().max() > 0.1
+            assert (want - got).abs().max() <= 1e-12
+
+
+def test_boards_numbered_apart_are_aligned_to_member_0s():
+    """`_same_boards`: a member whose classes fall on boards numbered otherwise gets its
+    strengths reordered into member 0's numbering; boards that do not map one to one are left
+    as they are (and the compile refuses them)."""
+    from tensorcfr.compiler.public import _same_boards
+    from tensorcfr.operators.cards import CardShowdown
+
+    sd = CardShowdown(hands=(None, None), cards=None, d=(None, None), ab=None,
+                      strength=torch.tensor([[10], [20], [30]]), board=torch.tensor([0, 2, 2, 1]))
+    aligned = _same_boards(sd, torch.tensor([0, 1, 1, 2]))
+    assert aligned.board.tolist() == [0, 1, 1, 2] and aligned.strength.view(-1).tolist() == [10, 30, 20]
+    assert _same_boards(sd, torch.tensor([0, 1, 2, 2])) is sd  # class 1 and 2 split: not one to one
+
+
+def test_a_batch_of_spots_over_other_trees_is_refused_naming_the_spot():
+    """Spots with other bet sizes have other public trees: refused, naming the spot."""
+    other = SMALL_TURN.replace("bets=(1,allin)", "bets=(0.5,allin)")
+    with pytest.raises(TensorCFRError, match=r"batch member 1, holdem_turn\(board='AsKhQsJh'.*bets=\(0.5.*, does not "
+                                             r"have the public tree and types of member 0"):
         tensorcfr.compile([SMALL_TURN, other], form="public")
     # a range string thousands of characters long is cut short in the message
     long = other[:-1] + f", range0='{BATCH_RANGE}')"

@@ -130,7 +130,9 @@ class _DensePaths:
         r = (self.walk.P[None] > 0) & (np.stack(self.m) > 0)
         return (r * self.walk.deals[None]).sum((1, 2))
 
-    def same(self, other) -> bool:
+    def same(self, other, masks: bool = True) -> bool:
+        """Whether `other` has the same chance paths (`masks`: also the same pairs of types on
+        each; dense paths always compare them)."""
         return type(other) is type(self) and len(self) == len(other) and all(
             np.array_equal(a, b) for a, b in zip(self.m, other.m))
 
@@ -228,9 +230,12 @@ class _CardPaths:
         deals = self.walk.deals.astype(np.float64)
         return np.rint(((m0.astype(np.float64) @ deals) * m1).sum(1)).astype(np.int64)
 
-    def same(self, other) -> bool:
-        return type(other) is type(self) and len(self) == len(other) and np.array_equal(self.q, other.q) and all(
-            np.array_equal(np.stack(a), np.stack(b)) for a, b in zip(self.m, other.m))
+    def same(self, other, masks: bool = True) -> bool:
+        """Whether `other` has as many paths with the same probabilities (`masks`: and the same
+        types holding none of each path's cards; without, turn spots on other boards match,
+        whose river cards differ, each member keeping its own masks in its showdown factors)."""
+        return type(other) is type(self) and len(self) == len(other) and np.array_equal(self.q, other.q) and (
+            not masks or all(np.array_equal(np.stack(a), np.stack(b)) for a, b in zip(self.m, other.m)))
 
 
 class _PublicWalk:
@@ -575,10 +580,13 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
     showdown = _card_showdown(walk, raw, first, weights)
     weights = None if weights is None else [weights]
     factors, deals_differ = [], False
-    # a type is live where some member can deal it (one a member never deals is, in that
-    # member, a treeplex of its own below the root, whose values reach no other type's)
+    # per member, the pairs (public infoset, type) chance can reach: kept per member where they
+    # differ ([B, U, T]: spots on other boards deal other hands, and a turn's river cards rule out
+    # others), so that a rule that reads them (dilated entropy: what passes to a parent) treats
+    # each member as its spot alone
     at = [raw["info"][p]["path"][orders[p]] for p in (0, 1)]
-    live = None if walk.ranked else [walk.paths.live_types(p)[at[p]] for p in (0, 1)]
+    lives = None if walk.ranked else [[walk.paths.live_types(p)[at[p]] for p in (0, 1)]]
+    own_states = [None]  # per member from 1, where members name infosets apart: its public states
     for i, g in enumerate(members[1:], 1):  # payoffs, deals and boards differ only
         other = walks[i] if walks[i] is not None else _PublicWalk(g, ranked)
         walks[i] = None  # (dropped with this turn)
@@ -591,26 +599,26 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
             raise TensorCFRError(f"compile: batch member {i}, {_short(g.name)}, does not have the "
                                  f"public tree and types of member 0, {_short(members[0].name)}; "
                                  "a batch may differ in payoffs and in the probabilities of the same deals only "
-                                 "(hold'em spots: one bet tree; river spots on any boards, turn spots on one "
-                                 "board; ranges, pots)")
+                                 "(hold'em spots: one bet tree; boards, ranges, pots)")
         deals_differ |= not np.allclose(other.P, walk.P, rtol=0, atol=1e-15)
+        if widened:  # its own public states, to name its infosets (a turn's river card is its own)
+            own_states.append([_compact(raw_g["info"][p]["state"][orders[p]]) for p in (0, 1)])
         if showdown is not None:
-            sd = _card_showdown(other, raw_g, first_g, w)
+            sd = _same_boards(_card_showdown(other, raw_g, first_g, w), showdown.board)
             if not (sd.strength.shape == showdown.strength.shape and torch.equal(sd.board, showdown.board)):
                 raise TensorCFRError(f"compile: batch member {i}, {_short(g.name)}, does not show down "
                                      f"on as many boards as member 0, {_short(members[0].name)}, in its order")
             factors.append(sd)
         if weights is not None:
             weights.append(w)
-        if live is not None:
-            for p in (0, 1):
-                live[p] |= other.paths.live_types(p)[at[p]]
+        if lives is not None:
+            lives.append([other.paths.live_types(p)[at[p]] for p in (0, 1)])
         other.paths = None  # (a cycle: freed now, not whenever the collector runs)
         del other, raw_g
     order = np.argsort(cls, kind="stable")
     offsets = np.searchsorted(cls[order], np.arange(len(first) + 1))
-    namer = _Namer(walk, states, members if widened else None)
-    tps = [dataclasses.replace(tp, namer=namer, live=None if live is None or live[p].all() else torch.from_numpy(live[p]))
+    namer = _Namer(walk, states, members if widened else None, own_states if widened else None)
+    tps = [dataclasses.replace(tp, namer=namer, live=_live(None if lives is None else [m[p] for m in lives]))
            for p, tp in enumerate(tps)]
     if weights is None:  # a card game too large for its dense matrices: its showdown factors only
         stacked = None
@@ -633,6 +641,44 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         deal=None if walk.ranked else torch.from_numpy(walk.P), showdown=showdown, deals_differ=deals_differ)
 
 
+def _live(masks: list[np.ndarray] | None) -> torch.Tensor | None:
+    """A treeplex's `live` from each member's [U, T] mask: None where every pair is live, [U, T]
+    where the members agree, else [B, U, T].
+
+    Example:
+        >>> a, b = np.array([[True, False]]), np.array([[True, True]])
+        >>> _live([a, a]).shape, _live([a, b]).shape, _live([b, b])
+        (torch.Size([1, 2]), torch.Size([2, 1, 2]), None)
+    """
+    if masks is None or all(m.all() for m in masks):
+        return None
+    if all(np.array_equal(m, masks[0]) for m in masks[1:]):
+        return torch.from_numpy(np.ascontiguousarray(masks[0]))
+    return torch.from_numpy(np.stack(masks))
+
+
+def _same_boards(sd: CardShowdown, board: torch.Tensor) -> CardShowdown:
+    """`sd` with its boards numbered as `board` [K] numbers them (member 0's), where its classes'
+    boards map one to one onto those (turn spots on other boards: the k-th river card of each
+    board, numbered by its card, falls in another place); else `sd` as it is.
+
+    Example:
+        >>> sd = CardShowdown(hands=(None, None), cards=None, d=(None, None), ab=None,
+        ...                   strength=torch.tensor([[1], [2], [3]]), board=torch.tensor([0, 2, 1, 1]))
+        >>> _same_boards(sd, torch.tensor([0, 1, 2, 2])).strength.view(-1).tolist()
+        [1, 3, 2]
+    """
+    if sd.board.shape != board.shape or torch.equal(sd.board, board):
+        return sd
+    pairs = torch.unique(torch.stack([board, sd.board]), dim=1)  # [2, n] (member 0's board, its own)
+    G = sd.strength.shape[0]
+    if not (len(torch.unique(pairs[0])) == len(torch.unique(pairs[1])) == pairs.shape[1] == G):
+        return sd
+    own = torch.empty(G, dtype=torch.int64)
+    own[pairs[0]] = pairs[1]  # member 0's board g is this member's own[g]
+    return dataclasses.replace(sd, strength=sd.strength[own], board=board.clone())
+
+
 def _short(name: str, most: int = 100) -> str:
     """A game's name for a message: hold'em spots with ranges run to thousands of characters."""
     return name if len(name) <= most else name[:most - 3] + "..."
@@ -648,7 +694,7 @@ def _same_tree(a: _PublicWalk, raw_a: dict, b: _PublicWalk, raw_b: dict, same_su
     # the same deals, with probabilities of their own (hold'em ranges over the same hands)
     if same_support and not a.ranked and not np.array_equal(a.P > 0, b.P > 0):
         return False
-    if not (np.array_equal(a.root, b.root) and a.paths.same(b.paths)):
+    if not (np.array_equal(a.root, b.root) and a.paths.same(b.paths, masks=same_support)):
         return False
     return np.array_equal(raw_a["terms"]["e"], raw_b["terms"]["e"]) and all(
         np.array_equal(ia[k], ib[k]) for ia, ib in zip(raw_a["info"], raw_b["info"]) for k in ("parent", "count", "action"))
@@ -845,17 +891,21 @@ def _counts(walk: _PublicWalk, raw: dict) -> dict:
 class _Namer:
     """Infoset key strings from (public infoset, type), through the game's own naming; with
     `members` (a batch whose members name infosets apart: hold'em spots on boards of their own),
-    batch member b's through member b's game."""
+    batch member b's through member b's game, from its own public states where `own_states`
+    holds them (a turn spot's river card)."""
 
-    def __init__(self, walk: _PublicWalk, states, members: list[Game] | None = None):
+    def __init__(self, walk: _PublicWalk, states, members: list[Game] | None = None, own_states: list | None = None):
         self.vg, self.hands, self.values = walk.vg, walk.hands, walk.type_values
         self.members = members
         # [U_p, width] per player in the narrowest integer type that holds them (Dudo(6,2,2):
         # 8.4M public infosets a player, 336 MB each as int64)
         self.states = [_compact(s) for s in states]
+        # per member from 1, its own public states (None: member 0's serve every member)
+        self.own_states = own_states
 
     def __call__(self, player: int, u: np.ndarray, t: np.ndarray, member: int = 0) -> list[str]:
-        s = self.states[player][u].astype(np.int64)
+        states = self.states if not member or self.own_states is None else self.own_states[member]
+        s = states[player][u].astype(np.int64)
         s[:, self.hands[player]] = self.values[player][t]
         vg = self.vg if not member or self.members is None else vector_form(self.members[member])
         return vg.infoset_names(vg.infoset(s))

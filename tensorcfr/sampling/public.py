@@ -231,7 +231,7 @@ class PublicEstimator:
         """tp on the columns `types` [k] (`PublicTreeplex.with_types`; made once per k where every
         type is live)."""
         if tp.live is not None:
-            return tp.with_types(len(types), tp.live.index_select(1, types))
+            return tp.with_types(len(types), tp.live.index_select(-1, types))
         return self._free(tp, len(types))
 
     def _free(self, tp: PublicTreeplex, k: int) -> PublicTreeplex:

@@ -221,7 +221,9 @@ class PublicTreeplex:
     infoset_offsets_pub: torch.Tensor  # [U+1] int64: public sequences (numbered from 1) of each infoset
     action_pub: torch.Tensor  # [M] int64: alphabet index of each public sequence's action
     level_offsets_pub: torch.Tensor  # [L+1] int64: level l holds public infosets [l]:[l+1]
-    # [U, T] bool: the pairs (u, t) chance can reach (Leduc: not your card on the board); None: all
+    # [U, T] bool: the pairs (u, t) chance can reach (Leduc: not your card on the board); [B, U, T]
+    # where a batch's members reach other pairs (turn spots on other boards: each its own river
+    # cards); None: all
     live: torch.Tensor | None = None
     namer: object = field(default=None, repr=False)  # (player, u [k], t [k]) -> key strings
     levels: tuple[PublicLevel, ...] = field(init=False, repr=False)
@@ -288,8 +290,8 @@ class PublicTreeplex:
         infosets of the generic form; the others hold numbers that never matter). `member`: the
         keys as batch member `member` names them (they differ where the members' games name
         their infosets apart: hold'em spots on boards of their own)."""
-        js = (np.arange(self.num_infosets) if self.live is None
-              else np.flatnonzero(self.live.reshape(-1).cpu().numpy()))
+        live = self.live if self.live is None or self.live.dim() == 2 else self.live[member]
+        js = np.arange(self.num_infosets) if live is None else np.flatnonzero(live.reshape(-1).cpu().numpy())
         names = self.action_names
         for j, key in PublicKeys(self, member).chunked(js):
             yield j, key, names[j]
@@ -358,7 +360,8 @@ class PublicTreeplex:
         return t[:, 1:].view(t.shape[0], self.num_public_sequences, self.types)
 
     def live_mask(self, dtype: torch.dtype) -> torch.Tensor | None:
-        """[U, T] 1 where chance can reach (u, t), else 0, in `dtype` (None: everywhere)."""
+        """[U, T] (or per member [B, U, T]) 1 where chance can reach (u, t), else 0, in `dtype`
+        (None: everywhere)."""
         if self.live is None:
             return None
         if dtype not in self._live_masks:
@@ -366,7 +369,8 @@ class PublicTreeplex:
         return self._live_masks[dtype]
 
     def reachable(self, dtype: torch.dtype) -> torch.Tensor | None:
-        """[1, S]: `live_mask` at each sequence (0 at the empty one), or None where all are live.
+        """[1, S] (or per member [B, S]): `live_mask` at each sequence (0 at the empty one), or
+        None where all are live.
 
         Example:
             >>> import torch, tensorcfr
@@ -376,7 +380,8 @@ class PublicTreeplex:
             (True, True)
         """
         live = self.live_mask(dtype)
-        return None if live is None else self.at_sequences(live.reshape(1, -1))
+        return None if live is None else self.at_sequences(live.reshape(-1 if live.dim() == 3 else 1,
+                                                                          self.num_infosets))
 
     def _to_parent(self, lv: PublicLevel, q: torch.Tensor, values: torch.Tensor) -> None:
         """Add infoset values [B, n, T] of level `lv` into their parent sequences of q [B, S]."""
@@ -487,7 +492,7 @@ class PublicTreeplex:
             value = tau * (top + torch.log(total))  # [B, n, T]
             live = self.live_mask(value.dtype)
             # an infoset chance never reaches is not in the game: its entropy must not reach its parent
-            self._to_parent(lv, q, value if live is None else value * live[lv.u0:lv.u1])
+            self._to_parent(lv, q, value if live is None else value * live[..., lv.u0:lv.u1, :])
         return sigma, q[:, 0]
 
     def softmax(self, u: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
@@ -500,12 +505,19 @@ class PublicTreeplex:
         return torch.cat([values.new_zeros(b, 1), per.reshape(b, -1)], 1)
 
     def entropy_weights(self, scheme: str = "unit") -> torch.Tensor:
-        """Dilated-entropy weights [I] (float64): the public infoset's, for every type."""
+        """Dilated-entropy weights [I] (float64): the public infoset's, for every type; [B, I] per
+        member where the members reach other pairs (`live` [B, U, T]) and the scheme reads them."""
         if scheme not in WEIGHTS:
             raise TensorCFRError(f"weights must be one of {', '.join(WEIGHTS)}, got {scheme!r}")
+        live = self.live_mask(torch.float64)
+        if scheme != "unit" and live is not None and live.dim() == 3:  # once per run, not per iteration
+            return torch.stack([self._entropy_weights(scheme, m) for m in live])
+        return self._entropy_weights(scheme, live)
+
+    def _entropy_weights(self, scheme: str, live: torch.Tensor | None) -> torch.Tensor:
+        """`entropy_weights` [I] for the live pairs `live` [U, T] (None: all)."""
         dev, T = self.infoset_parent_pub.device, self.types
         beta = torch.ones(self.num_public_infosets, T, dtype=torch.float64, device=dev)  # [U, T]
-        live = self.live_mask(torch.float64)
         if scheme != "unit":
             below = torch.zeros(1 + self.num_public_sequences, T, dtype=torch.float64, device=dev)  # [1 + M, T]
             for lv in reversed(self.levels):

@@ -404,8 +404,8 @@ class FTRLConfig(Schedule):
             raise TensorCFRError("eta (the step size) must be a positive number, got None")
 
     def init_state(self, space: Treeplex, batch: int, dtype: torch.dtype, device) -> FTRLState:
-        beta = space.entropy_weights(self.weights).to(dtype)  # [I]
-        temperature = beta[None, :] / per_member(_batch(self.eta), dtype, device)  # [B or 1, I]
+        beta = space.entropy_weights(self.weights).to(dtype)  # [I] (or a batch's members' [B, I])
+        temperature = (beta[None] if beta.dim() == 1 else beta) / per_member(_batch(self.eta), dtype, device)  # [B or 1, I]
         return FTRLState(torch.zeros(batch, space.num_sequences, dtype=dtype, device=device), temperature)
 
     def initial_strategy(self, space: Treeplex, st: FTRLState) -> torch.Tensor:
@@ -475,11 +475,12 @@ class MMDConfig(Schedule):
                 raise TensorCFRError(f"{k} must be a number, got None")
 
     def init_state(self, space: Treeplex, batch: int, dtype: torch.dtype, device) -> MMDState:
-        beta = space.entropy_weights(self.weights).to(dtype=dtype, device=device)  # [I]
-        weight = space.at_sequences(beta[None, :])  # [1, S]
+        beta = space.entropy_weights(self.weights).to(dtype=dtype, device=device)  # [I] (or a batch's [B, I])
+        beta = beta[None] if beta.dim() == 1 else beta
+        weight = space.at_sequences(beta)  # [1 (or B), S]
         step = torch.as_tensor(per_member(_batch(self.eta), dtype, device), dtype=dtype, device=device).reshape(-1, 1)
         alpha = torch.as_tensor(per_member(_batch(self.alpha), dtype, device), dtype=dtype, device=device).reshape(-1, 1)
-        temperature = beta[None, :] * (1 + step * alpha)  # [B or 1, I]
+        temperature = beta * (1 + step * alpha)  # [B or 1, I]
         # a batch of games with one setting: a strategy per member from the start
         return MMDState(weight, step, temperature.expand(max(batch, temperature.shape[0]), -1))
 
