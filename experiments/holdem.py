@@ -1,10 +1,11 @@
-"""Hold'em river spots: time, iterations and memory to a share of the pot.
+"""Hold'em river and turn spots: time, iterations and memory to a share of the pot.
 
-    python experiments/holdem.py                                   # the issue's river spot, CPU
+    python experiments/holdem.py                                   # the full-range river spot, CPU
     python experiments/holdem.py --algos dcfr --target 0.3 --no-readme
     python experiments/holdem.py --device cuda --threads 0         # on a GPU
     python experiments/holdem.py --spot "holdem_turn(board=Ks7d2c9h, pot=10, stack=100, bets=(0.5,1,allin), cap=2)" \
-        --target 0.5 --eval-every 20 --section holdem-turn             # the issue's turn spot
+        --algos dcfr "dcfr(gamma=3)" "dcfr(gamma=5)" --target 0.5 --eval-every 10 --most 600 \
+        --section holdem-turn                                      # the full-range turn spot
 
 The spot: board Ks7d2c9h4s, pot 10, stack 100, full ranges (1,081 hands each after the board),
 bets and raises of 1/2 and 1 pot and all-in, two raises. Each algorithm runs until its average
