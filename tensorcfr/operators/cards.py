@@ -159,17 +159,32 @@ class CardKernel:
         self.cfirst = [t(one(np.ascontiguousarray(cfirst[..., j]))) for j in range(k)]
         self.clast = [t(one(np.ascontiguousarray(clast[..., j]))) for j in range(k)]
 
-    def _free(self, y: torch.Tensor, padded: torch.Tensor, per_card: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """(free [R, T_p], total [R, 1], and per own card column j the reach of the other's
-        hands holding that card, [R, T_p] each) of reach y [R, T_o], padded [R, T_o + 1] (y with
-        a zero column) and per_card [R, 52] (the reach of the other's hands holding each card)."""
-        total = y.sum(-1, keepdim=True)  # [R, 1]
-        holding = [_take(per_card, c) for c in self.cs]
-        free = total - holding[0]  # [R, T_p]
+    def _free(self, take, padded: torch.Tensor, per_card: torch.Tensor, total: torch.Tensor) -> tuple:
+        """(free, and per own card column j the reach of the other's hands holding that card) of
+        the reach `padded` (with its zero type T_o), per_card (the reach of the other's hands
+        holding each card) and total (all the other's reach), in either layout: by rows
+        (`take` = `_take`: [R, T_o + 1], [R, 52], [R, 1] -> [R, T_p]) or transposed (`_take_t`:
+        [T_o + 1, R], [52, R], [R] -> [T_p, R])."""
+        holding = [take(per_card, c) for c in self.cs]
+        free = total - holding[0]
         if self.k == 2:  # less those holding the second card, plus the one hand holding both
             free -= holding[1]
-            free += _take(padded, self.same)
-        return free, total, holding
+            free += take(padded, self.same)
+        return free, holding
+
+    def _margin(self, take, prefix: torch.Tensor, card_prefix: torch.Tensor, total: torch.Tensor,
+                holding: list) -> torch.Tensor:
+        """Weaker minus stronger (see `sums`) from the exclusive prefix sums by strength and by
+        card, in `_free`'s layouts: prefix(first) + prefix(last) - total, less, per own card, the
+        hands holding it below and at or below, plus all those holding it."""
+        margin = take(prefix, self.first)
+        margin += take(prefix, self.last)
+        margin -= total
+        for held, cf, cl in zip(holding, self.cfirst, self.clast):
+            margin -= take(card_prefix, cf)
+            margin -= take(card_prefix, cl)
+            margin += held
+        return margin
 
     def free(self, y: torch.Tensor) -> torch.Tensor:
         """[R, T_p]: the other's reach y [R, T_o] of the hands sharing no card with each own hand."""
@@ -178,7 +193,7 @@ class CardKernel:
         # card column scatters column by column on the CPU (with the showdowns' reach from their
         # prefix sums, a turn spot's payoff work went from 326-338 to 280-288 ms)
         per_card = _take(padded, self.lists).view(y.shape[0], NUM_CARDS, self.width + 1).sum(-1)
-        return self._free(y, padded, per_card)[0]
+        return self._free(_take, padded, per_card, y.sum(-1, keepdim=True))[0]
 
     def _tables(self, y: torch.Tensor) -> tuple:
         """What `parts` and `sums` both read, of reach y [..., T_o] ([M, N, T_o] for M members):
@@ -196,7 +211,8 @@ class CardKernel:
         prefix = take(padded, self.order).cumsum_(-1)
         card_prefix = take(padded, self.lists).view(R, NUM_CARDS, self.width + 1).cumsum_(-1)
         # a card's last prefix sum is the reach of all the hands holding it
-        free, total, holding = self._free(y, padded, card_prefix[:, :, -1])
+        total = y.sum(-1, keepdim=True)  # [R, 1]
+        free, holding = self._free(take, padded, card_prefix[:, :, -1], total)
         return shape, take, free, total, holding, prefix, card_prefix.view(R, -1)
 
     def sums(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -207,13 +223,7 @@ class CardKernel:
         plus all those holding it (fewer passes over [R, T_p]: the turn spot's showdowns, the
         bulk of its iteration, are memory-bound)."""
         shape, take, free, total, holding, prefix, card_prefix = self._tables(y)
-        margin = take(prefix, self.first)
-        margin += take(prefix, self.last)
-        margin -= total
-        for held, cf, cl in zip(holding, self.cfirst, self.clast):
-            margin -= take(card_prefix, cf)
-            margin -= take(card_prefix, cl)
-            margin += held
+        margin = self._margin(take, prefix, card_prefix, total, holding)
         return free.view(*shape, -1), margin.view(*shape, -1)
 
     # -- the same sums with the reach transposed: y_t [T_o + 1, R] (row T_o zero), a row per type.
@@ -225,15 +235,6 @@ class CardKernel:
     # (270) in a second run, and even (397 against 398) in a third, with the machine slower; the
     # transposes in and out included (`card_values` writes them in passes it makes anyway).
     # Calls of 2^17 or 2^20 entries (`CARD_ENTRIES`) were no faster
-    def _free_t(self, y_t: torch.Tensor, per_card: torch.Tensor, total: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """`_free` transposed: per_card [52, R], total [R] -> free [T_p, R] and holding."""
-        holding = [per_card.index_select(0, c) for c in self.cs]
-        free = total - holding[0]  # [T_p, R]
-        if self.k == 2:
-            free -= holding[1]
-            free += y_t.index_select(0, self.same)
-        return free, holding
-
     def free_t(self, y_t: torch.Tensor) -> torch.Tensor:
         """`free` transposed: y_t [T_o + 1, R] (row T_o zero) -> [T_p, R].
 
@@ -247,7 +248,7 @@ class CardKernel:
         # the vectorised loop, so a batch member would not be its spot alone to the last bit; each
         # hand is in k cards' lists, so the total is the cards' sum over k (exact for k = 1, 2)
         per_card = y_t.index_select(0, self.lists).view(NUM_CARDS, self.width + 1, -1).cumsum_(1)[:, -1]  # [52, R]
-        return self._free_t(y_t, per_card, per_card.cumsum(0)[-1] / self.k)[0]
+        return self._free(_take_t, y_t, per_card, per_card.cumsum(0)[-1] / self.k)[0]
 
     def sums_t(self, y_t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """`sums` transposed: y_t [T_o + 1, R] (row T_o zero) -> (free, margin) [T_p, R] each
@@ -265,16 +266,9 @@ class CardKernel:
         prefix = y_t.index_select(0, self.order).cumsum_(0)  # [T_o + 1, R]
         card_prefix = y_t.index_select(0, self.lists).view(NUM_CARDS, self.width + 1, -1).cumsum_(1)
         total = prefix[-1]
-        free, holding = self._free_t(y_t, card_prefix[:, -1], total)
+        free, holding = self._free(_take_t, y_t, card_prefix[:, -1], total)
         card_prefix = card_prefix.view(NUM_CARDS * (self.width + 1), -1)
-        margin = prefix.index_select(0, self.first)
-        margin += prefix.index_select(0, self.last)
-        margin -= total
-        for held, cf, cl in zip(holding, self.cfirst, self.clast):
-            margin -= card_prefix.index_select(0, cf)
-            margin -= card_prefix.index_select(0, cl)
-            margin += held
-        return free, margin
+        return free, self._margin(_take_t, prefix, card_prefix, total, holding)
 
     def parts(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(free, weaker, stronger) [R, T_p] each: the other's reach y [R, T_o] of the hands
@@ -292,6 +286,11 @@ class CardKernel:
 def _take(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     """x[:, idx] for x [R, n] and idx [m] (a gather: measured 3x faster than indexing on the CPU)."""
     return torch.gather(x, 1, idx.expand(x.shape[0], -1))
+
+
+def _take_t(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    """x[idx] for x [n, R] (the transposed layout) and idx [m]: whole rows copied."""
+    return x.index_select(0, idx)
 
 
 def _take_rows(x: torch.Tensor, idx: torch.Tensor, members: int) -> torch.Tensor:
