@@ -57,6 +57,7 @@ from peak import added_peak
 from readme_section import command, replace_section
 
 # game -> (OpenSpiel name or "efg", iterations timed)
+GOOFSPIEL7 = "goofspiel(num_cards=7,points_order=descending)"
 BATTLESHIP = "battleship(board_width=2,board_height=2,ship_sizes=(1,1),ship_values=(1.0,2.0),num_shots=2)"
 GAMES = {
     "kuhn": ("kuhn_poker", 1000),
@@ -75,11 +76,14 @@ GAMES = {
     # table stays the one the README summarises)
     "goofspiel(num_cards=5,points_order=descending)": ("goofspiel(num_cards=5,imp_info=True,points_order=descending)", 20),
     "goofspiel(num_cards=6,points_order=descending)": ("goofspiel(num_cards=6,imp_info=True,points_order=descending)", 5),
+    # the GPU solvers' large games (noregret times both on an H100): no peer runs them here
+    GOOFSPIEL7: ("goofspiel(num_cards=7,imp_info=True,points_order=descending)", 20),
+    "rhode_island(royal=True)": ("efg", 20),
     BATTLESHIP: ("battleship(board_width=2,board_height=2,ship_sizes=[1;1],ship_values=[1.0;2.0],num_shots=2,"
          "allow_repeated_shots=False,loss_multiplier=1.0)", 20),
 }
 NAMED_ONLY = ("dudo(5,2,2)", "goofspiel(num_cards=5,points_order=descending)",
-              "goofspiel(num_cards=6,points_order=descending)", BATTLESHIP)
+              "goofspiel(num_cards=6,points_order=descending)", BATTLESHIP, GOOFSPIEL7, "rhode_island(royal=True)")
 DEFAULT_GAMES = [g for g in GAMES if g not in NAMED_ONLY]
 
 

@@ -61,11 +61,12 @@ def solve(cg, algo: str, dtype, device: str, target: float, every: int, most: in
             "ms_per_iteration": 1000 * last["seconds"] / last["iteration"]}
 
 
-def dense_ms(cg, dtype, device: str, iterations: int = 3) -> float:
+def dense_ms(cg, dtype, device: str, iterations: int = 3, showdown: bool = False) -> float:
     """ms of an iteration's payoff work (both players' counterfactual values) with the dense
-    products (`PublicPayoffOperator.of(showdown=False)`)."""
+    products (`PublicPayoffOperator.of(showdown=False)`), or with the card-removal showdown
+    (`showdown=True`)."""
     cg = cg.to(torch.device(device))
-    op = PublicPayoffOperator.of(cg, dtype, showdown=False)
+    op = PublicPayoffOperator.of(cg, dtype, showdown=showdown)
     x = [torch.rand(1, tp.num_sequences, dtype=dtype, device=cg.device) for tp in cg.treeplexes]
     op.cfv(0, x[1])  # warm
     sync(cg.device)
@@ -110,18 +111,25 @@ def main(argv=None) -> int:
         print(f"{algo}: {r['iterations']} iterations, {r['seconds']:.2f} s, {r['percent_pot']:.3f}% of the pot, "
               f"{r['ms_per_iteration']:.2f} ms an iteration", flush=True)
     dense = None if cg.payoff_weights is None else dense_ms(cg, dtype, a.device)
+    cards = None if dense is None or cg.showdown is None else dense_ms(cg, dtype, a.device, showdown=True)
     if dense is not None:
-        print(f"dense payoff products: {dense:.1f} ms an iteration's payoff work", flush=True)
-    meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+        print(f"dense payoff products: {dense:.2f} ms an iteration's payoff work; the card-removal showdown "
+              f"{cards:.2f} ms", flush=True)
+    meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} CPUs"
+            + (f", {torch.cuda.get_device_name()}" if a.device.startswith("cuda") else ""),
             "torch": torch.__version__, "threads": torch.get_num_threads(), "device": a.device, "dtype": a.dtype,
             "command": command("holdem.py", argv), "spot": a.spot, "compile_seconds": compile_s,
             "peak_memory_mb": peak_mb(), "dense_ms_per_iteration": dense,
+            "showdown_ms_per_iteration": cards,
+            "gpu_peak_memory_mb": torch.cuda.max_memory_allocated() / 2**20 if a.device.startswith("cuda") else None,
             "sizes": {k: sizes[k] for k in ("histories", "public_nodes", "types", "payoff_classes", "public_terminals")}}
     lines = [f"Made by `{meta['command']}` on {meta['machine']} ({a.device}, {meta['threads']} threads), torch "
              f"{meta['torch']}, {a.dtype}, {meta['date']}. Spot: `{a.spot}`: {sizes['histories']:,} histories, "
              f"{sizes['public_nodes']:,} public nodes, {sizes['types'][0]:,} x {sizes['types'][1]:,} hands, "
              f"{sizes['payoff_classes']:,} payoff classes. Compile {compile_s:.1f} s; peak memory of the process "
-             f"{meta['peak_memory_mb']:,.0f} MB. Seconds count iterations, not the evaluations every "
+             f"{meta['peak_memory_mb']:,.0f} MB"
+             + (f", of the GPU {meta['gpu_peak_memory_mb']:,.0f} MB" if meta["gpu_peak_memory_mb"] else "")
+             + f". Seconds count iterations, not the evaluations every "
              f"{a.eval_every}, after {WARM_UP} untimed iterations of a throwaway solver.", "",
              f"| algorithm | iterations to {a.target:g}% of the pot | seconds | % of the pot | ms/iteration |",
              "|---|---:|---:|---:|---:|"]
@@ -129,7 +137,7 @@ def main(argv=None) -> int:
               f"{r['ms_per_iteration']:.2f} |" for r in rows]
     if dense is not None:
         lines += ["", f"The dense T0 x T1 payoff products instead of the card-removal showdown: {dense:.1f} ms for an "
-                  "iteration's payoff work alone."]
+                  f"iteration's payoff work alone, against {cards:.1f} ms with the showdown."]
     else:
         entries = sizes["payoff_classes"] * sizes["types"][0] * sizes["types"][1]
         lines += ["", f"The dense T0 x T1 payoff matrices are not kept: they would hold {entries:,} entries "

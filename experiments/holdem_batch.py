@@ -64,12 +64,14 @@ def spots(n: int, seed: int, board: str | None = "Ks7d2c9h4s", ranks: str = RANK
                         r1=random_range(rng, ranks, suits), deck=deck) for i in range(n)]
 
 
-def run(game, algo: str, iterations: int, dtype, threads: int) -> tuple[float, list[float]]:
+def run(game, algo: str, iterations: int, dtype, threads: int, device: str = "cpu") -> tuple[float, list[float]]:
     """(solving seconds, exploitability of each member's average strategy in chips), on `threads`
     threads (named: the library's choice follows the machine's load, which a run changes)."""
-    s = tensorcfr.Solver(game, algo, dtype=dtype, threads=threads)
+    s = tensorcfr.Solver(game, algo, dtype=dtype, threads=threads, device=device)
     t0 = time.perf_counter()
     s.step(iterations)
+    if s.device.type == "cuda":
+        torch.cuda.synchronize()
     seconds = time.perf_counter() - t0
     return seconds, [float(x) for x in s.evaluate()["average"].exploitability]
 
@@ -86,6 +88,7 @@ def main(argv=None) -> int:
     ap.add_argument("--suits", default=SUITS)
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--batch-only", action="store_true", help="time the batch alone, not the spots one by one")
     ap.add_argument("--no-readme", action="store_true")
@@ -97,10 +100,14 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     cg = tensorcfr.compile(specs, form="public")
     compile_batch = time.perf_counter() - t0
-    batch_s, batch_x = run(cg, a.algo, a.iterations, dtype, a.threads)
+    print(f"batch of {a.spots}: compiled in {compile_batch:.1f} s (at {time.time():.1f})", flush=True)
+    batch_s, batch_x = run(cg, a.algo, a.iterations, dtype, a.threads, a.device)
     peak = peak_mb()
-    print(f"batch of {a.spots}: compile {compile_batch:.1f} s, {a.iterations} iterations {batch_s:.2f} s, "
-          f"peak {peak:,.0f} MB", flush=True)
+    pct = [100 * x / p for x, p in zip(batch_x, pots)]
+    gpu_peak = torch.cuda.max_memory_allocated() / 2**20 if a.device.startswith("cuda") else None
+    print(f"batch of {a.spots}: compile {compile_batch:.1f} s, {a.iterations} iterations {batch_s:.2f} s "
+          f"(ended at {time.time():.1f}), peak {peak:,.0f} MB" + (f", GPU peak {gpu_peak:,.0f} MB" if gpu_peak else "")
+          + f"; exploitability {min(pct):.3f}% to {max(pct):.3f}% of the pot", flush=True)
     if a.batch_only:
         return 0
     compile_solo, solo_s, solo_x = 0.0, 0.0, []
@@ -108,17 +115,17 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         one = tensorcfr.compile(spec, form="public")
         compile_solo += time.perf_counter() - t0
-        s, x = run(one, a.algo, a.iterations, dtype, a.threads)
+        s, x = run(one, a.algo, a.iterations, dtype, a.threads, a.device)
         solo_s += s
         solo_x += x
         del one
     print(f"one by one: compile {compile_solo:.1f} s, iterations {solo_s:.2f} s", flush=True)
-    pct = [100 * x / p for x, p in zip(batch_x, pots)]
     pct_solo = [100 * x / p for x, p in zip(solo_x, pots)]
     worst = max(abs(x - y) for x, y in zip(pct, pct_solo))
     sizes = cg.sizes()
     meta = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
-            "torch": torch.__version__, "threads": a.threads, "dtype": a.dtype, "command": command("holdem_batch.py", argv),
+            "torch": torch.__version__, "threads": a.threads, "dtype": a.dtype, "device": a.device,
+            "gpu_peak_mb": gpu_peak, "command": command("holdem_batch.py", argv),
             "spots": a.spots, "iterations": a.iterations, "algorithm": a.algo, "compile_batch_s": compile_batch,
             "solve_batch_s": batch_s, "compile_solo_s": compile_solo, "solve_solo_s": solo_s, "peak_mb": peak,
             "percent_pot": pct, "percent_pot_solo": pct_solo, "hands": sizes["types"], "classes": sizes["payoff_classes"],
