@@ -359,6 +359,53 @@ def test_a_wrong_card_chance_claim_is_named(monkeypatch):
         tensorcfr.compile(g, form="public")
 
 
+@pytest.mark.parametrize("spec", [
+    "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, range0='AA,KK:0.5,AKs,T9s+,A5o-A2o:0.25', range1='22+,AT+,KQ')",
+    "holdem_turn(board=Ks7d2c9h, pot=10, stack=100, bets=(1,allin), cap=1)",
+    SMALL_TURN])
+def test_the_claimed_deal_equals_the_walk_of_the_deal(spec, monkeypatch):
+    """`card_deal`'s table (from the ranges' weights) is the walk's, deal by deal: the same
+    hands, each pair's probability to 1e-15, one deal a pair, the same chance nodes and root."""
+    from tensorcfr.compiler.public import _PublicWalk
+    claimed = _PublicWalk(games.make(spec))
+    g = games.make(spec)
+    monkeypatch.setattr(type(g.vectorized()), "card_deal", lambda self: None)
+    walked = _PublicWalk(g)
+    for p in (0, 1):
+        np.testing.assert_array_equal(claimed.type_values[p], walked.type_values[p])
+    np.testing.assert_allclose(claimed.P, walked.P, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(claimed.deals, walked.deals)
+    assert (claimed.deal_nodes, claimed.deal_levels) == (walked.deal_nodes, walked.deal_levels)
+    np.testing.assert_array_equal(claimed.root, walked.root)
+
+
+class _WrongDeal(type(games.make(SMALL_TURN).vectorized())):
+    """A deal claimed with three levels: the compiler's check must catch it."""
+
+    def card_deal(self):
+        root, nodes, _ = super().card_deal()
+        return root, nodes, 3
+
+
+class _SkewedWeights(type(games.make(SMALL_TURN).vectorized())):
+    """Player 1's weights claimed squared: the deal's table is then not the chance's."""
+
+    def card_showdown(self):
+        cards, w0, w1 = super().card_showdown()
+        return cards, w0, w1 ** 2
+
+
+@pytest.mark.parametrize("wrong", [_WrongDeal, _SkewedWeights])
+@pytest.mark.parametrize("spec", [SMALL_TURN[:-1] + ", range1='99:0.5,AK,QJ:0.25,A9')",
+                                  "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, range1='AA:0.5,KK,AK:0.25,T9s+')"],
+                         ids=["checked in full", "checked on sampled hands"])
+def test_a_wrong_card_deal_claim_is_named(spec, wrong):
+    g = games.make(spec)
+    g._vector = wrong(g)
+    with pytest.raises(TensorCFRError, match=r"its card_deal\(\) does not describe its deal"):
+        tensorcfr.compile(g, form="public")
+
+
 RIVER_BATCH = "holdem_river(board=AsKhQsJh9s, ranks=AKQJT9, suits=shd, bets=(1,allin), cap=1{})"
 # ranges over the same hands with weights of their own, and another pot: one board and tree
 BATCH_RANGE = ("AA,KK:0.5,QQ,JJ,TT:0.1,99,AK,AQ,AJ,KQ:0.25,KJ,QJ,AT,KT,QT,JT:0.75,A9,K9,Q9,J9,T9:0.3")
