@@ -380,10 +380,8 @@ class HoldemVector(VectorGame):
     def card_showdown(self):
         return HANDS, self.game.weights[0], self.game.weights[1]
 
-    def card_deal(self):
-        # player 0's hand by its marginal (`deal0`), then player 1's in proportion to its weight
-        # among the hands apart from it: the pair's probability is w0 w1 / Z over the pairs apart
-        return np.array([[-1, -1, -1, 0]], dtype=np.int64), 1 + int(np.count_nonzero(self.game.deal0)), 2
+    def dealt_by_type(self):
+        return True  # player 0's hand (by its marginal `deal0`), then player 1's given it
 
     def card_payoff(self, s):
         g = self.game

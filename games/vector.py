@@ -127,16 +127,14 @@ class VectorGame:
         sharing no card), or None."""
         return None
 
-    def card_deal(self) -> tuple[np.ndarray, int, int] | None:
-        """(the public state after the deal [1, width] (its type columns ignored), the deal's
-        chance nodes, its levels), or None: the deal is walked outcome by outcome. A card game
-        (`card_showdown`) may give it where its deal is two chance levels, player 0's type and
-        then player 1's given it, each pair with probability proportional to w0(t0) w1(t1) over
-        the pairs sharing no card: the public-tree form then takes the deal's [T0, T1] table from
-        the weights instead of walking its million deals (hold'em: 70 ms a spot, most of a batch
-        of boards' compile). The compiler checks the claim against the walk: all of it where
-        T0 x T1 is small, else player 0's marginal and sampled rows."""
-        return None
+    def dealt_by_type(self) -> bool:
+        """Whether the deal is two chance levels, player 0's type and then player 1's, each
+        outcome the value of the type it deals, after which every deal leaves one public
+        state (hold'em spots): the public-tree form then reads the deal's [T0, T1] table off
+        the two levels' probabilities without making the state after every deal (a million a
+        hold'em spot: 70 ms of the deal's walk, most of a batch of boards' compile). The
+        compiler checks the claim below sampled types of player 0."""
+        return False
 
     def card_payoff(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(a [n], b [n] float64, strength [n, H] int64) of terminal public states `s` (see

@@ -363,46 +363,39 @@ def test_a_wrong_card_chance_claim_is_named(monkeypatch):
     "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, range0='AA,KK:0.5,AKs,T9s+,A5o-A2o:0.25', range1='22+,AT+,KQ')",
     "holdem_turn(board=Ks7d2c9h, pot=10, stack=100, bets=(1,allin), cap=1)",
     SMALL_TURN])
-def test_the_claimed_deal_equals_the_walk_of_the_deal(spec, monkeypatch):
-    """`card_deal`'s table (from the ranges' weights) is the walk's, deal by deal: the same
-    hands, each pair's probability to 1e-15, one deal a pair, the same chance nodes and root."""
+def test_a_deal_read_by_type_equals_the_walk_of_the_deal(spec, monkeypatch):
+    """`dealt_by_type`'s short cut gives the walk's deal to the last bit: the same hands, each
+    pair's probability, one deal a pair, the same chance nodes and public state after it."""
     from tensorcfr.compiler.public import _PublicWalk
-    claimed = _PublicWalk(games.make(spec))
+    short = _PublicWalk(games.make(spec))
     g = games.make(spec)
-    monkeypatch.setattr(type(g.vectorized()), "card_deal", lambda self: None)
+    monkeypatch.setattr(type(g.vectorized()), "dealt_by_type", lambda self: False)
     walked = _PublicWalk(g)
     for p in (0, 1):
-        np.testing.assert_array_equal(claimed.type_values[p], walked.type_values[p])
-    np.testing.assert_allclose(claimed.P, walked.P, rtol=0, atol=1e-15)
-    np.testing.assert_array_equal(claimed.deals, walked.deals)
-    assert (claimed.deal_nodes, claimed.deal_levels) == (walked.deal_nodes, walked.deal_levels)
-    np.testing.assert_array_equal(claimed.root, walked.root)
+        np.testing.assert_array_equal(short.type_values[p], walked.type_values[p])
+    np.testing.assert_array_equal(short.P, walked.P)
+    np.testing.assert_array_equal(short.deals, walked.deals)
+    assert (short.deal_nodes, short.deal_levels) == (walked.deal_nodes, walked.deal_levels) == (1 + len(short.P), 2)
+    np.testing.assert_array_equal(short.root, walked.root)
 
 
-class _WrongDeal(type(games.make(SMALL_TURN).vectorized())):
-    """A deal claimed with three levels: the compiler's check must catch it."""
+class _MisdealtSecondHand(type(games.make(SMALL_TURN).vectorized())):
+    """Player 1's hand set to the next hand's number, not the outcome's: a deal that is not
+    read by type, though it claims to be; the compiler's check must catch it."""
 
-    def card_deal(self):
-        root, nodes, _ = super().card_deal()
-        return root, nodes, 3
-
-
-class _SkewedWeights(type(games.make(SMALL_TURN).vectorized())):
-    """Player 1's weights claimed squared: the deal's table is then not the chance's."""
-
-    def card_showdown(self):
-        cards, w0, w1 = super().card_showdown()
-        return cards, w0, w1 ** 2
+    def next(self, s, a):
+        out = super().next(s, a)
+        second = (s[:, 0] >= 0) & (s[:, 1] < 0)
+        out[second, 1] = (a[second] + 1) % len(HANDS)
+        return out
 
 
-@pytest.mark.parametrize("wrong", [_WrongDeal, _SkewedWeights])
-@pytest.mark.parametrize("spec", [SMALL_TURN[:-1] + ", range1='99:0.5,AK,QJ:0.25,A9')",
-                                  "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, range1='AA:0.5,KK,AK:0.25,T9s+')"],
-                         ids=["checked in full", "checked on sampled hands"])
-def test_a_wrong_card_deal_claim_is_named(spec, wrong):
+@pytest.mark.parametrize("spec", [SMALL_TURN, "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100)"],
+                         ids=["checked in full", "checked below sampled hands"])
+def test_a_wrong_dealt_by_type_claim_is_named(spec):
     g = games.make(spec)
-    g._vector = wrong(g)
-    with pytest.raises(TensorCFRError, match=r"its card_deal\(\) does not describe its deal"):
+    g._vector = _MisdealtSecondHand(g)
+    with pytest.raises(TensorCFRError, match=r"its dealt_by_type\(\) does not describe its deal"):
         tensorcfr.compile(g, form="public")
 
 
