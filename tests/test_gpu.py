@@ -54,6 +54,22 @@ def test_the_default_capture_records_every_game(game, form):
     assert s.describe()["capture"] == "cuda-graph"
 
 
+@CUDA
+@pytest.mark.parametrize("form", ["generic", "public"])
+@pytest.mark.parametrize("algo", list(tensorcfr.PRESETS))
+def test_every_rule_records_its_iteration(algo, form):
+    """As above, under every rule, on the game whose generic form ran FTRL unrecorded once in
+    the H100 suite of 2026-11-26 ("operation failed due to a previous error during capture",
+    in the forms' comparison; not reproduced since, and nothing in that iteration reads the
+    device from the host under a dispatch spy on the CPU)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s = tensorcfr.Solver(tensorcfr.compile("liars_dice(numdice=2,faces=2)", form=form), algo, device="cuda")
+        s.step(3)
+    assert not [str(w.message) for w in caught if "capture failed" in str(w.message)]
+    assert s.describe()["capture"] == "cuda-graph"
+
+
 def test_too_large_for_the_device_is_refused_before_it_starts(monkeypatch):
     cg = tensorcfr.compile("leduc")
     need = device_estimate_bytes(cg, 1, torch.float64)
