@@ -479,10 +479,15 @@ class _PublicWalk:
         return t0.reshape(-1), t1.reshape(-1)
 
     def full(self, states: np.ndarray) -> np.ndarray:
-        """[n T0 T1, width]: every public state with every pair of types."""
-        rep = np.repeat(states, len(self.pairs[0]), axis=0)
-        k = len(states)
-        return _set_hands(rep, self.hands, np.tile(self.pairs[0], k), np.tile(self.pairs[1], k))
+        """[n T0 T1, width]: every public state with every pair of types. Written in place by
+        broadcasting (a river spot's 22 x 1.17 million rows: np.repeat, np.tile and a copy took
+        4.6 of its 6.8 s compile)."""
+        k, n = len(states), len(self.pairs[0])
+        out = np.empty((k, n, states.shape[1]), dtype=states.dtype)  # [k, T0 T1, width]
+        out[:] = states[:, None, :]
+        out[:, :, self.hands[0]] = self.pairs[0]
+        out[:, :, self.hands[1]] = self.pairs[1]
+        return out.reshape(k * n, -1)
 
     def run(self) -> dict:
         vg, name = self.vg, self.game.name
