@@ -61,7 +61,7 @@ def solve(cg, algo: str, dtype, device: str, target: float, every: int, most: in
             "ms_per_iteration": 1000 * last["seconds"] / last["iteration"]}
 
 
-def dense_ms(cg, dtype, device: str, iterations: int = 3, showdown: bool = False) -> float:
+def payoff_ms(cg, dtype, device: str, iterations: int = 3, showdown: bool = False) -> float:
     """ms of an iteration's payoff work (both players' counterfactual values) with the dense
     products (`PublicPayoffOperator.of(showdown=False)`), or with the card-removal showdown
     (`showdown=True`)."""
@@ -110,8 +110,8 @@ def main(argv=None) -> int:
         rows.append(r)
         print(f"{algo}: {r['iterations']} iterations, {r['seconds']:.2f} s, {r['percent_pot']:.3f}% of the pot, "
               f"{r['ms_per_iteration']:.2f} ms an iteration", flush=True)
-    dense = None if cg.payoff_weights is None else dense_ms(cg, dtype, a.device)
-    cards = None if dense is None or cg.showdown is None else dense_ms(cg, dtype, a.device, showdown=True)
+    dense = None if cg.payoff_weights is None else payoff_ms(cg, dtype, a.device)
+    cards = None if dense is None or cg.showdown is None else payoff_ms(cg, dtype, a.device, showdown=True)
     if dense is not None:
         print(f"dense payoff products: {dense:.2f} ms an iteration's payoff work; the card-removal showdown "
               f"{cards:.2f} ms", flush=True)

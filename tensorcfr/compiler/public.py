@@ -294,16 +294,7 @@ class _PublicWalk:
             states, probs = vg.next(states[i], c), probs[i] * pr[i, c]
         else:
             raise too_deep(name)
-        h = states[:, list(self.hands)]  # [D, 2]
-        # [T_p] type index -> hand value, and [D] each deal's type index
-        (self.type_values, t) = zip(*(_distinct(h[:, p]) for p in (0, 1)))
-        self.type_values = list(self.type_values)
-        shape = (len(self.type_values[0]), len(self.type_values[1]))
-        pair = t[0] * shape[1] + t[1]  # (a bincount: np.add.at took 0.35 s of a 4-spot hold'em batch's 3.3 s)
-        self.P = np.bincount(pair, weights=probs, minlength=shape[0] * shape[1]).reshape(shape)
-        # [T0, T1] deals (outcome sequences) that lead to each pair of types: Liar's Dice with two
-        # dice each deals (1, 2) and (2, 1), one type, two histories below every public node
-        self.deals = np.bincount(pair, minlength=shape[0] * shape[1]).reshape(shape).astype(np.int64, copy=False)
+        self._table(states[:, self.hands[0]], states[:, self.hands[1]], probs)
         # every deal must leave the same state but for the hands (compared column by column: a
         # copy of the states with the hands set, compared whole, cost about 40 ms of a river spot's walk)
         rest = [j for j in range(states.shape[1]) if j not in self.hands]
@@ -311,6 +302,19 @@ class _PublicWalk:
             raise TensorCFRError(f"{name}: the state after the deal depends on more than the dealt types; "
                                  "no public-tree form")
         self.root = _set_hands(states[:1], self.hands, self.type_values[0][0], self.type_values[1][0])
+
+    def _table(self, h0: np.ndarray, h1: np.ndarray, probs: np.ndarray) -> None:
+        """The types, P [T0, T1] and deals [T0, T1] of the deals whose types are h0, h1 [D] with
+        probabilities probs [D]."""
+        # [T_p] type index -> hand value, and [D] each deal's type index
+        (self.type_values, t) = zip(*(_distinct(h) for h in (h0, h1)))
+        self.type_values = list(self.type_values)
+        shape = (len(self.type_values[0]), len(self.type_values[1]))
+        pair = t[0] * shape[1] + t[1]  # (a bincount: np.add.at took 0.35 s of a 4-spot hold'em batch's 3.3 s)
+        self.P = np.bincount(pair, weights=probs, minlength=shape[0] * shape[1]).reshape(shape)
+        # [T0, T1] deals (outcome sequences) that lead to each pair of types: Liar's Dice with two
+        # dice each deals (1, 2) and (2, 1), one type, two histories below every public node
+        self.deals = np.bincount(pair, minlength=shape[0] * shape[1]).reshape(shape).astype(np.int64, copy=False)
 
     def _typed_deal(self) -> None:
         """`_deal` for a game whose deal is two chance levels, player 0's type and then player
@@ -333,13 +337,7 @@ class _PublicWalk:
         pr = np.asarray(vg.chance(s1), dtype=np.float64)  # [T0, C]
         self._check_chance(pr, s1)
         i, c = np.nonzero(pr > 0)
-        probs = pr0[0, c0][i] * pr[i, c]  # as `_deal` multiplies them
-        t1, t = _distinct(c)
-        self.type_values = [c0.astype(np.int64), t1.astype(np.int64)]
-        shape = (len(c0), len(t1))
-        pair = i * shape[1] + t
-        self.P = np.bincount(pair, weights=probs, minlength=shape[0] * shape[1]).reshape(shape)
-        self.deals = np.bincount(pair, minlength=shape[0] * shape[1]).reshape(shape).astype(np.int64, copy=False)
+        self._table(c0[i], c, pr0[0, c0][i] * pr[i, c])  # the products `_deal` makes
         self.deal_nodes, self.deal_levels = 1 + len(c0), 2
         # the states after the deal below some or all of player 0's types: decisions, with the
         # two types set and the rest one public state
