@@ -37,7 +37,7 @@ from .matrix import (MatrixGame, battle_of_sexes, biased_rps, bimatrix, blotto, 
 from .ocp import OCP
 from .random_game import RandomGame
 from .random_dealt import RandomDealt
-from .holdem import holdem_river, holdem_turn
+from .holdem import holdem_flop, holdem_river, holdem_turn
 from .goofspiel import Goofspiel
 from .battleship import Battleship
 from .rhode_island import RhodeIsland
@@ -196,6 +196,7 @@ register("battle_of_sexes", battle_of_sexes)
 register("prisoners_dilemma", prisoners_dilemma)
 register("holdem_river", holdem_river)
 register("holdem_turn", holdem_turn)
+register("holdem_flop", holdem_flop)
 register("goofspiel", Goofspiel)
 register("battleship", Battleship)
 register("rhode_island", RhodeIsland)

@@ -1,10 +1,11 @@
-"""Heads-up no-limit hold'em subgames: a river or a turn spot with a known board, the two
+"""Heads-up no-limit hold'em subgames: a river, turn or flop spot with a known board, the two
 players' ranges, a pot, an effective stack and a bet abstraction.
 
 The two hands are dealt once, with probability proportional to r0(h0) r1(h1) over the pairs
-that share no card with each other or the board; everything after is public (the bets, and on
-the turn the river card, dealt by chance from the cards neither hand holds), so the game has a
-public-tree form with a type per hand. Player 0 is out of position and acts first on each
+that share no card with each other or the board; everything after is public (the bets, and the
+cards still to come, each dealt by chance from the cards neither hand holds: the river on the
+turn, the turn and then the river on the flop), so the game has a public-tree form with a type
+per hand. Player 0 is out of position and acts first on each
 street.
 
 Money: the pot at the start holds `pot`, half from each player; each has `stack` more behind.
@@ -14,7 +15,7 @@ Bets are fractions of the pot (the pot including every bet so far): a bet of f p
 a raise of f calls, then adds f x the pot after the call; a size at or past the stack is the
 all-in, which is an action of its own where `bets` (or `raises`) holds "allin". At most `cap`
 raises a street (an all-in facing a bet counts as one). Sizes may differ per street: `bets=((0.5,
-1), (0.75, allin))` gives the turn's, then the river's.
+1), (0.75, allin))` gives the turn's, then the river's (a flop spot takes three).
 
 Example:
     >>> from tensorcfr import games
@@ -80,8 +81,8 @@ def _fmt(f: float) -> str:
 
 
 class HoldemSpot(Game):
-    """A hold'em subgame from the turn (`streets=2`) or the river (`streets=1`); see the module
-    docstring. `ranks` and `suits` shrink the deck (small games for tests: the generic form and
+    """A hold'em subgame from the flop (`streets=3`), the turn (2) or the river (1); see the
+    module docstring. `ranks` and `suits` shrink the deck (small games for tests: the generic form and
     the LP can solve them)."""
 
     public_form = True  # dealt once, then public
@@ -223,79 +224,79 @@ class HoldemSpot(Game):
     def _pairs(self) -> int:
         return int(np.count_nonzero((self.weights[0] > 0)[:, None] & (self.weights[1] > 0)[None] & self.compat))
 
-    def _rivers(self) -> int:
-        """River cards a deal leaves (the deck less the board and the four hole cards)."""
-        return int(self.deck.sum()) - len(self.board) - 4
-
-    def _subtree(self) -> np.ndarray:
-        """[N] nodes in each node's subtree, a river card counted once."""
-        n = np.ones(len(self.tree.mover), np.int64)
+    def _subtree(self, held: int) -> int:
+        """Nodes of the tree, each card node's subtree counted once per card it deals: the deck
+        less the board, the cards dealt before it and `held` hole cards (4 for a deal's tree, 0
+        for the public tree)."""
+        t, n = self.tree, np.ones(len(self.tree.mover), np.int64)
         for u in range(len(n) - 1, -1, -1):  # children have larger ids
-            kids = self.tree.next[u][self.tree.next[u] >= 0]
-            n[u] += n[kids].sum()
-        return n
+            kids = t.next[u][t.next[u] >= 0]
+            # a card node on street s deals the (s + 1)-th card after the board
+            times = int(self.deck.sum()) - len(self.board) - held - int(t.street[u]) if t.mover[u] == CHANCE else 1
+            n[u] += times * n[kids].sum()
+        return int(n[0])
 
     def size_hint(self):
         """The deal (a root, then a chance node per hand of player 0), then per deal the betting
-        tree with, at each river card node, one river betting subtree per river card left."""
-        sub = self._subtree()
-        per_deal = len(self.tree.mover)
-        for u in np.flatnonzero(self.tree.mover == CHANCE):
-            per_deal += (self._rivers() - 1) * int(sub[self.tree.next[u, 0]])
-        return 1 + int(np.count_nonzero(self.deal0)) + self._pairs() * per_deal, True
+        tree with, at each card node, one subtree per card left."""
+        return 1 + int(np.count_nonzero(self.deal0)) + self._pairs() * self._subtree(4), True
 
     def public_size_hint(self):
-        """Public nodes: the betting nodes, a river subtree per river card the board leaves."""
-        sub = self._subtree()
-        public = len(self.tree.mover)
-        cards = int(self.deck.sum()) - len(self.board)
-        for u in np.flatnonzero(self.tree.mover == CHANCE):
-            public += (cards - 1) * int(sub[self.tree.next[u, 0]])
+        """Public nodes: the betting nodes, a subtree per card the board leaves at each card node."""
+        public = self._subtree(0)
         t1 = (self.weights[1] > 0) & (self.weights[0] @ self.compat > 0)
         return public, (int(np.count_nonzero(self.deal0)), int(np.count_nonzero(t1)))
 
     # -- hand strength ------------------------------------------------------------------------
 
     def strength(self) -> np.ndarray:
-        """[52 + 1, 1326] int64: row 1 + c the hands' strengths on the board plus river card c
-        (the turn), row 0 on the board (the river); -1 where a hand holds a board card."""
+        """[R, 1326] int64: the hands' strengths on the board and the cards dealt after it, in
+        row `board_row(first, second)` (row 0 the river spot's board, row 1 + c a turn spot's
+        board with river card c, a flop spot's 53 + c1 + 53 c2 the turn c1 and river c2); -1 where
+        a hand holds a board card, and in the rows of boards not complete."""
         if self._strength is None:
-            table = np.full((NUM_CARDS + 1, NUM_HANDS), -1, dtype=np.int64)
+            table = np.full(({1: 1, 2: 53, 3: 53 * 53}[self.streets], NUM_HANDS), -1, dtype=np.int64)
+            left = [int(c) for c in np.flatnonzero(self.deck) if c not in self.board]
             if self.streets == 1:
                 table[0] = strengths(self.board)
-            else:
-                for c in np.flatnonzero(self.deck):
-                    if c not in self.board:
-                        table[1 + c] = strengths(self.board + (int(c),))
+            elif self.streets == 2:
+                for c in left:
+                    table[1 + c] = strengths(self.board + (c,))
+            else:  # the turn and river in either order make one board: evaluated once
+                for i, c1 in enumerate(left):  # game construction: 1,176 boards, about 3 s
+                    for c2 in left[i + 1:]:
+                        table[board_row(c1, c2)] = table[board_row(c2, c1)] = strengths(self.board + (c1, c2))
             self._strength = table
         return self._strength
 
-    # -- the per-node protocol: state = (hand 0, hand 1, river card, betting node), -1 unset ---
+    # -- the per-node protocol: state = (hand 0, hand 1, first card, second card, betting node),
+    # -1 unset; the first and second cards are those dealt after the board (a turn spot's river;
+    # a flop spot's turn and river)
 
     def initial_state(self):
-        return (-1, -1, -1, 0)
+        return (-1, -1, -1, -1, 0)
 
     def player(self, state):
-        h0, h1, _, u = state
-        return CHANCE if h1 < 0 else int(self.tree.mover[u])
+        return CHANCE if state[1] < 0 else int(self.tree.mover[state[4]])
 
     def chance_outcomes(self, state):
         row = self.vectorized().chance(np.array([state], dtype=np.int64))[0]
-        h0, h1, _, _ = state
-        name = hand_name if h1 < 0 else card_name
+        name = hand_name if state[1] < 0 else card_name
         return [(name(int(o)), float(row[o])) for o in np.flatnonzero(row)]
 
     def legal_actions(self, state):
-        return tuple(self.actions[a] for a in np.flatnonzero(self.tree.legal[state[3]]))
+        return tuple(self.actions[a] for a in np.flatnonzero(self.tree.legal[state[4]]))
 
     def next_state(self, state, action):
-        h0, h1, river, u = state
+        h0, h1, c1, c2, u = state
         if h1 < 0:
             h = hand_index(parse_cards(action, "deal"))
-            return (h, -1, -1, u) if h0 < 0 else (h0, h, -1, u)
+            return (h, -1, -1, -1, u) if h0 < 0 else (h0, h, -1, -1, u)
         if self.tree.mover[u] == CHANCE:
-            return (h0, h1, parse_cards(action, "river")[0], int(self.tree.next[u, 0]))
-        return (h0, h1, river, int(self.tree.next[u, self.actions.index(action)]))
+            card = parse_cards(action, "card")[0]
+            return (h0, h1, card, -1, int(self.tree.next[u, 0])) if c1 < 0 else \
+                (h0, h1, c1, card, int(self.tree.next[u, 0]))
+        return (h0, h1, c1, c2, int(self.tree.next[u, self.actions.index(action)]))
 
     def utilities(self, state):
         return self.vectorized().state_utilities(state)
@@ -304,8 +305,8 @@ class HoldemSpot(Game):
         return self.vectorized().state_infoset_key(state)
 
     def describe(self, state, player):
-        h0, h1, river, u = state
-        board = card_names(self.board) + ([card_name(river)] if river >= 0 else [])
+        h0, h1, c1, c2, u = state
+        board = card_names(self.board) + [card_name(c) for c in (c1, c2) if c >= 0]
         own = hand_name(h0 if player == 0 else h1)
         return (f"your hand {own}; board {' '.join(board)}; pot {self.pot:g}, you put in "
                 f"{self.tree.contrib[u, player]:g} more, the other {self.tree.contrib[u, 1 - player]:g}; "
@@ -317,12 +318,23 @@ class HoldemSpot(Game):
         return self._vector
 
 
+def board_row(first, second):
+    """The row of `HoldemSpot.strength` of the board with the cards `first` and `second` (-1:
+    none) dealt after it; works on arrays.
+
+    Example:
+        >>> board_row(-1, -1), board_row(7, -1), board_row(7, 9)
+        (0, 8, 538)
+    """
+    return (first + 1) + 53 * (second + 1)
+
+
 class HoldemVector(VectorGame):
-    """The vectorised form of a hold'em spot: state row = (hand 0, hand 1, river card, betting
-    node), as in the per-node protocol. The deal is two chance levels (player 0's hand by its
+    """The vectorised form of a hold'em spot: state row = (hand 0, hand 1, first card, second
+    card, betting node), as in the per-node protocol. The deal is two chance levels (player 0's hand by its
     marginal, then player 1's given it), so no level holds more than 1,326 x 1,326 outcomes."""
 
-    width = 4
+    width = 5
     public_hands = (0, 1)
     num_outcomes = NUM_HANDS
 
@@ -330,13 +342,13 @@ class HoldemVector(VectorGame):
         self.game, self.name, self.actions = game, game.name, game.actions
 
     def initial(self):
-        return np.array([[-1, -1, -1, 0]], dtype=np.int64)
+        return np.array([[-1, -1, -1, -1, 0]], dtype=np.int64)
 
     def player(self, s):
-        return np.where(s[:, 1] < 0, CHANCE, self.game.tree.mover[s[:, 3]])
+        return np.where(s[:, 1] < 0, CHANCE, self.game.tree.mover[s[:, 4]])
 
     def legal(self, s):
-        return self.game.tree.legal[s[:, 3]]
+        return self.game.tree.legal[s[:, 4]]
 
     def chance(self, s):
         g = self.game
@@ -347,15 +359,17 @@ class HoldemVector(VectorGame):
         if second.any():
             w = g.weights[1][None] * g.compat[s[second, 0]]  # [m, 1326]
             out[second] = w / w.sum(axis=1, keepdims=True)
-        river = ~first & ~second
-        if river.any():
-            held = np.zeros((int(river.sum()), NUM_CARDS), bool)
+        card = ~first & ~second
+        if card.any():
+            held = np.zeros((int(card.sum()), NUM_CARDS), bool)
             held[:, list(g.board)] = True
             rows = np.arange(len(held))[:, None]
-            held[rows, HANDS[s[river, 0]]] = True
-            held[rows, HANDS[s[river, 1]]] = True
+            held[rows, HANDS[s[card, 0]]] = True
+            held[rows, HANDS[s[card, 1]]] = True
+            dealt = s[card, 2]  # the flop's turn card, when the river comes
+            held[rows[dealt >= 0, 0], dealt[dealt >= 0]] = True
             left = g.deck[None] & ~held
-            out[river, :NUM_CARDS] = left / left.sum(axis=1, keepdims=True)
+            out[card, :NUM_CARDS] = left / left.sum(axis=1, keepdims=True)
         return out
 
     def next(self, s, a):
@@ -365,17 +379,19 @@ class HoldemVector(VectorGame):
         out[first, 0] = a[first]
         out[second, 1] = a[second]
         move = ~first & ~second
-        u = s[move, 3]
+        u = s[move, 4]
         card = g.tree.mover[u] == CHANCE
         rows = np.flatnonzero(move)
-        out[rows[card], 2] = a[move][card]
-        out[rows, 3] = np.where(card, g.tree.next[u, 0], g.tree.next[u, np.where(card, 0, a[move])])
+        second_card = s[rows, 2] >= 0  # the first card is out: this deals the second
+        out[rows[card & ~second_card], 2] = a[move][card & ~second_card]
+        out[rows[card & second_card], 3] = a[move][card & second_card]
+        out[rows, 4] = np.where(card, g.tree.next[u, 0], g.tree.next[u, np.where(card, 0, a[move])])
         return out
 
     def utility(self, s):
         g = self.game
-        strength = g.strength()  # rows by river card (row 0: the river spot's board)
-        return g.tree.utility(s[:, 3], g.pot / 2, strength[s[:, 2] + 1, s[:, 0]], strength[s[:, 2] + 1, s[:, 1]])
+        strength, row = g.strength(), board_row(s[:, 2], s[:, 3])
+        return g.tree.utility(s[:, 4], g.pot / 2, strength[row, s[:, 0]], strength[row, s[:, 1]])
 
     def card_showdown(self):
         return HANDS, self.game.weights[0], self.game.weights[1]
@@ -385,26 +401,29 @@ class HoldemVector(VectorGame):
 
     def card_payoff(self, s):
         g = self.game
-        return (*g.tree.payoff(s[:, 3], g.pot / 2), g.strength()[s[:, 2] + 1])
+        return (*g.tree.payoff(s[:, 4], g.pot / 2), g.strength()[board_row(s[:, 2], s[:, 3])])
 
     def card_chance(self, s):
-        # the river: any card of the deck that is not on the board nor in either hand, alike
+        # the next card: any card of the deck not on the board, not dealt before (the flop's turn,
+        # when the river comes) and in neither hand, alike
         g = self.game
-        left = g.deck.copy()
-        left[list(g.board)] = False
-        if int(left.sum()) <= 4:
+        left = np.broadcast_to(g.deck, (len(s), NUM_CARDS)).copy()
+        left[:, list(g.board)] = False
+        dealt = s[:, 2] >= 0
+        left[np.flatnonzero(dealt), s[dealt, 2]] = False
+        n = left.sum(axis=1, keepdims=True) - 4
+        if (n <= 0).any():
             return None
-        q = np.where(left, 1.0 / (int(left.sum()) - 4), 0.0)
-        return np.broadcast_to(np.arange(NUM_CARDS), (len(s), NUM_CARDS)), np.broadcast_to(q, (len(s), NUM_CARDS))
+        return np.broadcast_to(np.arange(NUM_CARDS), (len(s), NUM_CARDS)), left / n
 
     def payoff_key(self, s):
-        return self.game.tree.payoff_key(s[:, 3])
+        return self.game.tree.payoff_key(s[:, 4])
 
     def infoset(self, s):
         g = self.game
-        u = s[:, 3]
+        u = s[:, 4]
         own = np.where(g.tree.mover[u] == 0, s[:, 0], s[:, 1])
-        return (u * (NUM_CARDS + 1) + s[:, 2] + 1) * NUM_HANDS + own
+        return ((u * (NUM_CARDS + 1) + s[:, 2] + 1) * (NUM_CARDS + 1) + s[:, 3] + 1) * NUM_HANDS + own
 
     def infoset_names(self, keys):
         g = self.game
@@ -412,8 +431,9 @@ class HoldemVector(VectorGame):
         board = "".join(card_names(g.board))
         for k in np.asarray(keys).tolist():
             rest, own = divmod(k, NUM_HANDS)
-            u, river = divmod(rest, NUM_CARDS + 1)
-            cards = board + ("" if river == 0 else "/" + card_name(river - 1))
+            rest, second = divmod(rest, NUM_CARDS + 1)
+            u, first = divmod(rest, NUM_CARDS + 1)
+            cards = board + "".join("/" + card_name(c - 1) for c in (first, second) if c > 0)
             out.append(f"{hand_name(own)}|{cards}|{g.tree.line[u]}")
         return out
 
@@ -440,6 +460,22 @@ def holdem_river(board: str, pot: float = 10, stack: float = 100, range0: str | 
     """
     return HoldemSpot(board, pot, stack, range0, range1, bets, raises, cap, ranks, suits,
                       streets=1, kind="holdem_river")
+
+
+def holdem_flop(board: str, pot: float = 10, stack: float = 100, range0: str | None = None,
+                range1: str | None = None, bets=(0.5, 1, ALLIN), raises=None, cap: int = 2,
+                ranks: str = RANKS, suits: str = SUITS) -> HoldemSpot:
+    """A flop spot: a 3-card board, the flop's betting, the turn card dealt by chance from the
+    cards neither hand holds, the turn's betting, the river card likewise, the river's betting,
+    the showdown.
+
+    Example:
+        >>> g = holdem_flop("Ks7d2c", range0="AA", range1="KK", bets=(1,), cap=0)
+        >>> g.public_size_hint()[0] > 49 * 48
+        True
+    """
+    return HoldemSpot(board, pot, stack, range0, range1, bets, raises, cap, ranks, suits,
+                      streets=3, kind="holdem_flop")
 
 
 def holdem_turn(board: str, pot: float = 10, stack: float = 100, range0: str | None = None,

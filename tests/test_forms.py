@@ -27,6 +27,8 @@ GAMES = ["kuhn", "ocp(12)", "leduc", "dudo(4,1,2)", "dudo(4,2,1)", "liars_dice(f
          # hold'em on a small deck: a river spot, and a turn spot with its river card dealt in public
          "holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh)",
          "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)",
+         # ... and a flop spot, its turn and river cards dealt in public one after the other
+         "holdem_flop(board=AsKhQs, pot=4, stack=6, bets=(1,), cap=1, ranks=AKQJT, suits=sh)",
          # Rhode Island hold'em: one-card types, two board cards dealt in public
          "rhode_island(raises=1, ranks='QKA', suits='sh')"]
 CARD_GAMES = ("holdem", "rhode_island")  # showdowns by card-removal prefix sums (tolerances below)
@@ -55,6 +57,12 @@ RTCFR_STRATEGY_TOL = 1e-8
 # CUDA) Dudo(4,2,1)'s regrets drifted 1.01e-11 of their scale apart by iteration 24 on the CPU,
 # and the small hold'em turn's current exploitability 1.8e-10 apart on CUDA (2026-11-26)
 RTCFR_ITERATE_TOL = 1e-10
+# The flop spot's deeper tree amplifies the rounding faster under regret matching: measured
+# from 1e-17 at iteration 1, iterates and strategies grow by 3-20x an iteration from iteration 5
+# with hs-dcfr (5e-8 at 25) and rtcfr+ (strategies 3e-8 at 8, 6e-6 at 10), while FTRL, OFTRL
+# and MMD, whose updates are smooth, stay within 1e-15 for all 25: the CFR family is compared
+# there for the iterations that stay inside the tolerances above (rtcfr+: 1e-9 at iteration 7)
+CFR_ITERATIONS = {"holdem_flop": 7}
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +146,8 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
     cols = columns(a, b)
     iterate_tol = HOLDEM_ITERATE_TOL if game.startswith(CARD_GAMES) else RTCFR_ITERATE_TOL if algo == "rtcfr+" \
         else ITERATE_TOL
-    for t in range(1, 26):
+    cfr = not isinstance(tensorcfr.PRESETS[algo], (tensorcfr.FTRLConfig, tensorcfr.MMDConfig))  # regret matching
+    for t in range(1, 1 + (CFR_ITERATIONS.get(game.split("(")[0], 25) if cfr else 25)):
         a.step()
         b.step()
         for p, (ca, cb) in enumerate(cols):

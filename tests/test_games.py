@@ -12,6 +12,7 @@ SMALL_SPECS = ["kuhn", "kuhn(ante=2)", "leduc", "random(seed=0)", "random(seed=1
                "random_dealt(seed=5,types=4,depth=5,max_actions=2)",
                "holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh)",
                "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)",
+               "holdem_flop(board=AsKhQs, pot=4, stack=6, bets=(1,), cap=0, ranks=AKQJT, suits=sh)",
                "goofspiel(num_cards=3)", "goofspiel(num_cards=4,points_order=ascending,returns_type=point_difference)",
                "battleship(board_width=2,board_height=2,ship_sizes=(1,),ship_values=(1.0,),num_shots=2)",
                "battleship(board_width=3,board_height=1,ship_sizes=(2,),ship_values=(1.5,),num_shots=2,"

@@ -24,6 +24,7 @@ SMALL = 2_000_000  # histories; both walks run on games up to this size
 # games that need parameters to be made, with small ones
 MADE_WITH = {"holdem_river": "holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh)",
              "holdem_turn": "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)",
+             "holdem_flop": "holdem_flop(board=AsKhQs, pot=4, stack=6, bets=(1,), cap=0, ranks=AKQJT, suits=sh)",
              "rhode_island": "rhode_island(raises=1, ranks='QKA', suits='sh')"}
 
 

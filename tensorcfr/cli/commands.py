@@ -367,7 +367,7 @@ def _pot_target(specs: list[str], text: str) -> float:
     lacking = [spec for spec, pot in pots.items() if pot is None]
     if lacking:
         raise TensorCFRError(f"--target-exploitability {text}: a share of the pot needs a poker spot "
-                             f"(holdem_river, holdem_turn); {lacking[0]} has no pot")
+                             f"(holdem_river, holdem_turn, holdem_flop); {lacking[0]} has no pot")
     if len(set(pots.values())) > 1:
         raise TensorCFRError(f"--target-exploitability {text}: the games' pots differ ({sorted(set(pots.values()))}); "
                              "give the target in chips")
