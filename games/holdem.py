@@ -403,6 +403,16 @@ class HoldemVector(VectorGame):
         g = self.game
         return (*g.tree.payoff(s[:, 4], g.pot / 2), g.strength()[board_row(s[:, 2], s[:, 3])])
 
+    def card_boards(self, s):
+        g = self.game
+        # the turn and river in either order are one board; a fold before the river reads row 0,
+        # all -1 on a turn or flop spot (its strengths are ignored, b = 0), whatever was dealt
+        first, second = np.minimum(s[:, 2], s[:, 3]), np.maximum(s[:, 2], s[:, 3])
+        complete = (s[:, 2:4] >= 0).sum(1) == g.streets - 1
+        rows = np.where(complete, np.where(first >= 0, board_row(first, second), board_row(second, first)), 0)
+        used, board = np.unique(rows, return_inverse=True)
+        return (*g.tree.payoff(s[:, 4], g.pot / 2), board.reshape(-1).astype(np.int64), g.strength()[used])
+
     def card_chance(self, s):
         # the next card: any card of the deck not on the board, not dealt before (the flop's turn,
         # when the river comes) and in neither hand, alike

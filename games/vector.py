@@ -141,6 +141,15 @@ class VectorGame:
         `card_showdown`; the strength of a type value that cannot reach `s` is ignored)."""
         raise NotImplementedError
 
+    def card_boards(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`card_payoff` with the strengths as rows of one table: (a [n], b [n], board [n] int64,
+        strength [G, H] int64), state i's strengths being row board[i], the rows distinct. A game
+        whose boards are few and its terminals many (a flop spot: 1,176 boards, 300,000 classes
+        whose rows would take 3 GB) overrides it; by default the distinct rows of `card_payoff`'s."""
+        a, b, strength = (np.asarray(v) for v in self.card_payoff(s))
+        table, board = np.unique(strength, axis=0, return_inverse=True)
+        return a, b, board.reshape(-1).astype(np.int64), table
+
     # A card game whose public chance deals cards (hold'em's turn deals the river) with a
     # probability that depends on the private types only through whether they hold the card:
     # the chance path's probability then factors into a number times a mask per player, so the

@@ -826,7 +826,7 @@ def _card_showdown(walk: _PublicWalk, raw: dict, first: np.ndarray, weights: np.
         return None
     cards, w = np.asarray(claim[0], dtype=np.int64), (np.asarray(claim[1], np.float64), np.asarray(claim[2], np.float64))
     st, path = raw["terms"]["state"].astype(np.int64), raw["terms"]["path"]
-    a, b, strength = (np.asarray(v) for v in walk.vg.card_payoff(st[first]))
+    a, b, board, boards = (np.asarray(v) for v in walk.vg.card_boards(st[first]))  # [K], [K], [K], [G, H]
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         i = int(np.argmax(~(np.isfinite(a) & np.isfinite(b))))
         raise walk._fail(f"payoff (fold {a[i]}, showdown {b[i]}) is not finite", st[first[i]])
@@ -843,10 +843,9 @@ def _card_showdown(walk: _PublicWalk, raw: dict, first: np.ndarray, weights: np.
     at = np.searchsorted(used, path[first])  # [K] the row of each class's path
     d = [kappa[at][:, None] * u[0][at], u[1][at]]
     if weights is not None:
-        _check_dense(walk, st[first], weights, d, apart, a, b, strength)
+        _check_dense(walk, st[first], weights, d, apart, a, b, boards, board)
     else:
-        _check_sampled(walk, st[first], path[first], d, apart, a, b, strength)
-    boards, board = np.unique(strength, axis=0, return_inverse=True)
+        _check_sampled(walk, st[first], path[first], d, apart, a, b, boards, board)
     t = torch.from_numpy
     return CardShowdown(hands=(t(hands[0].astype(np.int64)), t(hands[1].astype(np.int64))), cards=t(cards),
                         d=(t(d[0]), t(d[1])), ab=t(np.stack([a, b], 1).astype(np.float64)),
@@ -858,11 +857,13 @@ def _claim_error(walk: _PublicWalk, k: int, state: np.ndarray, off: float) -> Te
                           f"(state {state.tolist()}): off by {off:.3g}")
 
 
-def _check_dense(walk, states, weights, d, apart, a, b, strength) -> None:
-    """Every class's factors against its dense matrix [T0, T1] (compile time, a class at a time)."""
+def _check_dense(walk, states, weights, d, apart, a, b, boards, board) -> None:
+    """Every class's factors against its dense matrix [T0, T1] (compile time, a class at a time);
+    class k shows down on row board[k] of boards [G, H]."""
     hands = walk.type_values
     for k in range(len(states)):
-        sign = np.sign(strength[k][hands[0]][:, None] - strength[k][hands[1]][None])
+        strength = boards[board[k]]
+        sign = np.sign(strength[hands[0]][:, None] - strength[hands[1]][None])
         want = np.outer(d[0][k], d[1][k]) * apart * (a[k] + b[k] * sign)
         scale = max(1.0, float(np.abs(weights[k]).max()))
         off = float(np.abs(want - weights[k]).max())
@@ -878,7 +879,7 @@ DENSE_ENTRIES = 1 << 26
 SAMPLED_TYPES = 16  # per player: a class without its dense matrix is checked on 16 x 16 pairs
 
 
-def _check_sampled(walk, states, paths, d, apart, a, b, strength) -> None:
+def _check_sampled(walk, states, paths, d, apart, a, b, boards, board) -> None:
     """Every class's factors against the game's utility times the deal and chance path on the
     pairs of `SAMPLED_TYPES` evenly spaced types a player, some 4,096 classes at a time."""
     k0, k1 = (np.unique(np.linspace(0, len(v) - 1, min(len(v), SAMPLED_TYPES)).round().astype(np.int64))
@@ -896,7 +897,8 @@ def _check_sampled(walk, states, paths, d, apart, a, b, strength) -> None:
             i = int(np.argmax(bad.reshape(-1)))
             raise walk._fail(f"utility {u.reshape(-1)[i]} is not finite", full[i])
         got = np.where(reach > 0, reach * u, 0.0)
-        sign = np.sign(strength[ks][:, hands[0][t0]] - strength[ks][:, hands[1][t1]])
+        strength = boards[board[ks]]  # [k, H]
+        sign = np.sign(strength[:, hands[0][t0]] - strength[:, hands[1][t1]])
         want = d[0][ks][:, t0] * d[1][ks][:, t1] * apart[t0, t1][None] * (a[ks][:, None] + b[ks][:, None] * sign)
         scale = np.maximum(1.0, np.abs(got).max(axis=1))
         off = np.abs(want - got).max(axis=1)
