@@ -8,14 +8,13 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
-import sys
 import time
 
 import torch
 
 from tensorcfr.errors import TensorCFRError
+from tensorcfr.memory import keep_freed_memory  # noqa: F401  (the solver's import of it, kept)
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
@@ -106,38 +105,9 @@ def busy_cores(interval: float = 0.05) -> float:
 
 
 # From this many numbers an iteration's arrays reach tens of megabytes, which glibc maps afresh at
-# each allocation (past 32 MB it always does): see `keep_freed_memory`
+# each allocation (past 32 MB it always does): a CPU solver then calls `keep_freed_memory`
+# (tensorcfr/memory.py, re-exported here)
 LARGE_WORK = 1 << 23
-_KEPT: list[bool] = []  # whether keep_freed_memory has run, and what it did
-
-
-def keep_freed_memory() -> bool:
-    """Ask glibc's malloc to serve every allocation from its heap and keep what is freed there,
-    instead of mapping large blocks afresh and unmapping them when freed: a large game's
-    iteration allocates the same arrays of tens of megabytes each time, and fresh pages cost
-    more than the sums written into them. Measured on the 2-core CPU (float32, 2026-11-26, off
-    and on run alternately): a full-range hold'em turn spot 639-797 -> 372-377 ms an iteration,
-    peak memory 1,605-1,610 -> 1,907-1,959 MB; Dudo(5,2,2) in the public-tree form 306-309 ->
-    171-193 ms, 1,294-1,322 -> 1,613-1,643 MB. It holds for the whole
-    process, once set; `TENSORCFR_KEEP_FREED=0` turns it off (jemalloc or tcmalloc, loaded with
-    LD_PRELOAD, avoid the same cost their own way). Returns whether it is in force; False off
-    glibc.
-
-    Example:
-        >>> from tensorcfr.devices import keep_freed_memory
-        >>> on = keep_freed_memory()  # True on glibc (Linux), unless TENSORCFR_KEEP_FREED=0
-    """
-    if not _KEPT:
-        on = False
-        if os.environ.get("TENSORCFR_KEEP_FREED", "1") != "0" and sys.platform.startswith("linux"):
-            try:
-                libc = ctypes.CDLL("libc.so.6")
-                # M_MMAP_MAX = -4 (no mapped blocks), M_TRIM_THRESHOLD = -1 (keep up to 2 GB free at the top)
-                on = bool(libc.mallopt(-4, 0)) and bool(libc.mallopt(-1, 2**31 - 1))
-            except (OSError, AttributeError):  # not glibc (musl, say): nothing to ask
-                on = False
-        _KEPT.append(on)
-    return _KEPT[0]
 
 
 def pick_threads(work: int, cores: int | None = None, busy: float | None = None) -> int:

@@ -5,11 +5,11 @@ glibc serves each allocation over 32 MiB with its own `mmap` and gives it back t
 on `free`; a solver iteration allocates and frees the same few [B, S] temporaries every time,
 and on a game of millions of sequences the kernel's page faults and zeroing then cost more
 than the arithmetic (Dudo(6,1,2): 855 ms an iteration against 337 ms with memory kept).
-`keep_freed_memory()` asks glibc to serve every allocation from its heap and to keep up to 1
+`keep_freed_memory()` asks glibc to serve every allocation from its heap and to keep up to 2
 GiB of free heap, so freed temporaries are reused. It changes the whole process's allocator
-once, so it is the caller's choice, not a side effect of building a solver: the CLI and the
-experiments call it; a program that imports tensorcfr calls `tensorcfr.keep_freed_memory()`
-itself. Set TENSORCFR_KEEP_HEAP=0 to leave glibc as it is. A kept heap fragments under arrays
+once: the CLI calls it, and a CPU solver of a large game (`devices.LARGE_WORK`) does; a program
+can call `tensorcfr.keep_freed_memory()` itself. Set TENSORCFR_KEEP_HEAP=0 (or
+TENSORCFR_KEEP_FREED=0, the same switch) to leave glibc as it is. A kept heap fragments under arrays
 of gigabytes: for the largest games `TENSORCFR_KEEP_HEAP=0 GLIBC_TUNABLES=glibc.malloc.hugetlb=1`
 (glibc's defaults with huge pages, 512 times fewer page faults) peaks lower (Dudo(6,2,2) at
 float32: 17.7 GB against 21.8 GB) for a little more time (20.6 s an iteration against 16.7 s).
@@ -30,6 +30,11 @@ import sys
 
 _M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # mallopt parameters, from glibc's malloc.h
 _DEFAULT_MMAP_MAX, _DEFAULT_TRIM = 65536, 128 * 1024  # glibc's defaults
+# free heap kept at the top (mallopt's int: at most 2 GiB). A full-range hold'em turn spot:
+# 639-797 -> 372-377 ms an iteration with it, peak 1.6 -> 1.9-2.0 GB; Dudo(5,2,2) in the public
+# form 306-309 -> 171-193 ms (2 cores, float32, 2026-11-26, off and on run alternately)
+_KEEP_TRIM = 2**31 - 1
+_SWITCHES = ("TENSORCFR_KEEP_HEAP", "TENSORCFR_KEEP_FREED")  # either set to 0 turns it off
 _done: bool | None = None
 _depth = 0  # returning_freed_memory blocks entered
 
@@ -39,10 +44,10 @@ def keep_freed_memory() -> bool:
     global _done
     if _done is None:
         _done = False
-        if sys.platform.startswith("linux") and os.environ.get("TENSORCFR_KEEP_HEAP", "1") != "0":
+        if sys.platform.startswith("linux") and all(os.environ.get(k, "1") != "0" for k in _SWITCHES):
             try:
                 libc = ctypes.CDLL("libc.so.6")
-                _done = bool(libc.mallopt(_M_MMAP_MAX, 0)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30))
+                _done = bool(libc.mallopt(_M_MMAP_MAX, 0)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, _KEEP_TRIM))
             except (OSError, AttributeError):  # not glibc (musl, ...): nothing to tune
                 _done = False
     return _done
@@ -74,7 +79,7 @@ def returning_freed_memory():
         _depth -= 1
         libc.malloc_trim(0)  # the heap's free top goes back too
         libc.mallopt(_M_MMAP_MAX, 0)
-        libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
+        libc.mallopt(_M_TRIM_THRESHOLD, _KEEP_TRIM)
 
 
 _MADV_PAGEOUT = 21  # Linux 5.4+: reclaim these pages (a clean file page is dropped, its contents stay in the file)
