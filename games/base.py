@@ -85,8 +85,9 @@ class Game:
     def public_size_hint(self) -> tuple | None:
         """(public nodes, (T0, T1)) of the public-tree form from a closed form, without building
         it, and optionally the entries of its payoff matrices (T0 T1 unless given: 0 for a
-        ranked deal, `VectorGame.ranked_deal`); None where the game has no formula (small
-        games, or none of that form)."""
+        ranked deal, `VectorGame.ranked_deal`) and, for a card game
+        (`VectorGame.card_showdown`), of its showdown factors (T0 + T1 a payoff class); None
+        where the game has no formula (small games, or none of that form)."""
         return None
 
     def cache_token(self) -> object:

@@ -224,11 +224,12 @@ class HoldemSpot(Game):
     def _pairs(self) -> int:
         return int(np.count_nonzero((self.weights[0] > 0)[:, None] & (self.weights[1] > 0)[None] & self.compat))
 
-    def _subtree(self, held: int) -> int:
-        """Nodes of the tree, each card node's subtree counted once per card it deals: the deck
-        less the board, the cards dealt before it and `held` hole cards (4 for a deal's tree, 0
-        for the public tree)."""
-        t, n = self.tree, np.ones(len(self.tree.mover), np.int64)
+    def _subtree(self, held: int, terminals: bool = False) -> int:
+        """Nodes of the tree (`terminals`: its terminals only), each card node's subtree counted
+        once per card it deals: the deck less the board, the cards dealt before it and `held`
+        hole cards (4 for a deal's tree, 0 for the public tree)."""
+        t = self.tree
+        n = (t.mover == TERMINAL).astype(np.int64) if terminals else np.ones(len(t.mover), np.int64)
         for u in range(len(n) - 1, -1, -1):  # children have larger ids
             kids = t.next[u][t.next[u] >= 0]
             # a card node on street s deals the (s + 1)-th card after the board
@@ -242,10 +243,31 @@ class HoldemSpot(Game):
         return 1 + int(np.count_nonzero(self.deal0)) + self._pairs() * self._subtree(4), True
 
     def public_size_hint(self):
-        """Public nodes: the betting nodes, a subtree per card the board leaves at each card node."""
+        """Public nodes: the betting nodes, a subtree per card the board leaves at each card node;
+        the types; the entries of the dense payoff matrices (T0 x T1 a payoff class) and of the
+        showdown's factors (T0 + T1 a class), the classes bounded by the public terminals (a
+        flop spot: 379,656 terminals, 299,688 classes)."""
         public = self._subtree(0)
         t1 = (self.weights[1] > 0) & (self.weights[0] @ self.compat > 0)
-        return public, (int(np.count_nonzero(self.deal0)), int(np.count_nonzero(t1)))
+        types = (int(np.count_nonzero(self.deal0)), int(np.count_nonzero(t1)))
+        classes = self._classes()
+        return public, types, classes * types[0] * types[1], classes * sum(types)
+
+    def _classes(self) -> int:
+        """Payoff classes of the public tree: per run of betting between two card nodes, its
+        terminals' distinct payoff keys, once per card sequence dealt before it."""
+        t, left = self.tree, int(self.deck.sum()) - len(self.board)
+        seg = np.zeros(len(t.mover), np.int64)  # the run of betting (its first node) of each node
+        times = {0: 1}  # card sequences before each run
+        for u in range(len(t.mover)):  # game construction: the betting nodes, parents first
+            for v in t.next[u][t.next[u] >= 0].tolist():
+                if t.mover[u] == CHANCE:
+                    seg[v], times[v] = v, times[int(seg[u])] * (left - int(t.street[u]))
+                else:
+                    seg[v] = seg[u]
+        term = np.flatnonzero(t.mover == TERMINAL)
+        runs = np.unique(np.stack([seg[term], t.payoff_key(term)], 1), axis=0)[:, 0]
+        return sum(times[int(r)] for r in runs)
 
     # -- hand strength ------------------------------------------------------------------------
 

@@ -101,16 +101,18 @@ def test_sizes_by_formula_equal_the_walk():
         a = tensorcfr.compile(spec, form="generic", cache=False)
         b = tensorcfr.compile(spec, form="public")
         assert g.size_hint() == (a.num_histories, True) == (b.sizes()["histories"], True)
-        public, types = g.public_size_hint()
+        public, types, dense, factors = g.public_size_hint()
         assert (public, types) == (b.sizes()["public_nodes"], tuple(b.sizes()["types"]))
+        classes = b.sizes()["payoff_classes"]  # what the memory estimate counts
+        assert (dense, factors) == (classes * types[0] * types[1], classes * sum(types))
         assert games.check_game(g)["nodes"] == a.num_histories
         assert games.make(g.name).name == g.name
 
 
 def test_the_full_river_is_sized_without_building_it():
     g = games.make("holdem_river(board=Ks7d2c9h4s,pot=10,stack=100,bets=(0.5,1,allin))")
-    public, types = g.public_size_hint()
-    assert types == (1081, 1081) and public == 123
+    public, types, dense, _ = g.public_size_hint()
+    assert types == (1081, 1081) and public == 123 and dense == 22 * 1081 * 1081
     assert tensorcfr.compiler.choose(g).name == "public"
 
 

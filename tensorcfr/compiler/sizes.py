@@ -96,7 +96,7 @@ def approx(n: int) -> str:
 
 
 def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes: int = 4,
-                          matrix_entries: int | None = None) -> int:
+                          matrix_entries: int | None = None, factor_entries: int | None = None) -> int:
     """Peak bytes to compile a game in the public-tree form and solve it on the CPU with
     per-sequence arrays of `dtype_bytes` (4: float32, the least it can need): the larger of the
     walk's arrays (~300 B a public node, freed before the solve) and the solve's, which are the
@@ -105,10 +105,19 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     player's size (values, plans, the rule's temporaries). A player's arrays hold (public
     sequences ~ public nodes / 2) x types entries, and the payoff matrices `matrix_entries`
     (default T0 T1; 0 for a ranked deal, which has none). Dudo(5,2,2) at float32: 1.31 GB
-    measured (Python and torch included), 1.09 GB estimated."""
+    measured (Python and torch included), 1.09 GB estimated. A card game (`factor_entries`
+    given: its showdown factors, T0 + T1 float64 a payoff class) keeps its matrices only up to
+    `DENSE_ENTRIES`, and its factors always: the flop spot of the hold'em tutorial, solved by
+    the CLI for 4 iterations at float32 with its evaluations, peaked at 7.5 GB; estimated 8.3 GB
+    (6.5 GB before the factors' 1.8 GB were counted)."""
     entries = [(public_nodes // 2 + 1) * t for t in types]
     solve = 100 * public_nodes + dtype_bytes * (3 * sum(entries) + 6 * max(entries))
     matrices = types[0] * types[1] if matrix_entries is None else matrix_entries
+    if factor_entries is not None:
+        from tensorcfr.compiler.public import DENSE_ENTRIES  # (the compiler's rule; sizes.py is imported by it)
+
+        solve += 8 * factor_entries
+        matrices = matrices if matrices <= DENSE_ENTRIES else 0
     return FIXED_BYTES + max(300 * public_nodes, solve) + 200 * matrices  # and the rows the walk evaluates them on
 
 
@@ -122,7 +131,8 @@ def public_limit(name: str, hint, histories: tuple[int, bool] | None, max_histor
         raise TensorCFRError(f"{name}: {approx(histories[0])} histories, more than --max-histories {max_histories:,}")
     if hint is None or budget is None:
         return
-    need = public_estimate_bytes(hint[0], hint[1], matrix_entries=hint[2] if len(hint) > 2 else None)
+    need = public_estimate_bytes(hint[0], hint[1], matrix_entries=hint[2] if len(hint) > 2 else None,
+                                 factor_entries=hint[3] if len(hint) > 3 else None)
     if need > budget:
         source = "available" if memory == "auto" else "allowed by --max-memory"
         size = "" if histories is None else f"{'' if histories[1] else 'at least '}{approx(histories[0])} histories; "

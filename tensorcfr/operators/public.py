@@ -68,10 +68,11 @@ class PublicPayoffOperator:
     # per player: whether no two terminals share a row and none is on the empty sequence (Dudo,
     # Liar's Dice: the call after each bid), so values are written, not added (`put_rows`)
     distinct: tuple[bool, bool] = (False, False)
-    # a card game (`operators.cards`): its factors, per player its groups of terminals (see
+    # a card game (`operators.cards`): its showdown and per player its groups of terminals (see
     # `of`: the kernel, [N] the class of each terminal, the other's rows and the own rows as
     # `seq`, `terminal_factors`, the riders: [n_r] the showdown each rides on and a [(B,) n_r, 1],
-    # or None), and the factors d and (a, b) in the operator's dtype
+    # or None). The groups hold their factors in the operator's dtype, one row a group: no copy
+    # of every class's d [K, T_p] in it (a flop spot's: 0.9 GB at float32)
     cards: tuple | None = None
 
     @staticmethod
@@ -117,9 +118,7 @@ class PublicPayoffOperator:
             none = _rows_of(cg.terminal_seq[0, :0])
             return PublicPayoffOperator(cg.treeplexes, ((), ()), (), small_seq=(none, none),
                                         small_weights=torch.zeros(0, dtype=dtype, device=cg.device),
-                                        distinct=_distinct(cg),
-                                        cards=(sd, tuple(tuple(g) for g in groups), tuple(x.to(dtype) for x in d),
-                                               ab.to(dtype)))
+                                        distinct=_distinct(cg), cards=(sd, tuple(tuple(g) for g in groups)))
         if cg.ranked:
             counts = cg.class_offsets.diff()
             cls = torch.repeat_interleave(torch.arange(len(counts), device=cg.device), counts)  # [Z]
@@ -162,7 +161,7 @@ class PublicPayoffOperator:
                       self.distinct[player])
             return flat
         if self.cards is not None:
-            sd, groups, d, ab = self.cards
+            sd, groups = self.cards
             # [B, S_p]: a plan of one member (mmd's first) against a batch's factors gives B values
             flat = x_other.new_zeros(max(x_other.shape[0], sd.members), sp.num_sequences)
             out = sp.rows(flat)
@@ -172,7 +171,7 @@ class PublicPayoffOperator:
             # slower (a 49-board turn spot: 330 ms an iteration against 54; the river 5.4 against 4.2)
             for kernel, cls, other_rows, own_rows, factors, riders in groups[player]:
                 rows = self._rows(x_other, src, other_rows)  # [B, N, T_o]
-                vals = card_values(sd, kernel, cls, rows, player, d, ab, factors, riders)  # [B, N + riders, T_p]
+                vals = card_values(sd, kernel, cls, rows, player, factors=factors, riders=riders)  # [B, N + riders, T_p]
                 self._add(flat, out, own_rows, vals, self.distinct[player])
             return flat
         b = max(x_other.shape[0], self.small_weights.shape[0])
