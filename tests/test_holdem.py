@@ -136,6 +136,35 @@ def test_no_bets_pays_the_pot_by_equity(ranges):
         assert abs(value) < 1e-12
 
 
+def test_a_flop_checked_through_pays_the_pot_by_equity_over_the_runouts():
+    """With no bets the flop spot is the deal and two cards: player 0's value is the half pot
+    times P(win) - P(lose), each pair of hands weighed by the deal and each turn and river card
+    equally likely among the 45 and 44 the board and both hands leave (the strengths straight
+    from phevaluator on each 5-card board, not the game's table); identical ranges give 0."""
+    from tensorcfr.games.cards import parse_cards
+
+    for r0, r1 in (("AA,KK,T9s,76s", "QQ,AK,98s"), ("AA,KK,T9s,76s", "AA,KK,T9s,76s")):
+        spec = f"holdem_flop(board=Ks7d2c, pot=10, bets=(), range0={r0!r}, range1={r1!r})"
+        value = float(tensorcfr.Solver(spec, "cfr+", dtype=torch.float64).evaluate()["average"].game_value[0])
+        board = parse_cards("Ks7d2c")
+        free = ~np.isin(HANDS, board).any(axis=1)
+        w0, w1 = parse_range(r0) * free, parse_range(r1) * free
+        share = (HANDS[:, None, :, None] == HANDS[None, :, None, :]).any(axis=(2, 3))
+        P = w0[:, None] * w1[None] * ~share
+        P /= P.sum()
+        h0s, h1s = np.flatnonzero(w0), np.flatnonzero(w1)
+        want = 0.0
+        left = [c for c in range(52) if c not in board]
+        for turn, river in itertools.combinations(left, 2):  # either order: one board, twice as likely
+            st = strengths(board + (turn, river))
+            both = np.isin(HANDS, [turn, river]).any(axis=1)
+            pair = P[np.ix_(h0s, h1s)] * ~both[h0s][:, None] * ~both[h1s][None]
+            want += 2 * float((pair * np.sign(st[h0s][:, None] - st[h1s][None])).sum()) / (45 * 44)
+        assert value == pytest.approx(5.0 * want, abs=1e-12)
+        if r0 == r1:
+            assert abs(value) < 1e-12
+
+
 @pytest.mark.parametrize("spec,iterations", [(SMALL_RIVER, 2000), (SMALL_FLOP, 300)], ids=["river", "flop"])
 def test_a_small_deck_converges_to_the_lp_value(spec, iterations):
     from tensorcfr.lp import solve_lp
@@ -165,6 +194,7 @@ def test_a_bet_and_a_call_pay_what_the_loser_put_in():
     ("holdem_river(board=Ks7d2c9h)", "has 4 cards; the river needs 5"),
     ("holdem_turn(board=Ks7d2c9h4s)", "has 5 cards; the turn needs 4"),
     ("holdem_flop(board=Ks7d2c9h)", "has 4 cards; the flop needs 3"),
+    ("holdem_flop(board=Ks7d2c, bets=((1,), (0.5, allin)))", "2 streets of sizes for a spot of 3"),
     ("holdem_river(board=Xs7d2c9h4s)", "unknown rank 'X'"),
     ("holdem_river(board=Ks7x2c9h4s)", "unknown suit 'x'"),
     ("holdem_river(board=Ks7d2c9h4s, range0='AX')", "range0: unknown rank 'X'"),
