@@ -111,6 +111,10 @@ class HoldemSpot(Game):
         off = [c for c in self.board if not self.deck[c]]
         if off:
             raise GameError(f"{kind}: board card {card_name(off[0])} is not in the deck ({ranks} x {suits})")
+        need = len(self.board) + 4 + streets - 1  # the board, two hands of two, the cards to come
+        if int(self.deck.sum()) < need:
+            raise GameError(f"{kind}: the deck ({ranks} x {suits}) holds {int(self.deck.sum())} cards; the board, "
+                            f"two hands and {streets - 1} card(s) to come need {need}")
         # hands that hold a board card or a card outside the deck get no weight
         usable = self.deck[HANDS].all(axis=1) & ~np.isin(HANDS, self.board).any(axis=1)
         self.weights = []

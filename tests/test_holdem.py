@@ -195,6 +195,8 @@ def test_a_bet_and_a_call_pay_what_the_loser_put_in():
     ("holdem_turn(board=Ks7d2c9h4s)", "has 5 cards; the turn needs 4"),
     ("holdem_flop(board=Ks7d2c9h)", "has 4 cards; the flop needs 3"),
     ("holdem_flop(board=Ks7d2c, bets=((1,), (0.5, allin)))", "2 streets of sizes for a spot of 3"),
+    ("holdem_flop(board=AsKhQs, ranks=AKQJ, suits=sh)", r"holds 8 cards; the board, two hands and 2 card\(s\)"),
+    ("holdem_turn(board=AsKhQsJh, ranks=AKQJ, suits=sh)", "holds 8 cards; .* need 9"),
     ("holdem_river(board=Xs7d2c9h4s)", "unknown rank 'X'"),
     ("holdem_river(board=Ks7x2c9h4s)", "unknown suit 'x'"),
     ("holdem_river(board=Ks7d2c9h4s, range0='AX')", "range0: unknown rank 'X'"),
