@@ -475,7 +475,7 @@ def transposed(kernel, device) -> bool:
 def _card_values_t(kernel: CardKernel, rows: torch.Tensor, own, other, a, b, riders) -> torch.Tensor:
     """`card_values` with the reach transposed (`CardKernel.sums_t`): the product with the other
     player's factors writes the transpose, and the product with the own factors reads it back."""
-    B, N, To = torch.broadcast_shapes(rows.shape, other.shape)
+    B, N, To = _broadcast3(rows.shape, other.shape)
     y_t = rows.new_empty(To + 1, B * N)  # [T_o + 1, B N]: a column per terminal row, row T_o zero
     y_t[To] = 0
     torch.mul(rows, other, out=y_t[:To].t().view(B, N, To))
@@ -497,6 +497,19 @@ def _card_values_t(kernel: CardKernel, rows: torch.Tensor, own, other, a, b, rid
         ride *= riders[1].reshape(-1, n_r)  # a [(B,) n_r, 1]
         torch.mul(ride.permute(1, 2, 0), own, out=vals[:, N:])
     return vals
+
+
+def _broadcast3(a: torch.Size, b: torch.Size) -> tuple[int, int, int]:
+    """`torch.broadcast_shapes` of two shapes of up to 3 dimensions that broadcast, in plain
+    Python: 0.6 us a call against torch's 16 us (measured), which a flop spot's iteration makes
+    9,620 times.
+
+    Example:
+        >>> _broadcast3(torch.Size([1, 5, 3]), torch.Size([4, 1, 3]))
+        (4, 5, 3)
+    """
+    a, b = (1,) * (3 - len(a)) + tuple(a), (1,) * (3 - len(b)) + tuple(b)
+    return tuple(y if x == 1 else x for x, y in zip(a, b))
 
 
 def terminal_factors(showdown: CardShowdown, cls: torch.Tensor, player: int, dtype: torch.dtype,
