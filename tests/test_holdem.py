@@ -452,6 +452,10 @@ BATCHES = {
               RIVER_BATCH.format(f", pot=11.4286, stack=114.286, range1='{BATCH_RANGE}'")],
     "turn": [SMALL_TURN, SMALL_TURN[:-1] + ", range1='99:0.2,AK:0.5,AQ,AJ,A9,KQ,KJ,K9:0.3,QJ,Q9,J9')",
              SMALL_TURN[:-1].replace("pot=4", "pot=5") + ")"],
+    # (every hand of the small deck, weighted: a narrower range there would leave some turn cards
+    # no pair of hands, and so another public tree)
+    "flop": [SMALL_FLOP, SMALL_FLOP[:-1] + ", range0='AA:0.3,KK,QQ,JJ:0.6,TT,AK,AQ:0.2,AJ,AT,KQ,KJ:0.7,KT,QJ,QT,JT')",
+             SMALL_FLOP[:-1].replace("pot=4", "pot=3") + ", range1='AA,KK:0.5,QQ,JJ,TT:0.1,AK,AQ,AJ,AT,KQ,KJ,KT,QJ:0.4,QT,JT')"],
 }
 
 
