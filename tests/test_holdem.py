@@ -317,6 +317,24 @@ def test_cli_solves_to_a_share_of_the_pot():
     assert out["exploitability_percent_pot"] <= 1.0 < 100 * out["curve"][-2]["exploitability"] / 4
 
 
+def test_a_spot_with_long_ranges_logs_and_resumes(tmp_path):
+    """A spec of hundreds of characters (two ranges spelled out) names its run directory by its
+    first characters and a hash (a file name holds 255 bytes; this one failed with 'File name
+    too long'); run.json keeps the whole spec, so the run resumes."""
+    import json
+
+    hands = "AA,KK,QQ,JJ,99,AKs,AQs,AJs,A9s,KQs,KJs,K9s,QJs,Q9s,J9s," * 6
+    spec = f"holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh, range0={hands[:-1]!r})"
+    assert len(spec) > 300
+    r = _cli("solve", spec, "--iterations", "3", "--quiet", "--logdir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    (run,) = tmp_path.iterdir()
+    assert len(run.name) < 255 and "~" in run.name
+    assert json.loads((run / "run.json").read_text())["args"]["game"] == [spec]
+    r = _cli("resume", str(run), "--iterations", "5", "--quiet")
+    assert r.returncode == 0, r.stderr
+
+
 @pytest.mark.parametrize("args,message", [
     (["solve", "kuhn", "--target-exploitability", "1%pot"], "a share of the pot needs a poker spot"),
     (["solve", "kuhn", "--target-exploitability", "x%pot"], "expected a positive share of the pot"),

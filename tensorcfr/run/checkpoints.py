@@ -302,8 +302,23 @@ def parse_duration(text: str | float) -> float:
     return value
 
 
-def _safe(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.+=,-]", "_", text)
+NAME_PART = 120  # characters of a game or algorithm in a directory name (a file name holds 255 bytes)
+
+
+def _safe(text: str, most: int = NAME_PART) -> str:
+    """`text` with characters unsafe in paths replaced; past `most` characters, its first ones and
+    a hash of the whole (a hold'em spot with two ranges spelled out runs to hundreds of characters,
+    which no file system takes as a directory name; run.json keeps the whole spec).
+
+    Example:
+        >>> _safe("dudo(4,1,2)"), len(_safe("x" * 600)), _safe("x" * 600) != _safe("x" * 599)
+        ('dudo_4,1,2_', 120, True)
+    """
+    safe = re.sub(r"[^A-Za-z0-9_.+=,-]", "_", text)
+    if len(safe) <= most:
+        return safe
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{safe[:most - 11]}~{digest}"
 
 
 def run_name(game: str, algo: str, seed: int = 0) -> str:
