@@ -425,10 +425,6 @@ class HoldemVector(VectorGame):
     def dealt_by_type(self):
         return True  # player 0's hand (by its marginal `deal0`), then player 1's given it
 
-    def card_payoff(self, s):
-        g = self.game
-        return (*g.tree.payoff(s[:, 4], g.pot / 2), g.strength()[board_row(s[:, 2], s[:, 3])])
-
     def card_boards(self, s):
         g = self.game
         # the turn and river in either order are one board; a fold before the river reads row 0,

@@ -138,7 +138,9 @@ class VectorGame:
 
     def card_payoff(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(a [n], b [n] float64, strength [n, H] int64) of terminal public states `s` (see
-        `card_showdown`; the strength of a type value that cannot reach `s` is ignored)."""
+        `card_showdown`; the strength of a type value that cannot reach `s` is ignored). The
+        compiler reads it through `card_boards`: a game implements one of the two (hold'em
+        spots, whose terminals far outnumber their boards, `card_boards` alone)."""
         raise NotImplementedError
 
     def card_boards(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
