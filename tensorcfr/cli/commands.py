@@ -36,7 +36,7 @@ from tensorcfr.io.policies import check_policy_path
 def _lp(args) -> int:
     from tensorcfr.compiler import compile as compile_game
     from tensorcfr.lp import solve_lp
-    from tensorcfr.io.policies import save_policy
+    from tensorcfr.io.policies import write_policy
 
     if args.save_policy is not None:
         check_policy_path(args.save_policy)
@@ -45,9 +45,7 @@ def _lp(args) -> int:
     out = {"game": cg.name, "value": r.value, "nash_conv": r.nash_conv, "seconds": round(r.seconds, 3),
            "sequences": [tp.num_sequences - 1 for tp in cg.treeplexes]}
     if args.save_policy:
-        table = r.policy.to_dict()
-        save_policy(args.save_policy, cg.name, {"average": table, "current": table}, algorithm="lp", iteration=0,
-                    players=cg.infoset_players())
+        write_policy(args.save_policy, {"average": r.policy, "current": r.policy}, algorithm="lp", iteration=0)
         out["policy_file"] = args.save_policy
     if args.json:
         print(dumps(out))
@@ -167,11 +165,13 @@ def run_spec(args, algo: str, settings: dict):
                       threads=getattr(args, "threads", "auto"), **settings)
 
 
-def _save_policy(path: str, solver) -> None:
-    from tensorcfr.io.policies import save_policy
+def _save_policy(path: str, solver) -> str:
+    """Write the solver's strategies to `path`; returns the layout ("keys" or "public",
+    `io.policies.write_policy`)."""
+    from tensorcfr.io.policies import write_policy
 
-    save_policy(path, solver.game.name, solver.policy_tables(), players=solver.infoset_players(),
-                algorithm=solver.config.name, iteration=solver.iteration)
+    return write_policy(path, {"average": solver.average_policy(), "current": solver.current_policy()},
+                        algorithm=solver.config.name, iteration=solver.iteration)
 
 
 def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = None) -> dict:
@@ -184,6 +184,10 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
     pot = _pot(args.game[0]) if len(args.game) == 1 else None  # a poker spot's, for its units
     if args.save_policy and solver.batch_size > 1:  # before training, not after it
         raise TensorCFRError("--save-policy saves one strategy: run a single game and setting")
+    if args.save_policy:
+        from tensorcfr.io.policies import policy_layout
+
+        policy_layout(solver.game, args.save_policy)  # a .json too large to write fails now, not after training
     config = {**solver.describe(), "iterations": args.iterations, "eval_every": args.eval_every}
     loop_state = None
     if checkpoint is not None:
@@ -278,10 +282,12 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
             for m in out["members"]:
                 print(f"  {m['member']}: exploitability {m['exploitability']:.6e}  game value {m['game_value']:+.6f}")
     if args.save_policy:
-        _save_policy(args.save_policy, solver)
+        out["policy_layout"] = _save_policy(args.save_policy, solver)
         out["policy_file"] = args.save_policy
         if not args.json:
-            print(f"policy saved to {args.save_policy}")
+            print(f"policy saved to {args.save_policy}" + (
+                " (by public infoset and type; `tensorcfr eval` and `tensorcfr.io.policies.read_policy` read it)"
+                if out["policy_layout"] == "public" else ""))
     if rows.stopped == "interrupted":
         out["signal"] = stop.signal
         where = f"checkpoint saved in {run_dir}; continue with: tensorcfr resume {run_dir}" if run_dir else \
@@ -530,23 +536,22 @@ def _resume(args) -> int:
 # -- eval, play ------------------------------------------------------------------------------------
 def _eval(args) -> int:
     from tensorcfr.compiler import compile as compile_game
-    from tensorcfr.evaluation import Policy, evaluate
+    from tensorcfr.evaluation import evaluate
     from tensorcfr.cli.play import exact_value
-    from tensorcfr.io.policies import policy_table
+    from tensorcfr.io.policies import read_policy
 
     if len(args.policies) > 2:
         raise TensorCFRError("eval takes one policy file, or two (A against B)")
-    cg = compile_game(args.game, **compile_limits(args))
-    tables = [policy_table(p, args.strategy) for p in args.policies]
-    if len(tables) == 1:
-        ev = evaluate(cg, Policy.from_dict(cg, tables[0])).as_dict()
+    cg = compile_game(args.game, **_form_for(args))
+    if len(args.policies) == 1:
+        ev = evaluate(cg, read_policy(cg, args.policies[0], args.strategy)).as_dict()
         out = {"game": cg.name, "policy": args.policies[0], "strategy": args.strategy, **ev}
         text = (f"{cg.name}, {args.policies[0]} ({args.strategy} strategy):\n"
                 f"  exploitability  {ev['exploitability']:.9g}\n  NashConv        {ev['nash_conv']:.9g}\n"
                 f"  game value      {ev['game_value']:+.9g}  (p0's expected payoff in self-play)\n"
                 f"  best responses  {ev['best_response'][0]:+.9g} (p0), {ev['best_response'][1]:+.9g} (p1)")
     else:
-        a, b = tables
+        a, b = (_table(cg, p, args.strategy) for p in args.policies)
         first, second = exact_value(cg, a, b), -exact_value(cg, b, a)
         out = {"game": cg.name, "policy_a": args.policies[0], "policy_b": args.policies[1], "strategy": args.strategy,
                "value_a_as_p0": first, "value_a_as_p1": second, "value_a": (first + second) / 2,
@@ -559,23 +564,44 @@ def _eval(args) -> int:
     return 0
 
 
+def _form_for(args) -> dict:
+    """compile()'s keywords for reading `args.policies`: the public form, unless --form says
+    otherwise, where a file is written by public infoset and type."""
+    from tensorcfr.io.policies import policy_info
+
+    limits = compile_limits(args)
+    if limits["form"] == "auto" and any(policy_info(p).get("layout") == "public" for p in args.policies):
+        limits["form"] = "public"
+    return limits
+
+
+def _table(cg, path: str, which: str) -> dict:
+    """{infoset: {action: p}} of a policy file, checked against the compiled game `cg` (a file
+    that does not fit fails here, not mid-game; one in the public layout is read through `cg`,
+    which names its infosets)."""
+    from tensorcfr.evaluation import Policy
+    from tensorcfr.io.policies import policy_info, policy_table, read_policy
+
+    if policy_info(path).get("layout") == "public":
+        return read_policy(cg, path, which).to_dict()
+    table = policy_table(path, which)
+    Policy.from_dict(cg, table)
+    return table
+
+
 def _play(args) -> int:
     from tensorcfr.compiler import compile as compile_game
-    from tensorcfr.evaluation import Policy
     from tensorcfr.cli.play import exact_value, interactive, simulate
-    from tensorcfr.io.policies import policy_table
 
-    tables = [policy_table(p, args.strategy) for p in args.policies]
+    if len(args.policies) > 2:
+        raise TensorCFRError("play takes one policy file (you play against it) or two (A against B)")
+    cg = compile_game(args.game, **_form_for(args))
+    tables = [_table(cg, p, args.strategy) for p in args.policies]
     if len(tables) == 1:
-        cg = compile_game(args.game, **compile_limits(args))
-        Policy.from_dict(cg, tables[0])  # a policy that does not fit the game fails here, not mid-game
         results = interactive(args.game, tables[0], seat=args.seat, seed=args.seed, rounds=args.games)
         if args.json:
             print(dumps({"game": cg.name, "games": len(results), "payoffs": results}))
         return 0
-    if len(tables) > 2:
-        raise TensorCFRError("play takes one policy file (you play against it) or two (A against B)")
-    cg = compile_game(args.game, **compile_limits(args))
     exact = exact_value(cg, *tables)
     seed = 0 if args.seed is None else args.seed
     r = simulate(args.game, *tables, games=args.games or 10_000, seed=seed)
@@ -600,14 +626,15 @@ def _plot(args) -> int:
 
 
 def _plot_strategy(args) -> int:
-    from tensorcfr.cli.strategy import plot_strategy
-    from tensorcfr.io.policies import load_policy, policy_table
+    from tensorcfr.cli.strategy import plot_strategy, public_names_needed
+    from tensorcfr.io.policies import policy_info, policy_table
 
     game = games_pkg.make(args.game)
-    saved_for = load_policy(args.policy).get("game")
+    saved_for = policy_info(args.policy).get("game")
     if saved_for is not None and saved_for != game.name:
         raise TensorCFRError(f"{args.policy} is a policy of {saved_for}, not of {game.name}")
-    table = policy_table(args.policy, args.strategy)
+    # of a file by public infoset, only the infosets the picture reads (a flop's 9.6e7 would not fit)
+    table = policy_table(args.policy, args.strategy, keep=public_names_needed(game, args.at, args.match))
     title = f"{game.name}: {args.strategy} strategy of {os.path.basename(args.policy)}"
     print(plot_strategy(game, table, args.out, title=title, at=args.at, match=args.match,
                         max_infosets=args.max_infosets))

@@ -133,6 +133,36 @@ def _reach(table: Table, hand: str, cards: list[str], moves: list[list[str]], pl
     return reach
 
 
+def _line_moves(game, at: str) -> list[list[str]]:
+    """The moves of the betting line `at`, per street; a one-line error if it is not one."""
+    token = re.compile("|".join(re.escape(a) for a in sorted(game.actions, key=len, reverse=True)))
+    streets = at.split("/")
+    moves = [token.findall(s) for s in streets]
+    if any(" ".join(m) != s.strip() for m, s in zip(moves, streets)):
+        raise TensorCFRError(f"plot-strategy: --at {at!r} is not a betting line of {game.name} "
+                             f"(actions {', '.join(game.actions)}, streets split by '/')")
+    return moves
+
+
+def public_names_needed(game, at: str = "", match: str | None = None):
+    """A predicate on the public part of infoset keys ("|board|line") that keeps the infosets
+    the hold'em grid at `at` reads (those of every line on the way to it), or None (all) where
+    the picture is another one.
+
+    Example:
+        >>> from tensorcfr import games
+        >>> keep = public_names_needed(games.make("holdem_river(board=Ks7d2c9h4s,pot=10,stack=100)"), "check bet 0.5")
+        >>> keep("|Ks7d2c9h4s|check"), keep("|Ks7d2c9h4s|bet 1")
+        (True, False)
+    """
+    if not isinstance(game, HoldemSpot) or match is not None:
+        return None
+    moves = _line_moves(game, at)
+    lines = {at} | {"/".join([" ".join(m) for m in moves[:s]] + [" ".join(street[:k])])
+                    for s, street in enumerate(moves) for k in range(len(street))}
+    return lambda public: public.rsplit("|", 1)[-1] in lines
+
+
 def hand_grid(game, table: Table, at: str = "") -> tuple[int, list[str], np.ndarray]:
     """(player to act, actions, frequencies [13, 13, actions]) at the betting line `at` of a
     hold'em spot (`""`: the first decision; streets split by "/", as in the infoset keys).
@@ -142,12 +172,7 @@ def hand_grid(game, table: Table, at: str = "") -> tuple[int, list[str], np.ndar
     combo is NaN."""
     if not isinstance(game, HoldemSpot):
         raise TensorCFRError(f"plot-strategy: {game.name} is not a hold'em spot")
-    token = re.compile("|".join(re.escape(a) for a in sorted(game.actions, key=len, reverse=True)))
-    streets = at.split("/")
-    moves = [token.findall(s) for s in streets]
-    if any(" ".join(m) != s.strip() for m, s in zip(moves, streets)):
-        raise TensorCFRError(f"plot-strategy: --at {at!r} is not a betting line of {game.name} "
-                             f"(actions {', '.join(game.actions)}, streets split by '/')")
+    moves = _line_moves(game, at)
     player = len(moves[-1]) % 2  # player 0 acts first on every street
     by_board: dict[str, dict[str, dict]] = {}  # board -> {hand: strategy} at the line
     for key, probs in table.items():
