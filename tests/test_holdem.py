@@ -239,22 +239,49 @@ def test_small_spots_match_the_recursive_cfr(spec, iterations, plus):
     "holdem_flop(board=Td9d8d, pot=4, stack=6, bets=(1,), cap=0, ranks=AKQJT98765, suits=dhs, "
     "range0='AA,KK,JJ,AK,T9', range1='AA,77,AQ,QJ,65s')",
 ])
-@pytest.mark.parametrize("pairs,layout", [(0, "transposed"), (0, "rows"), (1 << 30, "rows")],
-                         ids=["prefix sums", "prefix sums by rows", "dense kernels"])
+@pytest.mark.parametrize("pairs,layout", [(0, "transposed"), (0, "fused"), (0, "rows"), (1 << 30, "rows")],
+                         ids=["prefix sums", "prefix sums fused", "prefix sums by rows", "dense kernels"])
 def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, layout, monkeypatch):
     """Counterfactual values of both players against random reach, at float64: the prefix sums
     of operators/cards.py (or its dense per-board kernels, taken for few types) against the
     dense W_k products of the same compiled game. The prefix sums both with the reach
-    transposed (the CPU's layout) and by rows (CUDA's, and a batch of members on boards of
-    their own)."""
+    transposed (the CPU's layout; eager, and compiled into one loop as large spots run it) and
+    by rows (CUDA's, and a batch of members on boards of their own)."""
     import tensorcfr.operators.cards as cards_module
 
     monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", pairs)
+    monkeypatch.setattr(cards_module, "FUSE_CARD_ENTRIES", 0 if layout == "fused" else 1 << 62)
     if layout == "rows":
         monkeypatch.setattr(cards_module, "TRANSPOSED_DEVICES", ())
     cg = tensorcfr.compile(spec, form="public")
     assert cg.showdown is not None
     assert_card_values_equal_dense(cg)
+
+
+@pytest.mark.parametrize("spec", [SMALL_RIVER, SMALL_TURN, SMALL_FLOP, "rhode_island(ranks='JQKA', suits='sh')"],
+                         ids=["river", "turn", "flop", "rhode island"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, monkeypatch):
+    """Large spots run the transposed card values compiled into one loop (`FUSE_CARD_ENTRIES`,
+    lowered here to every call); 5 DCFR iterations give the eager passes' strategies bit for bit,
+    showdowns and folds, two-card hands and one-card ones, at both precisions."""
+    import tensorcfr.operators.cards as cards_module
+    from tensorcfr.spaces import fused
+
+    monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
+    calls, inner = [], cards_module._fused_values_t
+    monkeypatch.setattr(cards_module, "_fused_values_t", lambda *a: calls.append(a[0].ranked) or inner(*a))
+    runs = []
+    for threshold in (1 << 62, 0):
+        monkeypatch.setattr(cards_module, "FUSE_CARD_ENTRIES", threshold)
+        s = tensorcfr.Solver(spec, "dcfr", dtype=dtype, form="public", device="cpu")
+        s.step(5)
+        runs.append([*s.average_policy().sigma, *s.current_policy().sigma])
+        assert (len(calls) > 0) == (threshold == 0)
+    assert set(calls) == {True, False}  # showdowns and folds
+    assert not any(n.startswith("card_values") for n in fused._failed)  # the compiled loop ran, not its fallback
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
 
 
 def test_classes_share_their_factors_where_a_distinct_row_count_says_and_folds_ride():

@@ -29,6 +29,8 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import torch
 
+from tensorcfr.spaces import fused
+
 NUM_CARDS = 52
 
 
@@ -480,7 +482,9 @@ def _card_values_t(kernel: CardKernel, rows: torch.Tensor, own, other, a, b, rid
     y_t[To] = 0
     torch.mul(rows, other, out=y_t[:To].t().view(B, N, To))
     cols = lambda v: v.expand(B, v.shape[-2], 1).reshape(1, -1)  # noqa: E731  ([(B,) n, 1] -> [1, B n])
-    if kernel.ranked:
+    if fused_cards(kernel, rows.device, len(kernel.cs[0]) * B * N):
+        v_t, free = _fused_values_t(kernel, y_t, cols(a), cols(b) if kernel.ranked else None, riders is not None)
+    elif kernel.ranked:
         free, margin = kernel.sums_t(y_t)  # [T_p, B N] each
         v_t = free * cols(a)
         # a product, then a sum: see card_values
@@ -497,6 +501,99 @@ def _card_values_t(kernel: CardKernel, rows: torch.Tensor, own, other, a, b, rid
         ride *= riders[1].reshape(-1, n_r)  # a [(B,) n_r, 1]
         torch.mul(ride.permute(1, 2, 0), own, out=vals[:, N:])
     return vals
+
+
+# The transposed card values fused into one compiled loop over [T_p, R] (Inductor's C++, as
+# `spaces.fused`), from this many entries a call: the eager passes gather and combine ten or so
+# [T_p, R] arrays one after another (the gathers of the prefix sums at each hand's place, the
+# sums of `_free` and `_margin`, the products with a and b), each read and written whole; fused,
+# the prefix tables are read where the formula needs them and [T_p, R] is written once. The
+# same operations in the same order: the same numbers to the last bit (tested). Small spots stay
+# eager: a compile (seconds) would cost more than their solve.
+FUSE_CARD_ENTRIES = 1 << 16
+
+
+def fused_cards(kernel, device, entries: int) -> bool:
+    """Whether `_card_values_t` runs the fused kernel for a call of `entries` ([T_p, R]) entries.
+
+    Example:
+        >>> cards = torch.tensor([[0, 1], [2, 3]])
+        >>> fused_cards(CardKernel(cards, cards), torch.device("cpu"), 10)
+        False
+    """
+    return (isinstance(kernel, CardKernel) and kernel.members == 1 and torch.device(device).type == "cpu"
+            and entries >= FUSE_CARD_ENTRIES and fused.enabled())
+
+
+def _fused_kernel(k: int, ranked: bool, with_free: bool):
+    """The compiled function of one variant: `k` cards a type, `ranked` (showdowns) or folds,
+    `with_free` (the free reach written too, for riders)."""
+    def ranked_values(prefix, cards, y_t, idx, a, b, out, free_out):
+        # idx rows: per card j (held_j, cfirst_j, clast_j); then same (k = 2), first, last
+        total = prefix[-1]
+        held = [cards[idx[3 * j]] for j in range(k)]
+        free = total - held[0]
+        if k == 2:
+            free = free - held[1]
+            free = free + y_t[idx[6]]
+        margin = prefix[idx[-2]] + prefix[idx[-1]]
+        margin = margin - total
+        for j in range(k):
+            margin = margin - cards[idx[3 * j + 1]]
+            margin = margin - cards[idx[3 * j + 2]]
+            margin = margin + held[j]
+        out.copy_(free * a + b * margin)
+        if with_free:
+            free_out.copy_(free)
+
+    def fold_values(per_card, total, y_t, idx, a, out, free_out):
+        # idx rows: the type's cards, then same (k = 2)
+        free = total - per_card[idx[0]]
+        if k == 2:
+            free = free - per_card[idx[1]]
+            free = free + y_t[idx[2]]
+        out.copy_(free * a)
+        if with_free:
+            free_out.copy_(free)
+
+    return ranked_values if ranked else fold_values
+
+
+_fused_kernels: dict = {}
+
+
+def _fused_values_t(kernel: CardKernel, y_t: torch.Tensor, a: torch.Tensor, b: torch.Tensor | None,
+                    with_free: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(a free + b margin, and free where `with_free`) [T_p, R] of `CardKernel.sums_t` (`free_t`
+    and a free for a kernel without strength) in one fused loop; a, b [1, R]. No two arguments
+    share memory (`spaces.fused`)."""
+    k, ranked = kernel.k, kernel.ranked
+    key = (k, ranked, with_free)
+    if key not in _fused_kernels:
+        _fused_kernels[key] = _fused_kernel(*key)
+    idx = kernel.__dict__.get("_fused_index")
+    if idx is None:  # the index rows the kernel reads, stacked once: [rows, T_p]
+        if ranked:
+            w = kernel.width + 1
+            parts = [v for j in range(k) for v in (kernel.cs[j] * w + (w - 1), kernel.cfirst[j], kernel.clast[j])]
+            parts += ([kernel.same] if k == 2 else []) + [kernel.first, kernel.last]
+        else:
+            parts = kernel.cs + ([kernel.same] if k == 2 else [])
+        idx = kernel._fused_index = torch.stack(parts)
+    Tp, R = idx.shape[1], y_t.shape[1]
+    out = y_t.new_empty(Tp, R)
+    free = y_t.new_empty(Tp, R) if with_free else None
+    name = "card_values_%d%d%d" % key
+    if ranked:
+        prefix = y_t.index_select(0, kernel.order).cumsum_(0)  # [T_o + 1, R], exclusive as in sums_t
+        cards = y_t.index_select(0, kernel.lists).view(NUM_CARDS, kernel.width + 1, -1).cumsum_(1)
+        fused.call(name, _fused_kernels[key], prefix, cards.view(-1, R), y_t, idx, a, b, out, free)
+    else:
+        # the cards' sums as `free_t` makes them, eagerly: a compiled sum rounds float32 otherwise
+        per_card = y_t.index_select(0, kernel.lists).view(NUM_CARDS, kernel.width + 1, -1).cumsum_(1)[:, -1]
+        total = per_card.cumsum(0)[-1] / k
+        fused.call(name, _fused_kernels[key], per_card, total, y_t, idx, a, out, free)
+    return out, free
 
 
 def _broadcast3(a: torch.Size, b: torch.Size) -> tuple[int, int, int]:

@@ -50,8 +50,19 @@ def wanted(x: torch.Tensor, entries: int | None = None) -> bool:
         False
     """
     n = x.numel() if entries is None else entries
-    return (x.device.type == "cpu" and x.shape[0] == 1 and n >= FUSE_ENTRIES
-            and os.environ.get("TENSORCFR_FUSE", "1") != "0" and not torch.compiler.is_compiling())
+    return x.device.type == "cpu" and x.shape[0] == 1 and n >= FUSE_ENTRIES and enabled()
+
+
+def enabled() -> bool:
+    """Whether the fused kernels may run at all: not turned off by TENSORCFR_FUSE=0, and not
+    inside a compile (a kernel's body is not compiled again).
+
+    Example:
+        >>> import os
+        >>> enabled() == (os.environ.get("TENSORCFR_FUSE", "1") != "0")
+        True
+    """
+    return os.environ.get("TENSORCFR_FUSE", "1") != "0" and not torch.compiler.is_compiling()
 
 
 def disjoint(*xs: torch.Tensor | None) -> bool:
@@ -66,8 +77,16 @@ def disjoint(*xs: torch.Tensor | None) -> bool:
     return len(set(ptrs)) == len(ptrs)
 
 
-def _call(name: str, fn, *args):
-    """fn(*args) compiled (once per process and name), or eagerly where compiling failed."""
+def call(name: str, fn, *args):
+    """fn(*args) compiled (once per process and name), or eagerly where compiling failed: the
+    kernels of other modules (`operators.cards`) come through here too.
+
+    Example:
+        >>> x = torch.ones(3)
+        >>> _ = call("doctest_double", lambda v: v.mul_(2), x)
+        >>> x.tolist()
+        [2.0, 2.0, 2.0]
+    """
     if name not in _failed:
         try:
             if name not in _compiled:  # a code object of its own: Dynamo limits recompiles per code object
@@ -107,9 +126,9 @@ def normalize_rows(w: torch.Tensor, total: torch.Tensor, segment: torch.Tensor, 
         [[0.25], [0.75], [0.5]]
     """
     if out is None:
-        _call("normalize_in_place", _normalize_in_place, w, total, segment, uniform)
+        call("normalize_in_place", _normalize_in_place, w, total, segment, uniform)
         return w
-    _call("normalize_into", _normalize_into, w, total, segment, uniform, out)
+    call("normalize_into", _normalize_into, w, total, segment, uniform, out)
     return out
 
 
@@ -125,7 +144,7 @@ def subtract_gathered(a: torch.Tensor, b: torch.Tensor, index: torch.Tensor) -> 
         >>> subtract_gathered(torch.tensor([[3.0], [1.0]]), torch.tensor([[2.0]]), torch.tensor([0, 0])).tolist()
         [[1.0], [-1.0]]
     """
-    _call("subtract_gathered", _subtract_gathered, a, b, index)
+    call("subtract_gathered", _subtract_gathered, a, b, index)
     return a
 
 
@@ -165,4 +184,4 @@ def regret_step(regret: torch.Tensor, inst: torch.Tensor, positive: torch.Tensor
         def step(regret, inst, positive, pos, neg):
             _regret_step(regret, inst, positive, pos, neg, plus, discount)
         _steps[key] = step
-    _call("regret_step_%d%d%d" % key, _steps[key], regret, inst, positive, pos, neg)
+    call("regret_step_%d%d%d" % key, _steps[key], regret, inst, positive, pos, neg)
