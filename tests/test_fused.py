@@ -125,8 +125,8 @@ def test_kernels_serve_the_runs(monkeypatch):
     """The equality above is not vacuous: the kernels are called (and compiled, not failed)."""
     monkeypatch.setattr(fused, "FUSE_ENTRIES", 1)
     calls = []
-    real = fused._call
-    monkeypatch.setattr(fused, "_call", lambda name, *a: calls.append(name) or real(name, *a))
+    real = fused.call
+    monkeypatch.setattr(fused, "call", lambda name, *a: calls.append(name) or real(name, *a))
     _run("dudo(4,1,2)", "dcfr", "public", monkeypatch, True, iterations=2)
     assert {"normalize_in_place", "subtract_gathered", "regret_step_011"} <= set(calls)
     calls.clear()
