@@ -17,7 +17,8 @@ whose arguments are overlapping views at varying offsets, and its on-disk cache 
 kernel compiled for aliased arguments to unaliased ones (both seen, then avoided here), so a
 kernel that updates an array in place takes it once, and the callers fall back to the eager
 passes where arguments would share memory. `TENSORCFR_FUSE=0` turns the kernels off; a
-compile that fails warns once and the eager passes go on.
+compile that fails warns once and the eager passes go on. `call` serves the card showdown's
+fused values too (`operators.cards`, with a threshold of its own per call).
 
 Example:
     >>> import torch
