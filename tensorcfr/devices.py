@@ -14,7 +14,7 @@ import time
 import torch
 
 from tensorcfr.errors import TensorCFRError
-from tensorcfr.memory import keep_freed_memory  # noqa: F401  (the solver's import of it, kept)
+from tensorcfr.memory import keep_freed_memory  # noqa: F401  (its old place, kept for programs that import it here)
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:

@@ -18,7 +18,8 @@ from tensorcfr.io.policies import load_policy, policy_info, policy_table, read_p
 
 SMALL_FLOP = "holdem_flop(board=AsKhQs, pot=4, stack=5, bets=(1,), cap=0, ranks=AKQJT, suits=sh)"
 SMALL_TURN = "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)"
-GAMES = ["kuhn", "leduc", "liars_dice(faces=3)", "dudo(2,1,1)", "ocp(12)", SMALL_TURN, SMALL_FLOP]
+GAMES = [(g, "public") for g in ("kuhn", "leduc", "liars_dice(faces=3)", "dudo(2,1,1)", "ocp(12)", SMALL_TURN,
+                                   SMALL_FLOP)] + [(g, "generic") for g in ("kuhn", "leduc", SMALL_TURN)]
 
 
 def random_policy(cg, seed=0):
@@ -28,16 +29,17 @@ def random_policy(cg, seed=0):
                                       for tp in cg.treeplexes))
 
 
-@pytest.mark.parametrize("spec", GAMES)
-def test_the_public_layout_holds_the_keyed_strategy(spec, tmp_path):
-    cg = tensorcfr.compile(spec, form="public")
+@pytest.mark.parametrize("spec,form", GAMES)
+def test_the_public_layout_holds_the_keyed_strategy(spec, form, tmp_path):
+    """Either form writes the layout (the generic form's: a public infoset per infoset, one type)."""
+    cg = tensorcfr.compile(spec, form=form)
     pol = random_policy(cg)
     path = str(tmp_path / "p.npz")
     assert write_policy(path, {"average": pol, "current": random_policy(cg, 1)}, layout="public", iteration=7) == \
         "public"
     info = policy_info(path)
-    assert (info["layout"], info["version"], info["game"], info["strategies"]) == \
-        ("public", 2, cg.name, ["average", "current"])
+    assert (info["layout"], info["version"], info["game"], info["form"], info["strategies"]) == \
+        ("public", 2, cg.name, form, ["average", "current"])
     assert load_policy(path)["average"] == pol.to_dict()  # every reachable infoset, by key, the same bits
     back = read_policy(cg, path)
     for tp, a, b in zip(cg.treeplexes, pol.sigma, back.sigma):
@@ -68,14 +70,14 @@ def test_the_public_layout_is_readable_with_numpy_alone(tmp_path):
         assert seen == sum(1 for k in table if cg.infoset_players()[k] == p)
 
 
-def test_the_cli_writes_a_large_public_form_game_by_public_infoset(tmp_path, capsys, monkeypatch):
+def test_the_cli_writes_a_large_game_by_public_infoset(tmp_path, capsys, monkeypatch):
     """Past PUBLIC_LAYOUT_INFOSETS (lowered here to the small flop's size) `solve` writes the public
-    layout; `eval` (into the public form without being told) and `plot-strategy` read it and say
+    layout; `eval` (into the file's form without being told) and `plot-strategy` read it and say
     what they say of the same policy by key."""
     monkeypatch.setattr(policies, "PUBLIC_LAYOUT_INFOSETS", 1000)
     path, keyed = str(tmp_path / "flop.npz"), str(tmp_path / "flop.json")
     args = ["solve", SMALL_FLOP, "--algo", "dcfr", "--iterations", "30", "--no-log", "--device", "cpu", "--json",
-            "--form", "public"]  # auto compiles this small spot generic, which has no public layout
+            "--form", "public"]  # auto would compile this small spot generic; eval then takes the file's form
     assert main([*args, "--save-policy", path]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["policy_layout"] == "public" and policy_info(path)["layout"] == "public"
@@ -119,7 +121,7 @@ def test_public_files_that_do_not_fit_are_one_line_errors(tmp_path):
     other = tensorcfr.compile(SMALL_TURN.replace("pot=4", "pot=3"), form="public")  # same shapes, another game
     with pytest.raises(tensorcfr.TensorCFRError, match="is a policy of .*pot=4.*not of .*pot=3"):
         read_policy(other, path)
-    with pytest.raises(tensorcfr.TensorCFRError, match="read it into the public form"):
+    with pytest.raises(tensorcfr.TensorCFRError, match="written from the public form, read into the generic"):
         read_policy(tensorcfr.compile(SMALL_TURN, form="generic"), path)
     with pytest.raises(tensorcfr.TensorCFRError, match="has no 'current' strategy"):
         read_policy(cg, path, "current")

@@ -565,13 +565,13 @@ def _eval(args) -> int:
 
 
 def _form_for(args) -> dict:
-    """compile()'s keywords for reading `args.policies`: the public form, unless --form says
-    otherwise, where a file is written by public infoset and type."""
+    """compile()'s keywords for reading `args.policies`: under --form auto, the form a file by
+    public infoset and type was written from (its arrays are that form's)."""
     from tensorcfr.io.policies import policy_info
 
     limits = compile_limits(args)
-    if limits["form"] == "auto" and any(policy_info(p).get("layout") == "public" for p in args.policies):
-        limits["form"] = "public"
+    if limits["form"] == "auto":
+        limits["form"] = next((f for f in (policy_info(p).get("form") for p in args.policies) if f), "auto")
     return limits
 
 

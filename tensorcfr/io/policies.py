@@ -15,9 +15,10 @@ with every infoset of both players keyed by the game's infoset key.
     action_names  [N] str
     average       [N] float64  probabilities (and `current`, where saved)
 
-A public-form game of more than `PUBLIC_LAYOUT_INFOSETS` infosets writes its `.npz` by public
-infoset and private type instead (version 2, `layout` "public"; a flop spot has 9.6e7 infosets,
-whose keys alone would take gigabytes), per player p:
+A game of more than `PUBLIC_LAYOUT_INFOSETS` infosets writes its `.npz` by public infoset and
+private type instead (version 2, `layout` "public", `form` the compiled form it came from; a flop
+spot has 9.6e7 infosets, whose keys alone would take gigabytes; in the generic form every
+infoset is a public infoset of one type, and the public sequences its sequences), per player p:
     p{p}_average  [M, T] float32|float64  the probability of public sequence m's action for a
                   player of private type t (and `p{p}_current`, where saved)
     p{p}_infoset  [M] int64  the public infoset u of each public sequence (an infoset's
@@ -51,7 +52,7 @@ from tensorcfr.io.files import read_json, write_atomic, write_json
 FORMAT, VERSION = "tensorcfr-policy", 1
 PUBLIC_VERSION = 2  # the public layout; files by key stay version 1, readable by older versions
 TABLES = ("average", "current")
-# Above this many infosets a public-form game's .npz is written by public infoset x type, and
+# Above this many infosets a game's .npz is written by public infoset x type, and
 # its keys are not turned into {infoset: {action: p}} tables on reading (4.2M: about 1 GB of
 # Python objects); a .json policy is refused above JSON_MAX_INFOSETS, before the solve.
 PUBLIC_LAYOUT_INFOSETS = 1 << 22
@@ -234,7 +235,7 @@ def policy_table(path: str, which: str = "average", keep=None) -> dict[str, dict
 def write_policy(path: str, policies: dict, *, member: int = 0, layout: str | None = None, **meta) -> str:
     """Write the strategies `policies` ({"average": Policy, "current": Policy}, of one compiled
     game) to `path`: by infoset key (.json, and .npz up to `PUBLIC_LAYOUT_INFOSETS` infosets),
-    by public infoset and type (.npz of a larger public-form game). Returns the layout written,
+    by public infoset and type (.npz of a larger game). Returns the layout written,
     "keys" or "public" (`layout` chooses it instead; `meta`: the metadata to record, such as
     `algorithm` and `iteration`). A .json policy of more than `JSON_MAX_INFOSETS` infosets is
     refused.
@@ -255,22 +256,18 @@ def write_policy(path: str, policies: dict, *, member: int = 0, layout: str | No
         save_policy(path, cg.name, {w: pol.to_dict(member) for w, pol in policies.items()},
                     players=cg.infoset_players(), **meta)
         return layout
-    if ext != ".npz" or cg.form != "public":
-        raise TensorCFRError(f"policy file {path!r}: the public layout is an .npz of a public-form game")
+    if ext != ".npz":
+        raise TensorCFRError(f"policy file {path!r}: the layout by public infoset and type is an .npz")
     arrays, names = {}, True
-    for tp in cg.treeplexes:
-        p, M, T, U = tp.player, tp.num_public_sequences, tp.types, tp.num_public_infosets
-        live = np.ones((U, T), dtype=bool) if tp.live is None else tp.live.reshape(-1, U, T)[
-            min(member, tp.live.reshape(-1, U, T).shape[0] - 1)].cpu().numpy()
+    for tp in cg.treeplexes:  # each form's space gives its layout (the generic form's: one type)
+        p = tp.player
+        arrays.update({f"p{p}_{k}": v for k, v in tp.layout(member).items()})
         for which, pol in policies.items():
             s = pol.sigma[p]
-            probs = s[min(member, s.shape[0] - 1), 1:].reshape(M, T).cpu().numpy()
+            probs = tp.rows(s[min(member, s.shape[0] - 1)][None])[0].cpu().numpy()  # [M, T]
             if not np.isfinite(probs).all():
                 raise TensorCFRError(f"policy file {path}: a probability to be written is NaN or infinite")
             arrays[f"p{p}_{which}"] = probs
-        arrays[f"p{p}_infoset"] = tp.slot_pub.cpu().numpy()
-        arrays[f"p{p}_action"] = np.array(tp.alphabet, dtype=str)[tp.action_pub.cpu().numpy()]
-        arrays[f"p{p}_live"] = live
         split = tp.split_names()
         names = names and split is not None
         if split is not None:
@@ -279,7 +276,7 @@ def write_policy(path: str, policies: dict, *, member: int = 0, layout: str | No
         arrays = {k: v for k, v in arrays.items() if not k.endswith(("_types", "_public"))}
     try:
         write_atomic(path, lambda f: np.savez(
-            f, format=FORMAT, version=PUBLIC_VERSION, layout="public", names=names, game=cg.name,
+            f, format=FORMAT, version=PUBLIC_VERSION, layout="public", names=names, game=cg.name, form=cg.form,
             **{k: str(v) for k, v in meta.items()}, **arrays), binary=True)
     except OSError as e:
         raise TensorCFRError(f"cannot write the policy file {path} ({e.strerror or e})") from None
@@ -294,7 +291,7 @@ def policy_layout(cg, path: str) -> str:
     if ext == ".json" and infosets > JSON_MAX_INFOSETS:
         raise TensorCFRError(f"policy file {path!r}: {cg.name} has {infosets:,} infosets, too many for JSON "
                              f"(at most {JSON_MAX_INFOSETS:,}): save it as .npz")
-    return "public" if ext == ".npz" and cg.form == "public" and infosets > PUBLIC_LAYOUT_INFOSETS else "keys"
+    return "public" if ext == ".npz" and infosets > PUBLIC_LAYOUT_INFOSETS else "keys"
 
 
 def read_policy(cg, path: str, which: str = "average", tol: float = 1e-6):
@@ -323,28 +320,25 @@ def read_policy(cg, path: str, which: str = "average", tol: float = 1e-6):
         raise TensorCFRError(f"{path} is a policy of {info.get('game')}, not of {cg.name}")
     if which not in info["strategies"]:
         raise TensorCFRError(f"{path} has no {which!r} strategy; it has {info['strategies']}")
-    if cg.form != "public":
-        raise TensorCFRError(f"{path} is written by public infoset and type: read it into the public form "
-                             "(form='public', --form public)")
     sigmas = []
     try:
         with np.load(path, allow_pickle=False) as z:
             for tp in cg.treeplexes:
-                p, M, T = tp.player, tp.num_public_sequences, tp.types
+                p, lay = tp.player, tp.layout()
                 probs, infoset, action = z[f"p{p}_{which}"], z[f"p{p}_infoset"], z[f"p{p}_action"]
-                names = np.array(tp.alphabet, dtype=str)[tp.action_pub.cpu().numpy()]
-                if probs.shape != (M, T) or not np.array_equal(infoset, tp.slot_pub.cpu().numpy()) or \
-                        not np.array_equal(action, names):
+                if probs.shape != (len(lay["infoset"]), lay["live"].shape[1]) or \
+                        not np.array_equal(infoset, lay["infoset"]) or not np.array_equal(action, lay["action"]):
+                    saved = f" (written from the {info['form']} form, read into the {cg.form})" \
+                        if info.get("form", cg.form) != cg.form else ""
                     raise TensorCFRError(f"{path} does not fit {cg.name}: player {p}'s public sequences or "
                                          f"types differ ({probs.shape[0]} x {probs.shape[1]} in the file, "
-                                         f"{M} x {T} in the game)")
+                                         f"{len(lay['infoset'])} x {lay['live'].shape[1]} in the game){saved}")
                 sigma = torch.empty(1, tp.num_sequences, dtype=torch.float64, device=cg.device)
                 sigma[0, 0] = 1.0
                 sigma[0, 1:] = torch.from_numpy(np.ascontiguousarray(probs)).reshape(-1).to(cg.device)
                 total = tp.segment_sum(sigma)  # [1, I]
-                live = tp.live_mask(torch.float64)
-                live = torch.ones_like(total) if live is None else live.reshape(-1, total.shape[1])[:1]
-                at = tp.at_sequences(live.reshape(1, -1))  # [1, S]: 1 at the sequences chance reaches
+                live = torch.from_numpy(lay["live"]).reshape(1, -1).to(device=cg.device, dtype=torch.float64)
+                at = tp.at_sequences(live)  # [1, S]: 1 at the sequences chance reaches
                 bad_p = ((sigma < -tol) | ~torch.isfinite(sigma)) & (at > 0)
                 slack = tol if probs.dtype == np.float64 else max(tol, 1e-5)
                 bad_t = ((total - 1).abs() > slack) & (live > 0)

@@ -246,11 +246,61 @@ class CardKernel:
             >>> k.free_t(torch.tensor([[0.0], [1.0], [0.0], [0.0]])).view(-1).tolist()  # the other holds hand 1
             [1.0, 0.0, 0.0]
         """
+        return self._free(_take_t, y_t, *self.card_sums_t(y_t))[0]
+
+    def card_sums_t(self, y_t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(per card the reach of the other's hands holding it [52, R], all their reach [R]) of
+        y_t [T_o + 1, R] (row T_o zero), for a kernel without strength.
+
+        Example:
+            >>> cards = torch.tensor([[0, 1], [2, 3], [0, 2]])
+            >>> per_card, total = CardKernel(cards, cards).card_sums_t(torch.tensor([[0.0], [1.0], [0.0], [0.0]]))
+            >>> per_card[:4, 0].tolist(), total.tolist()  # hand 1 holds cards 2 and 3
+            ([0.0, 0.0, 1.0, 1.0], [1.0])
+        """
         # running sums, not .sum(): a reduction across rows rounds a column by where it falls in
         # the vectorised loop, so a batch member would not be its spot alone to the last bit; each
         # hand is in k cards' lists, so the total is the cards' sum over k (exact for k = 1, 2)
         per_card = y_t.index_select(0, self.lists).view(NUM_CARDS, self.width + 1, -1).cumsum_(1)[:, -1]  # [52, R]
-        return self._free(_take_t, y_t, per_card, per_card.cumsum(0)[-1] / self.k)[0]
+        return per_card, per_card.cumsum(0)[-1] / self.k
+
+    def prefix_sums_t(self, y_t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The exclusive prefix sums of y_t [T_o + 1, R] (row T_o zero) over the other's hands by
+        strength [T_o + 1, R] (the last row: all their reach) and over each card's hands by
+        strength [52, width + 1, R] (a card's last: the reach of the hands holding it).
+
+        Example:
+            >>> cards = torch.tensor([[0, 1], [2, 3], [0, 2]])
+            >>> k = CardKernel(cards, cards, torch.tensor([3, 1, 2]), torch.tensor([3, 1, 2]))
+            >>> prefix, by_card = k.prefix_sums_t(torch.tensor([[0.0], [1.0], [0.0], [0.0]]))
+            >>> prefix[-1].tolist(), by_card[2, -1].tolist()  # all the reach; that of card 2's hands
+            ([1.0], [1.0])
+        """
+        # exclusive: `order` and `lists` lead with the zero row T_o
+        prefix = y_t.index_select(0, self.order).cumsum_(0)
+        return prefix, y_t.index_select(0, self.lists).view(NUM_CARDS, self.width + 1, -1).cumsum_(1)
+
+    def fused_index(self) -> torch.Tensor:
+        """[rows, T_p] int64: the rows of the prefix tables each own type reads, stacked once for
+        the fused loop (`_fused_values_t`): per own card j (its card's total, its place among the
+        card's hands below and at or below), then the other's type holding the same cards (k = 2)
+        and its places by strength; without strength, the own cards and the same type.
+
+        Example:
+            >>> cards = torch.tensor([[0, 1], [2, 3]])
+            >>> CardKernel(cards, cards).fused_index().tolist()  # own cards 0 and 2, 1 and 3; the same hands
+            [[0, 2], [1, 3], [0, 1]]
+        """
+        idx = self.__dict__.get("_fused_index")
+        if idx is None:
+            if self.ranked:
+                w = self.width + 1
+                parts = [v for j in range(self.k) for v in (self.cs[j] * w + (w - 1), self.cfirst[j], self.clast[j])]
+                parts += ([self.same] if self.k == 2 else []) + [self.first, self.last]
+            else:
+                parts = self.cs + ([self.same] if self.k == 2 else [])
+            idx = self._fused_index = torch.stack(parts)
+        return idx
 
     def sums_t(self, y_t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """`sums` transposed: y_t [T_o + 1, R] (row T_o zero) -> (free, margin) [T_p, R] each
@@ -264,9 +314,7 @@ class CardKernel:
         """
         if self.members != 1:
             raise ValueError("sums_t takes one member's kernel")
-        # exclusive: `order` and `lists` lead with the zero row T_o, so the last prefix is the total
-        prefix = y_t.index_select(0, self.order).cumsum_(0)  # [T_o + 1, R]
-        card_prefix = y_t.index_select(0, self.lists).view(NUM_CARDS, self.width + 1, -1).cumsum_(1)
+        prefix, card_prefix = self.prefix_sums_t(y_t)  # the last prefix is the total
         total = prefix[-1]
         free, holding = self._free(_take_t, y_t, card_prefix[:, -1], total)
         card_prefix = card_prefix.view(NUM_CARDS * (self.width + 1), -1)
@@ -571,28 +619,18 @@ def _fused_values_t(kernel: CardKernel, y_t: torch.Tensor, a: torch.Tensor, b: t
     key = (k, ranked, with_free)
     if key not in _fused_kernels:
         _fused_kernels[key] = _fused_kernel(*key)
-    idx = kernel.__dict__.get("_fused_index")
-    if idx is None:  # the index rows the kernel reads, stacked once: [rows, T_p]
-        if ranked:
-            w = kernel.width + 1
-            parts = [v for j in range(k) for v in (kernel.cs[j] * w + (w - 1), kernel.cfirst[j], kernel.clast[j])]
-            parts += ([kernel.same] if k == 2 else []) + [kernel.first, kernel.last]
-        else:
-            parts = kernel.cs + ([kernel.same] if k == 2 else [])
-        idx = kernel._fused_index = torch.stack(parts)
+    idx = kernel.fused_index()
     Tp, R = idx.shape[1], y_t.shape[1]
     out = y_t.new_empty(Tp, R)
     free = y_t.new_empty(Tp, R) if with_free else None
     name = "card_values_%d%d%d" % key
+    # the sums themselves stay eager (torch's, so the same numbers; a compiled sum rounds float32
+    # otherwise): the loop reads them
     if ranked:
-        prefix = y_t.index_select(0, kernel.order).cumsum_(0)  # [T_o + 1, R], exclusive as in sums_t
-        cards = y_t.index_select(0, kernel.lists).view(NUM_CARDS, kernel.width + 1, -1).cumsum_(1)
+        prefix, cards = kernel.prefix_sums_t(y_t)
         fused.call(name, _fused_kernels[key], prefix, cards.view(-1, R), y_t, idx, a, b, out, free)
     else:
-        # the cards' sums as `free_t` makes them, eagerly: a compiled sum rounds float32 otherwise
-        per_card = y_t.index_select(0, kernel.lists).view(NUM_CARDS, kernel.width + 1, -1).cumsum_(1)[:, -1]
-        total = per_card.cumsum(0)[-1] / k
-        fused.call(name, _fused_kernels[key], per_card, total, y_t, idx, a, out, free)
+        fused.call(name, _fused_kernels[key], *kernel.card_sums_t(y_t), y_t, idx, a, out, free)
     return out, free
 
 

@@ -25,7 +25,8 @@ from tensorcfr import games as games_pkg
 from tensorcfr.updates.capture import Captured, auto_capture, gathered_operator, unroll
 from tensorcfr.forms.generic import CompiledGame
 from tensorcfr.compiler import compile as compile_game
-from tensorcfr.devices import LARGE_WORK, deterministic as deterministic_mode, keep_freed_memory, pick_threads
+from tensorcfr.devices import LARGE_WORK, deterministic as deterministic_mode, pick_threads
+from tensorcfr.memory import keep_freed_memory
 from tensorcfr.operators.distributed import ShardedOperator, process_group, shard
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.evaluation import Evaluation, Policy, evaluate, evaluate_plans, infoset_gaps

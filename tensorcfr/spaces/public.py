@@ -312,6 +312,26 @@ class PublicTreeplex:
             object.__setattr__(self, "_index", index)
         return index
 
+    def layout(self, member: int = 0) -> dict[str, np.ndarray]:
+        """The policy file's layout of this player (`io.policies`): {"infoset": [M] the public
+        infoset of each public sequence, "action": [M] its action, "live": [U, T] the (public
+        infoset, type) pairs chance reaches, batch member `member`'s}.
+
+        Example:
+            >>> import tensorcfr
+            >>> lay = tensorcfr.compile("kuhn", form="public").treeplexes[0].layout()
+            >>> lay["infoset"].tolist(), lay["action"].tolist(), lay["live"].shape
+            ([0, 0, 1, 1], ['pass', 'bet', 'pass', 'bet'], (2, 3))
+        """
+        U, T = self.num_public_infosets, self.types
+        if self.live is None:
+            live = np.ones((U, T), dtype=bool)
+        else:
+            per = self.live.reshape(-1, U, T)
+            live = per[min(member, per.shape[0] - 1)].cpu().numpy()
+        return {"infoset": self.slot_pub.cpu().numpy(),
+                "action": np.array(self.alphabet, dtype=str)[self._host("action_pub")], "live": live}
+
     def split_names(self, samples: int = 4096, seed: int = 0) -> tuple[list[str], list[str]] | None:
         """(type names [T], public names [U]) such that infoset (u, t)'s key is `types[t] +
         public[u]`, or None where the game's keys are not of that form. A name per type and per

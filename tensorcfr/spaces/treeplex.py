@@ -27,6 +27,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import numpy as np
 import torch
 
 from tensorcfr.spaces import fused
@@ -121,6 +122,46 @@ class Treeplex:
         """
         offsets = self.infoset_offsets.tolist()
         return {key: dict(zip(acts, row[offsets[j]:offsets[j + 1]])) for j, key, acts in self.infosets()}
+
+    # -- the policy file's layout by type (`io.policies`; the public-tree form's space offers the
+    # same): here every infoset is a public infoset of one type, and the sequences its rows
+    def layout(self, member: int = 0) -> dict[str, np.ndarray]:
+        """{"infoset": [M] the infoset of each sequence, "action": [M] its action, "live": [I, 1]
+        True}: M = S - 1 sequences, one type (`member` changes nothing: every batch member names
+        its infosets alike).
+
+        Example:
+            >>> import tensorcfr
+            >>> lay = tensorcfr.compile("kuhn").treeplexes[0].layout()
+            >>> lay["infoset"][:4].tolist(), lay["action"][:2].tolist(), lay["live"].shape
+            ([0, 0, 1, 1], ['pass', 'bet'], (6, 1))
+        """
+        return {"infoset": self.slot_infoset.cpu().numpy(),
+                "action": np.array([a for acts in self.action_names for a in acts], dtype=str),
+                "live": np.ones((self.num_infosets, 1), dtype=bool)}
+
+    def rows(self, t: torch.Tensor) -> torch.Tensor:
+        """[B, S - 1, 1] view of the non-empty sequences of a per-sequence tensor [B, S] (the
+        layout's [sequences x types]).
+
+        Example:
+            >>> import torch, tensorcfr
+            >>> tensorcfr.compile("kuhn").treeplexes[0].rows(torch.zeros(1, 13)).shape
+            torch.Size([1, 12, 1])
+        """
+        return t[:, 1:].view(t.shape[0], -1, 1)
+
+    def split_names(self) -> tuple[list[str], list[str]]:
+        """(type names [1], infoset names [I]): the one type has no name, so an infoset's key is
+        its name (`PublicTreeplex.split_names`' contract).
+
+        Example:
+            >>> import tensorcfr
+            >>> types, public = tensorcfr.compile("kuhn").treeplexes[0].split_names()
+            >>> types, public[0]
+            ([''], 'J:')
+        """
+        return [""], list(self.infoset_keys)
 
     def infosets(self):
         """(index, key, action names) of every infoset, in storage order."""
