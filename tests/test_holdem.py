@@ -250,7 +250,7 @@ def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, layout,
     import tensorcfr.operators.cards as cards_module
 
     monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", pairs)
-    monkeypatch.setattr(cards_module, "FUSE_CARD_ENTRIES", 0 if layout == "fused" else 1 << 62)
+    monkeypatch.setattr(cards_module, "FUSE_CARD_WORK", 0 if layout == "fused" else 1 << 62)
     if layout == "rows":
         monkeypatch.setattr(cards_module, "TRANSPOSED_DEVICES", ())
     cg = tensorcfr.compile(spec, form="public")
@@ -262,7 +262,7 @@ def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, layout,
                          ids=["river", "turn", "flop", "rhode island"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_fused_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, monkeypatch):
-    """Large spots run the transposed card values compiled into one loop (`FUSE_CARD_ENTRIES`,
+    """Large spots run the transposed card values compiled into one loop (`FUSE_CARD_WORK`,
     lowered here to every call); 5 DCFR iterations give the eager passes' strategies bit for bit,
     showdowns and folds, two-card hands and one-card ones, at both precisions."""
     import tensorcfr.operators.cards as cards_module
@@ -273,7 +273,7 @@ def test_fused_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, monke
     monkeypatch.setattr(cards_module, "_fused_values_t", lambda *a: calls.append(a[0].ranked) or inner(*a))
     runs = []
     for threshold in (1 << 62, 0):
-        monkeypatch.setattr(cards_module, "FUSE_CARD_ENTRIES", threshold)
+        monkeypatch.setattr(cards_module, "FUSE_CARD_WORK", threshold)
         s = tensorcfr.Solver(spec, "dcfr", dtype=dtype, form="public", device="cpu")
         s.step(5)
         runs.append([*s.average_policy().sigma, *s.current_policy().sigma])

@@ -121,6 +121,9 @@ class CardKernel:
         self.same = t(same)
         self.ranked = own_strength is not None
         self.members = 1
+        # card entries ([T_p, rows], both players) of the iteration of the operator that calls
+        # this kernel (`PublicPayoffOperator.of` sets it): whether the loop is fused (`fused_cards`)
+        self.iteration_entries = 0
         # per card the other's types holding it, padded with To (a zero column)
         held = [np.flatnonzero((oc == card).any(axis=1)) for card in range(NUM_CARDS)]
         width = self.width = max(1, max(len(h) for h in held))
@@ -530,7 +533,7 @@ def _card_values_t(kernel: CardKernel, rows: torch.Tensor, own, other, a, b, rid
     y_t[To] = 0
     torch.mul(rows, other, out=y_t[:To].t().view(B, N, To))
     cols = lambda v: v.expand(B, v.shape[-2], 1).reshape(1, -1)  # noqa: E731  ([(B,) n, 1] -> [1, B n])
-    if fused_cards(kernel, rows.device, len(kernel.cs[0]) * B * N):
+    if fused_cards(kernel, rows.device):
         v_t, free = _fused_values_t(kernel, y_t, cols(a), cols(b) if kernel.ranked else None, riders is not None)
     elif kernel.ranked:
         free, margin = kernel.sums_t(y_t)  # [T_p, B N] each
@@ -552,25 +555,30 @@ def _card_values_t(kernel: CardKernel, rows: torch.Tensor, own, other, a, b, rid
 
 
 # The transposed card values fused into one compiled loop over [T_p, R] (Inductor's C++, as
-# `spaces.fused`), from this many entries a call: the eager passes gather and combine ten or so
-# [T_p, R] arrays one after another (the gathers of the prefix sums at each hand's place, the
-# sums of `_free` and `_margin`, the products with a and b), each read and written whole; fused,
-# the prefix tables are read where the formula needs them and [T_p, R] is written once. The
-# same operations in the same order: the same numbers to the last bit (tested). Small spots stay
-# eager: a compile (seconds) would cost more than their solve.
-FUSE_CARD_ENTRIES = 1 << 16
+# `spaces.fused`) for spots whose iteration holds this many card entries ([T_p, rows] summed over
+# the calls of both players): the eager passes gather and combine ten or so [T_p, R] arrays one
+# after another (the gathers of the prefix sums at each hand's place, the sums of `_free` and
+# `_margin`, the products with a and b), each read and written whole; fused, the prefix tables
+# are read where the formula needs them and [T_p, R] is written once. The same operations in the
+# same order: the same numbers to the last bit (tested). The first call compiles (seconds), which
+# only a large spot's iterations repay: the full-range turn spot holds 60M entries an iteration
+# (7.5% less time an iteration fused); a full-range river spot 0.18M, a batch of 8 of them with
+# ranges of their own 0.74M, which compiled its loop inside a 1.6-second solve (7.1 s) when the
+# test was each call's size instead.
+FUSE_CARD_WORK = 1 << 24
 
 
-def fused_cards(kernel, device, entries: int) -> bool:
-    """Whether `_card_values_t` runs the fused kernel for a call of `entries` ([T_p, R]) entries.
+def fused_cards(kernel, device) -> bool:
+    """Whether `_card_values_t` runs the fused loop for `kernel` on `device`: a one-member
+    prefix-sum kernel on the CPU whose operator's iteration holds `FUSE_CARD_WORK` card entries.
 
     Example:
         >>> cards = torch.tensor([[0, 1], [2, 3]])
-        >>> fused_cards(CardKernel(cards, cards), torch.device("cpu"), 10)
+        >>> fused_cards(CardKernel(cards, cards), torch.device("cpu"))  # no operator's iteration: eager
         False
     """
     return (isinstance(kernel, CardKernel) and kernel.members == 1 and torch.device(device).type == "cpu"
-            and entries >= FUSE_CARD_ENTRIES and fused.enabled())
+            and kernel.iteration_entries >= FUSE_CARD_WORK and fused.enabled())
 
 
 def _fused_kernel(k: int, ranked: bool, with_free: bool):
