@@ -1,7 +1,8 @@
 """Where tensorcfr keeps its caches on disk: a leaf module (it imports nothing of tensorcfr).
 
 `$TENSORCFR_CACHE` names the continuation-value file (default
-`~/.cache/tensorcfr/values.json`); compiled games go to `compiled/` beside it.
+`~/.cache/tensorcfr/values.json`); compiled games go to `compiled/` beside it, and compiled C
+loops (`spaces.scan`) to `kernels/`.
 
 Example:
     >>> import os
@@ -24,3 +25,8 @@ def values_file() -> str:
 def compiled_dir() -> str:
     """The folder of cached compiled games (`tensorcfr.compiler.generic.cache_file`)."""
     return os.path.join(os.path.dirname(values_file()), "compiled")
+
+
+def kernels_dir() -> str:
+    """The folder of compiled C loops (`tensorcfr.spaces.scan`)."""
+    return os.path.join(os.path.dirname(values_file()), "kernels")

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from tensorcfr.spaces import fused
+from tensorcfr.spaces.scan import gather_scan
 
 NUM_CARDS = 52
 
@@ -264,7 +265,7 @@ class CardKernel:
         # running sums, not .sum(): a reduction across rows rounds a column by where it falls in
         # the vectorised loop, so a batch member would not be its spot alone to the last bit; each
         # hand is in k cards' lists, so the total is the cards' sum over k (exact for k = 1, 2)
-        per_card = y_t.index_select(0, self.lists).view(NUM_CARDS, self.width + 1, -1).cumsum_(1)[:, -1]  # [52, R]
+        per_card = gather_scan(y_t, self.lists, NUM_CARDS, last=True)  # [52, R]
         return per_card, per_card.cumsum(0)[-1] / self.k
 
     def prefix_sums_t(self, y_t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -279,9 +280,9 @@ class CardKernel:
             >>> prefix[-1].tolist(), by_card[2, -1].tolist()  # all the reach; that of card 2's hands
             ([1.0], [1.0])
         """
-        # exclusive: `order` and `lists` lead with the zero row T_o
-        prefix = y_t.index_select(0, self.order).cumsum_(0)
-        return prefix, y_t.index_select(0, self.lists).view(NUM_CARDS, self.width + 1, -1).cumsum_(1)
+        # exclusive: `order` and `lists` lead with the zero row T_o. Gathered and summed in one
+        # pass (`spaces.scan`: torch's numbers, 2-3x faster than its index_select and cumsum)
+        return gather_scan(y_t, self.order, 1)[0], gather_scan(y_t, self.lists, NUM_CARDS)
 
     def fused_index(self) -> torch.Tensor:
         """[rows, T_p] int64: the rows of the prefix tables each own type reads, stacked once for
