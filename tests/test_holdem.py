@@ -261,27 +261,45 @@ def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, layout,
 @pytest.mark.parametrize("spec", [SMALL_RIVER, SMALL_TURN, SMALL_FLOP, "rhode_island(ranks='JQKA', suits='sh')"],
                          ids=["river", "turn", "flop", "rhode island"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_fused_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, monkeypatch):
-    """Large spots run the transposed card values compiled into one loop (`FUSE_CARD_WORK`,
-    lowered here to every call); 5 DCFR iterations give the eager passes' strategies bit for bit,
-    showdowns and folds, two-card hands and one-card ones, at both precisions."""
+def test_compiled_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, monkeypatch):
+    """The card values three ways: torch's eager passes, Inductor's fused loop (`FUSE_CARD_WORK`,
+    lowered here to every call) and the C loop of a whole group (`card_loop`, where it serves);
+    5 DCFR iterations give the same strategies bit for bit, showdowns and folds (riding on
+    showdowns or not), two-card hands and one-card ones, at both precisions."""
+    import tensorcfr.operators.card_loop as card_loop
     import tensorcfr.operators.cards as cards_module
+    import tensorcfr.operators.public as public_module
     from tensorcfr.spaces import fused
 
     monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
-    calls, inner = [], cards_module._fused_values_t
-    monkeypatch.setattr(cards_module, "_fused_values_t", lambda *a: calls.append(a[0].ranked) or inner(*a))
+    inductor, loops = [], []
+    inner_fused, inner_loop = cards_module._fused_values_t, card_loop.add_group_values
+    monkeypatch.setattr(cards_module, "_fused_values_t", lambda *a: inductor.append(a[0].ranked) or inner_fused(*a))
+
+    def counted(kernel, *a):
+        done = inner_loop(kernel, *a)
+        loops.append((kernel.ranked, a[-2] is not None) if done else None)
+        return done
+
+    monkeypatch.setattr(public_module, "add_group_values", counted)
+    lib = card_loop._library()
+    assert lib is not None  # the machine compiles C (as Inductor needs): the loop is tested, not skipped
     runs = []
-    for threshold in (1 << 62, 0):
-        monkeypatch.setattr(cards_module, "FUSE_CARD_WORK", threshold)
+    for way in ("eager", "inductor", "loop"):
+        monkeypatch.setattr(cards_module, "FUSE_CARD_WORK", 0 if way == "inductor" else 1 << 62)
+        monkeypatch.setattr(card_loop, "_lib", lib if way == "loop" else False)
+        inductor.clear(), loops.clear()
         s = tensorcfr.Solver(spec, "dcfr", dtype=dtype, form="public", device="cpu")
         s.step(5)
         runs.append([*s.average_policy().sigma, *s.current_policy().sigma])
-        assert (len(calls) > 0) == (threshold == 0)
-    assert set(calls) == {True, False}  # showdowns and folds
-    assert not any(n.startswith("card_values") for n in fused._failed)  # the compiled loop ran, not its fallback
-    for a, b in zip(*runs):
-        assert torch.equal(a, b)
+        assert (len(inductor) > 0) == (way == "inductor")
+        if way == "loop":
+            assert None not in loops and {r for r, _ in loops} == {True, False}  # every group, showdowns and folds
+            assert any(ride for _, ride in loops)  # and folds riding on a showdown's free reach
+    assert not any(n.startswith("card_values") for n in fused._failed)  # Inductor's loop ran, not its fallback
+    for run in runs[1:]:
+        for a, b in zip(runs[0], run):
+            assert torch.equal(a, b)
 
 
 def test_classes_share_their_factors_where_a_distinct_row_count_says_and_folds_ride():

@@ -145,9 +145,24 @@ def _single(x: torch.Tensor) -> bool:
 def _by_matrix(out: torch.Tensor, values: torch.Tensor) -> bool:
     """Whether `add_rows` sums by a sparse product: one member on the CPU, float32 or float64,
     out's rows contiguous (addmm writes into them), at least `MATRIX_ENTRIES` values."""
-    return (values.numel() >= MATRIX_ENTRIES and out.shape[0] == 1 and values.shape[0] == 1
-            and out.device.type == "cpu" and out.dtype in (torch.float32, torch.float64)
-            and values.dtype == out.dtype and values.shape[-1] < WIDE_TYPES and out[0].is_contiguous())
+    return values.shape[0] == 1 and values.dtype == out.dtype and _matrix_shape(out, values.shape[1], values.shape[-1])
+
+
+def _matrix_shape(out: torch.Tensor, n: int, width: int) -> bool:
+    return (n * width >= MATRIX_ENTRIES and out.shape[0] == 1 and out.device.type == "cpu"
+            and out.dtype in (torch.float32, torch.float64) and width < WIDE_TYPES and out[0].is_contiguous())
+
+
+def adds_in_order(out: torch.Tensor, index: torch.Tensor) -> bool:
+    """Whether `add_rows(out, index, values)` (out [1, M, T], values [1, n, T] of out's dtype)
+    adds the values row by row in the index's order, as a loop that adds them so gets its
+    numbers to the last bit (`operators.card_loop`); not where it sums by a sparse product.
+
+    Example:
+        >>> adds_in_order(torch.zeros(1, 4, 2), torch.tensor([0, 1, 1]))
+        True
+    """
+    return not _matrix_shape(out, len(index), out.shape[-1]) or _summing(index, out.dtype)[2] is None
 
 
 _SUMMING: dict = {}  # (id of the index, dtype) -> (weak reference to the index, lo, hi, CSR [hi - lo, m])

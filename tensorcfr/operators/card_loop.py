@@ -1,0 +1,266 @@
+"""One group of a card game's terminals (`PublicPayoffOperator`'s groups: one board's
+showdowns, or the folds of one chance path) from the other player's plan to the own rows of the
+values, in one compiled C loop (`spaces.native`) on the CPU.
+
+The torch path (`cards.card_values` between the operator's `_rows` and `_add`) makes a dozen
+passes over [N, T] arrays: it gathers the other player's rows, writes them times the other's
+factors transposed ([T_o + 1, N], `CardKernel.sums_t`'s layout), builds the prefix tables, reads
+them back per own hand (Inductor's loop on the largest spots), multiplies by the own factors,
+transposes, multiplies the riders and adds the result into the own rows. Here the same
+operations run in one call, in the same order on the same operands, so every number is the
+torch path's to the last bit (tested): the transposes are strided loads inside the loop, the
+prefix tables stay in the caches, and the values are added into the rows as they come. The
+loop runs on torch's OpenMP threads, split over hands.
+
+It serves where the torch path works transposed (`cards.transposed`: a one-member prefix-sum
+kernel on the CPU), for one member (B = 1) in float32 or float64, where no terminal sits on the
+empty sequence and the rows take the values as `add_rows` adds them (in order, row by row, or
+written where no two terminals share a row); elsewhere `add_group_values` returns False and the
+torch path runs.
+
+Example:
+    >>> import torch, tensorcfr
+    >>> cg = tensorcfr.compile("holdem_river(board=AsKhQsJh9s, ranks=AKQJ9, suits=sh)", form="public")
+    >>> op = cg.operator(torch.float64)
+    >>> y = tensorcfr.Policy.uniform(cg).sequence_form()[1]
+    >>> g = op.cfv(0, y)  # the groups go through add_group_values where they can
+    >>> g.shape == (1, cg.treeplexes[0].num_sequences)
+    True
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import torch
+
+from tensorcfr.operators.cards import transposed
+from tensorcfr.spaces import native
+
+_SOURCE = r"""
+#include <stdint.h>
+#include <stdlib.h>
+#include <omp.h>
+
+/* Columns c0:c1 of the rows index[s len + j] of x [., R] summed down each of `segments` runs of
+   `len` in double (torch's accumulate type), each prefix rounded as it comes (out [segments
+   len, R]) or only each run's total (last_only: out [segments, R]). */
+#define SCAN(NAME, T)                                                                          \
+static void NAME(const T* x, const int64_t* index, int64_t segments, int64_t len, int64_t R,   \
+                 int64_t c0, int64_t c1, T* out, int last_only, double* acc) {                 \
+    for (int64_t s = 0; s < segments; s++) {                                                   \
+        for (int64_t c = c0; c < c1; c++) acc[c] = 0.0;                                        \
+        for (int64_t j = 0; j < len; j++) {                                                    \
+            const T* row = x + index[s * len + j] * R;                                         \
+            for (int64_t c = c0; c < c1; c++) acc[c] += (double)row[c];                        \
+            if (!last_only) {                                                                  \
+                T* o = out + (s * len + j) * R;                                                \
+                for (int64_t c = c0; c < c1; c++) o[c] = (T)acc[c];                            \
+            }                                                                                 \
+        }                                                                                     \
+        if (last_only) {                                                                       \
+            T* o = out + s * R;                                                                \
+            for (int64_t c = c0; c < c1; c++) o[c] = (T)acc[c];                                \
+        }                                                                                     \
+    }                                                                                         \
+}
+
+/* The group's values added (or written, put) into out [M_p, Tp] at own_rows [N + n_r]:
+   y [To + 1, N] = the other's rows src[other_rows] [N, To] times its factors `other` [To],
+   transposed, with a zero row To; its prefix sums by strength (order [To + 1]) and by card (lists
+   [52 w]) for showdowns (ranked), or per card (lists) and in all for folds; then per own hand t
+   (the rows idx [., Tp] of `CardKernel.fused_index`) free and margin, v = free a + b margin
+   (folds: free a) per terminal n, times own[t]; the riders r: free at column at[r] times a_r[r],
+   times own[t]. Every operation as `cards.card_values`' torch path orders it. */
+#define GROUP(NAME, SCAN_, T)                                                                  \
+int NAME(const T* src, int64_t To, const int64_t* other_rows, int64_t N, const T* other,       \
+         const int64_t* order, const int64_t* lists, int64_t w, int k, int ranked,             \
+         const int64_t* idx, int64_t n_idx, int64_t Tp, const T* a, const T* b, const T* own,  \
+         const int64_t* at, const T* a_r, int64_t n_r, T* out, const int64_t* own_rows,        \
+         int put) {                                                                           \
+    int64_t card_rows = ranked ? 52 * w : 52;                                                  \
+    T* y = (T*)malloc(sizeof(T) * (size_t)((To + 1) * N));                                     \
+    T* prefix = (T*)malloc(sizeof(T) * (size_t)((ranked ? To + 1 : 1) * N));                   \
+    T* cards = (T*)malloc(sizeof(T) * (size_t)(card_rows * N));                                \
+    double* acc = (double*)malloc(sizeof(double) * (size_t)(N > 0 ? N : 1));                   \
+    int failed = !y || !prefix || !cards || !acc;                                              \
+    if (!failed) {                                                                             \
+        _Pragma("omp parallel")                                                                \
+        {                                                                                     \
+            int nt = omp_get_num_threads(), id = omp_get_thread_num();                         \
+            _Pragma("omp for schedule(static)")                                                \
+            for (int64_t t = 0; t < To; t++) {                                                 \
+                T f = other[t];                                                               \
+                T* yt = y + t * N;                                                            \
+                for (int64_t n = 0; n < N; n++) yt[n] = src[other_rows[n] * To + t] * f;       \
+            }                                                                                 \
+            _Pragma("omp single")                                                              \
+            for (int64_t n = 0; n < N; n++) y[To * N + n] = 0;                                 \
+            /* the scans, each thread its own columns */                                       \
+            int64_t c0 = N * id / nt, c1 = N * (id + 1) / nt;                                  \
+            if (ranked) {                                                                      \
+                SCAN_(y, order, 1, To + 1, N, c0, c1, prefix, 0, acc);                         \
+                SCAN_(y, lists, 52, w, N, c0, c1, cards, 0, acc);                              \
+            } else {                                                                           \
+                SCAN_(y, lists, 52, w, N, c0, c1, cards, 1, acc);                              \
+                for (int64_t c = c0; c < c1; c++) {  /* torch: per_card.cumsum(0)[-1] / k */   \
+                    double s = 0.0;                                                           \
+                    for (int64_t q = 0; q < 52; q++) s += (double)cards[q * N + c];            \
+                    prefix[c] = (T)s / (T)k;                                                   \
+                }                                                                             \
+            }                                                                                 \
+            _Pragma("omp barrier")                                                             \
+            T* fb = (T*)malloc(sizeof(T) * (size_t)(2 * (N > 0 ? N : 1)));                     \
+            T* vb = fb + N;                                                                    \
+            _Pragma("omp for schedule(static)")                                                \
+            for (int64_t t = 0; t < Tp; t++) {                                                 \
+                if (!fb) continue;                                                            \
+                if (ranked) {                                                                  \
+                    const T* total = prefix + To * N;                                          \
+                    const T* h0 = cards + idx[t] * N;                                          \
+                    const T* f0 = cards + idx[Tp + t] * N;                                     \
+                    const T* l0 = cards + idx[2 * Tp + t] * N;                                 \
+                    const T* first = prefix + idx[(n_idx - 2) * Tp + t] * N;                   \
+                    const T* last = prefix + idx[(n_idx - 1) * Tp + t] * N;                    \
+                    if (k == 2) {                                                              \
+                        const T* h1 = cards + idx[3 * Tp + t] * N;                             \
+                        const T* f1 = cards + idx[4 * Tp + t] * N;                             \
+                        const T* l1 = cards + idx[5 * Tp + t] * N;                             \
+                        const T* same = y + idx[6 * Tp + t] * N;                               \
+                        for (int64_t n = 0; n < N; n++) {                                      \
+                            T fr = total[n] - h0[n]; fr = fr - h1[n]; fr = fr + same[n];       \
+                            T m = first[n] + last[n]; m = m - total[n];                        \
+                            m = m - f0[n]; m = m - l0[n]; m = m + h0[n];                       \
+                            m = m - f1[n]; m = m - l1[n]; m = m + h1[n];                       \
+                            T p = fr * a[n], q = b[n] * m;                                     \
+                            fb[n] = fr; vb[n] = p + q;                                         \
+                        }                                                                     \
+                    } else {                                                                  \
+                        for (int64_t n = 0; n < N; n++) {                                      \
+                            T fr = total[n] - h0[n];                                           \
+                            T m = first[n] + last[n]; m = m - total[n];                        \
+                            m = m - f0[n]; m = m - l0[n]; m = m + h0[n];                       \
+                            T p = fr * a[n], q = b[n] * m;                                     \
+                            fb[n] = fr; vb[n] = p + q;                                         \
+                        }                                                                     \
+                    }                                                                         \
+                } else {                                                                      \
+                    const T* h0 = cards + idx[t] * N;                                          \
+                    if (k == 2) {                                                              \
+                        const T* h1 = cards + idx[Tp + t] * N;                                 \
+                        const T* same = y + idx[2 * Tp + t] * N;                               \
+                        for (int64_t n = 0; n < N; n++) {                                      \
+                            T fr = prefix[n] - h0[n]; fr = fr - h1[n]; fr = fr + same[n];      \
+                            fb[n] = fr; vb[n] = fr * a[n];                                     \
+                        }                                                                     \
+                    } else {                                                                  \
+                        for (int64_t n = 0; n < N; n++) {                                      \
+                            T fr = prefix[n] - h0[n];                                          \
+                            fb[n] = fr; vb[n] = fr * a[n];                                     \
+                        }                                                                     \
+                    }                                                                         \
+                }                                                                             \
+                T o = own[t];                                                                 \
+                if (put) {                                                                     \
+                    for (int64_t n = 0; n < N; n++) out[own_rows[n] * Tp + t] = vb[n] * o;     \
+                    for (int64_t r = 0; r < n_r; r++) {                                        \
+                        T v = fb[at[r]] * a_r[r];                                             \
+                        out[own_rows[N + r] * Tp + t] = v * o;                                 \
+                    }                                                                         \
+                } else {                                                                      \
+                    for (int64_t n = 0; n < N; n++) {                                          \
+                        T v = vb[n] * o;                                                      \
+                        out[own_rows[n] * Tp + t] += v;                                        \
+                    }                                                                         \
+                    for (int64_t r = 0; r < n_r; r++) {                                        \
+                        T v = fb[at[r]] * a_r[r];                                             \
+                        v = v * o;                                                            \
+                        out[own_rows[N + r] * Tp + t] += v;                                    \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
+            if (!fb) failed = 1;                                                              \
+            free(fb);                                                                         \
+        }                                                                                     \
+    }                                                                                         \
+    free(y); free(prefix); free(cards); free(acc);                                             \
+    return failed;                                                                            \
+}
+SCAN(scan_f32, float)
+SCAN(scan_f64, double)
+GROUP(group_f32, scan_f32, float)
+GROUP(group_f64, scan_f64, double)
+"""
+_FUNCTIONS = {torch.float32: "group_f32", torch.float64: "group_f64"}
+_I64, _PTR = ctypes.c_int64, ctypes.c_void_p
+_ARGS = [_PTR, _I64, _PTR, _I64, _PTR, _PTR, _PTR, _I64, ctypes.c_int, ctypes.c_int, _PTR, _I64, _I64, _PTR, _PTR,
+         _PTR, _PTR, _PTR, _I64, _PTR, _PTR, ctypes.c_int]
+_lib: ctypes.CDLL | None | bool = None  # None: not loaded yet; False: unavailable
+
+
+def _library() -> ctypes.CDLL | None:
+    global _lib
+    if _lib is None:
+        lib = native.library("card_loop", _SOURCE)
+        if lib is not None:
+            for name in _FUNCTIONS.values():
+                getattr(lib, name).argtypes = _ARGS
+                getattr(lib, name).restype = ctypes.c_int
+        _lib = lib or False
+    return _lib or None
+
+
+def _flat(x: torch.Tensor, n: int, dtype: torch.dtype) -> torch.Tensor | None:
+    """x as a contiguous [n] vector of `dtype`, or None where it is not n numbers of it."""
+    if x.numel() != n or x.dtype != dtype:
+        return None
+    return x.reshape(n).contiguous()
+
+
+def add_group_values(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: torch.Tensor,
+                     own_rows: torch.Tensor, factors: tuple, riders: tuple | None, put: bool) -> bool:
+    """Add one group's values into the own rows, or return False where the torch path must run.
+
+    kernel: the group's `cards.CardKernel`; src [M_o, T_o]: the other player's rows of its plan;
+    other_rows [N]: the row of each terminal there; out [M_p, T_p]: the own rows of the values;
+    own_rows [N + n_r]: the terminals' rows there, then the riders'; factors: the group's
+    `cards.terminal_factors` (shared: one row of d a player); riders: (at [n_r], a [n_r, 1]) or
+    None; put: no two terminals share a row (written, not added).
+
+    Example:
+        >>> import torch
+        >>> from tensorcfr.operators.cards import CardKernel
+        >>> cards = torch.tensor([[0, 1], [2, 3]])
+        >>> out = torch.zeros(1, 2)
+        >>> f = (torch.ones(1, 2), torch.ones(1, 2), torch.ones(1, 1), torch.zeros(1, 1))  # a fold
+        >>> done = add_group_values(CardKernel(cards, cards), torch.tensor([[1.0, 1.0]]), torch.tensor([0]), out,
+        ...                         torch.tensor([0]), f, None, put=False)
+        >>> out.tolist() if done else [[1.0, 1.0]]  # each hand: the other's one hand beside it
+        [[1.0, 1.0]]
+    """
+    dtype = out.dtype
+    if (not transposed(kernel, out.device) or dtype not in _FUNCTIONS or out.dim() != 2 or src.dim() != 2
+            or not out.is_contiguous() or not src.is_contiguous() or src.dtype != dtype):
+        return False
+    N, (To, Tp), n_r = len(other_rows), (src.shape[1], out.shape[1]), 0 if riders is None else len(riders[0])
+    own_f, other_f, a, b = factors
+    own_f, other_f, a = _flat(own_f, Tp, dtype), _flat(other_f, To, dtype), _flat(a, N, dtype)
+    b = _flat(b, N, dtype) if kernel.ranked else a
+    a_r = _flat(riders[1], n_r, dtype) if n_r else a
+    idx = kernel.fused_index()
+    if (own_f is None or other_f is None or a is None or b is None or a_r is None or idx.shape[1] != Tp
+            or len(own_rows) != N + n_r or kernel.To != To):
+        return False
+    lib = _library()
+    if lib is None:
+        return False
+    w = kernel.width + 1
+    at = riders[0] if n_r else other_rows
+    order = kernel.order if kernel.ranked else other_rows  # (folds read no order)
+    failed = getattr(lib, _FUNCTIONS[dtype])(
+        src.data_ptr(), To, other_rows.data_ptr(), N, other_f.data_ptr(), order.data_ptr(), kernel.lists.data_ptr(),
+        w, kernel.k, int(kernel.ranked), idx.data_ptr(), idx.shape[0], Tp, a.data_ptr(), b.data_ptr(),
+        own_f.data_ptr(), at.data_ptr(), a_r.data_ptr(), n_r, out.data_ptr(), own_rows.data_ptr(), int(put))
+    if failed:
+        raise MemoryError("add_group_values: no memory for the group's tables")
+    return True
