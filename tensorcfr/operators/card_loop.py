@@ -42,27 +42,24 @@ _SOURCE = r"""
 #include <stdlib.h>
 #include <omp.h>
 
-/* Columns c0:c1 of the rows index[s len + j] of x [., R] summed down each of `segments` runs of
-   `len` in double (torch's accumulate type), each prefix rounded as it comes (out [segments
-   len, R]) or only each run's total (last_only: out [segments, R]). */
+/* The rows index[0:len] of x [., R] summed down in double (torch's accumulate type), each
+   prefix rounded as it comes (out [len, R]) or only the total (last_only: out [R]). A row at a
+   time, so the R columns' additions are independent and vectorise; each column's are in
+   torch's order. */
 #define SCAN(NAME, T)                                                                          \
-static void NAME(const T* x, const int64_t* index, int64_t segments, int64_t len, int64_t R,   \
-                 int64_t c0, int64_t c1, T* out, int last_only, double* acc) {                 \
-    for (int64_t s = 0; s < segments; s++) {                                                   \
-        for (int64_t c = c0; c < c1; c++) acc[c] = 0.0;                                        \
-        for (int64_t j = 0; j < len; j++) {                                                    \
-            const T* row = x + index[s * len + j] * R;                                         \
-            for (int64_t c = c0; c < c1; c++) acc[c] += (double)row[c];                        \
-            if (!last_only) {                                                                  \
-                T* o = out + (s * len + j) * R;                                                \
-                for (int64_t c = c0; c < c1; c++) o[c] = (T)acc[c];                            \
-            }                                                                                 \
-        }                                                                                     \
-        if (last_only) {                                                                       \
-            T* o = out + s * R;                                                                \
-            for (int64_t c = c0; c < c1; c++) o[c] = (T)acc[c];                                \
+static void NAME(const T* x, const int64_t* index, int64_t len, int64_t R, T* out,            \
+                 int last_only, double* acc) {                                                 \
+    for (int64_t c = 0; c < R; c++) acc[c] = 0.0;                                              \
+    for (int64_t j = 0; j < len; j++) {                                                        \
+        const T* row = x + index[j] * R;                                                       \
+        for (int64_t c = 0; c < R; c++) acc[c] += (double)row[c];                              \
+        if (!last_only) {                                                                      \
+            T* o = out + j * R;                                                                \
+            for (int64_t c = 0; c < R; c++) o[c] = (T)acc[c];                                  \
         }                                                                                     \
     }                                                                                         \
+    if (last_only)                                                                             \
+        for (int64_t c = 0; c < R; c++) out[c] = (T)acc[c];                                    \
 }
 
 /* The group's values added (or written, put) into out [M_p, Tp] at own_rows [N + n_r]:
@@ -95,29 +92,30 @@ int NAME(const T* src, int64_t To, const int64_t* other_rows, int64_t N, const T
             }                                                                                 \
             _Pragma("omp single")                                                              \
             for (int64_t n = 0; n < N; n++) y[To * N + n] = 0;                                 \
-            /* the scans, each thread its own columns and accumulators: whole cache lines of    \
-               16 columns apiece, as two threads writing one line take turns to own it (the     \
-               scans ran 2.5x slower so) */                                                    \
-            int64_t lines = (N + 15) / 16;                                                     \
-            int64_t c0 = 16 * (lines * id / nt), c1 = 16 * (lines * (id + 1) / nt);            \
-            if (c1 > N) c1 = N;                                                                \
-            if (c0 > N) c0 = N;                                                                \
-            double* acc = (double*)malloc(sizeof(double) * (size_t)(c1 > c0 ? c1 : 1));       \
+            /* the scans, a table (the prefix by strength, a card's) a thread at a time: whole  \
+               rows, so no two threads write one cache line (split by columns, they took turns  \
+               to own the lines they shared, and the scans ran 2.5x slower) */                 \
+            double* acc = (double*)malloc(sizeof(double) * (size_t)(N > 0 ? N : 1));           \
             if (!acc) failed = 1;                                                              \
-            else {                                                                            \
             if (ranked) {                                                                      \
-                SCAN_(y, order, 1, To + 1, N, c0, c1, prefix, 0, acc);                         \
-                SCAN_(y, lists, 52, w, N, c0, c1, cards, 0, acc);                              \
+                _Pragma("omp for schedule(dynamic, 1)")                                        \
+                for (int64_t q = -1; q < 52; q++) {                                            \
+                    if (!acc) continue;                                                        \
+                    if (q < 0) SCAN_(y, order, To + 1, N, prefix, 0, acc);                     \
+                    else SCAN_(y, lists + q * w, w, N, cards + q * w * N, 0, acc);             \
+                }                                                                             \
             } else {                                                                           \
-                SCAN_(y, lists, 52, w, N, c0, c1, cards, 1, acc);                              \
-                for (int64_t c = c0; c < c1; c++) {  /* torch: per_card.cumsum(0)[-1] / k */   \
+                _Pragma("omp for schedule(dynamic, 4)")                                        \
+                for (int64_t q = 0; q < 52; q++)                                               \
+                    if (acc) SCAN_(y, lists + q * w, w, N, cards + q * N, 1, acc);             \
+                _Pragma("omp single")                                                          \
+                for (int64_t c = 0; c < N; c++) {  /* torch: per_card.cumsum(0)[-1] / k */     \
                     double s = 0.0;                                                           \
                     for (int64_t q = 0; q < 52; q++) s += (double)cards[q * N + c];            \
                     prefix[c] = (T)s / (T)k;                                                   \
                 }                                                                             \
             }                                                                                 \
             free(acc);                                                                        \
-            }                                                                                 \
             _Pragma("omp barrier")                                                             \
             T* fb = (T*)malloc(sizeof(T) * (size_t)(2 * (N > 0 ? N : 1)));                     \
             T* vb = fb + N;                                                                    \
