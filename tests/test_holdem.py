@@ -302,6 +302,33 @@ def test_compiled_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, mo
             assert torch.equal(a, b)
 
 
+def test_the_card_loop_writes_where_the_rows_are_the_terminals_own(monkeypatch):
+    """Where no two terminals share a row (`PublicPayoffOperator.distinct`, forced here), the
+    values are written, not added: the C loop (`card_loop`, put) gives the torch path's
+    `put_rows` numbers bit for bit. (No hold'em spot has such rows: a bet's row takes both its
+    fold and its call.)"""
+    import tensorcfr.operators.card_loop as card_loop
+    import tensorcfr.operators.cards as cards_module
+    import tensorcfr.operators.public as public_module
+
+    monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
+    monkeypatch.setattr(public_module, "_distinct", lambda cg: (True, True))
+    cg = tensorcfr.compile(SMALL_TURN, form="public")
+    lib, inner, puts = card_loop._library(), card_loop.add_group_values, []
+    assert lib is not None
+    monkeypatch.setattr(public_module, "add_group_values", lambda *a: puts.append(a[-1]) or inner(*a))
+    values = []
+    for on in (False, True):
+        monkeypatch.setattr(card_loop, "_lib", lib if on else False)
+        op = public_module.PublicPayoffOperator.of(cg, torch.float64)
+        assert op.distinct == (True, True)
+        y = tensorcfr.Policy.uniform(cg).sequence_form()
+        values.append([op.cfv(0, y[1]), op.cfv(1, y[0])])
+    assert puts and all(puts)  # the loop was asked to write
+    for a, b in zip(*values):
+        assert torch.equal(a, b) and a.abs().sum() > 0
+
+
 def test_classes_share_their_factors_where_a_distinct_row_count_says_and_folds_ride():
     """`factor_sets` against np.unique of the classes' factor rows (both players side by side):
     the same partition. And on this turn spot some folds ride on a showdown's sums (the folds
