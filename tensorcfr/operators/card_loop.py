@@ -36,31 +36,10 @@ import torch
 
 from tensorcfr.operators.cards import transposed
 from tensorcfr.spaces import native
+from tensorcfr.spaces.scan import ROWS_C
 
-_SOURCE = r"""
-#include <stdint.h>
-#include <stdlib.h>
+_SOURCE = ROWS_C + r"""
 #include <omp.h>
-
-/* The rows index[0:len] of x [., R] summed down in double (torch's accumulate type), each
-   prefix rounded as it comes (out [len, R]) or only the total (last_only: out [R]). A row at a
-   time, so the R columns' additions are independent and vectorise; each column's are in
-   torch's order. */
-#define SCAN(NAME, T)                                                                          \
-static void NAME(const T* x, const int64_t* index, int64_t len, int64_t R, T* out,            \
-                 int last_only, double* acc) {                                                 \
-    for (int64_t c = 0; c < R; c++) acc[c] = 0.0;                                              \
-    for (int64_t j = 0; j < len; j++) {                                                        \
-        const T* row = x + index[j] * R;                                                       \
-        for (int64_t c = 0; c < R; c++) acc[c] += (double)row[c];                              \
-        if (!last_only) {                                                                      \
-            T* o = out + j * R;                                                                \
-            for (int64_t c = 0; c < R; c++) o[c] = (T)acc[c];                                  \
-        }                                                                                     \
-    }                                                                                         \
-    if (last_only)                                                                             \
-        for (int64_t c = 0; c < R; c++) out[c] = (T)acc[c];                                    \
-}
 
 /* The group's values added (or written, put) into out [M_p, Tp] at own_rows [N + n_r]:
    y [To + 1, N] = the other's rows src[other_rows] [N, To] times its factors `other` [To],
@@ -193,10 +172,8 @@ int NAME(const T* src, int64_t To, const int64_t* other_rows, int64_t N, const T
     free(y); free(prefix); free(cards);                                                        \
     return failed;                                                                            \
 }
-SCAN(scan_f32, float)
-SCAN(scan_f64, double)
-GROUP(group_f32, scan_f32, float)
-GROUP(group_f64, scan_f64, double)
+GROUP(group_f32, scan_rows_f32, float)
+GROUP(group_f64, scan_rows_f64, double)
 """
 _FUNCTIONS = {torch.float32: "group_f32", torch.float64: "group_f64"}
 _I64, _PTR = ctypes.c_int64, ctypes.c_void_p

@@ -33,7 +33,9 @@ SMALL_CLASS = 64  # payoff classes of fewer terminals share one batched product 
 # 2.6 million entries (2,311 fold rows a call), 192-195 ms with 262,144, 199-210 ms with half or
 # 3/4 of that (more calls). Arrays past 32 MB come from fresh pages of the kernel (glibc maps
 # them), which cost more than the sums: on 2026-11-25 an iteration took 4.9 s with each group's
-# terminals in one call, 1.8 s with calls of 2.6 million entries
+# terminals in one call, 1.8 s with calls of 2.6 million entries. The C loop of a group
+# (`card_loop`) likewise: 212-214 ms an iteration with 2^18, 226-235 with 2^17, 246-249 with
+# 2^16, 220-226 with 2^19 (the same spot, 2026-11-26)
 CARD_ENTRIES = 1 << 18
 
 @dataclass(frozen=True, eq=False)

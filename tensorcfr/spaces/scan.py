@@ -26,39 +26,46 @@ import torch
 
 from tensorcfr.spaces import native
 
-_SOURCE = r"""
+# The rows index[0:len] of x [., R] summed down in double (torch's accumulate type on the CPU),
+# each prefix rounded to x's type as it comes (out [len, R]) or only the total (last_only: out
+# [R]). A row at a time, so the R columns' additions are independent and vectorise; each
+# column's are in torch's order. `scan_rows_f32` and `scan_rows_f64`, static: the C loops of
+# other modules (`operators.card_loop`) take them in with this text.
+ROWS_C = r"""
 #include <stdint.h>
 #include <stdlib.h>
-
-/* Rows index[s len + j] of x [n, R] summed down each segment s of `len` rows in double (torch's
-   accumulate type on the CPU), each prefix rounded to the input's type as it comes: out
-   [segments len, R], or with last_only the segments' totals [segments, R]. A row at a time, so
-   the R columns' additions are independent and vectorise; each column's are in torch's order. */
-#define SCAN(NAME, T)                                                                          \
+#define SCAN_ROWS(NAME, T)                                                                     \
+static void NAME(const T* x, const int64_t* index, int64_t len, int64_t R, T* out,            \
+                 int last_only, double* acc) {                                                 \
+    for (int64_t c = 0; c < R; c++) acc[c] = 0.0;                                              \
+    for (int64_t j = 0; j < len; j++) {                                                        \
+        const T* row = x + index[j] * R;                                                       \
+        for (int64_t c = 0; c < R; c++) acc[c] += (double)row[c];                              \
+        if (!last_only) {                                                                      \
+            T* o = out + j * R;                                                                \
+            for (int64_t c = 0; c < R; c++) o[c] = (T)acc[c];                                  \
+        }                                                                                     \
+    }                                                                                         \
+    if (last_only)                                                                             \
+        for (int64_t c = 0; c < R; c++) out[c] = (T)acc[c];                                    \
+}
+SCAN_ROWS(scan_rows_f32, float)
+SCAN_ROWS(scan_rows_f64, double)
+"""
+_SOURCE = ROWS_C + r"""
+/* Each of `segments` runs of `len` rows (out [segments len, R], or [segments, R]). */
+#define SCAN(NAME, ROWS, T)                                                                    \
 int NAME(const T* x, const int64_t* index, int64_t segments, int64_t len, int64_t R,          \
          T* out, int last_only) {                                                             \
     double* acc = (double*)malloc((size_t)(R > 0 ? R : 1) * sizeof(double));                  \
     if (!acc) return 1;                                                                       \
-    for (int64_t s = 0; s < segments; s++) {                                                   \
-        for (int64_t c = 0; c < R; c++) acc[c] = 0.0;                                          \
-        for (int64_t j = 0; j < len; j++) {                                                    \
-            const T* row = x + index[s * len + j] * R;                                         \
-            for (int64_t c = 0; c < R; c++) acc[c] += (double)row[c];                          \
-            if (!last_only) {                                                                  \
-                T* o = out + (s * len + j) * R;                                                \
-                for (int64_t c = 0; c < R; c++) o[c] = (T)acc[c];                              \
-            }                                                                                 \
-        }                                                                                     \
-        if (last_only) {                                                                       \
-            T* o = out + s * R;                                                                \
-            for (int64_t c = 0; c < R; c++) o[c] = (T)acc[c];                                  \
-        }                                                                                     \
-    }                                                                                         \
+    for (int64_t s = 0; s < segments; s++)                                                     \
+        ROWS(x, index + s * len, len, R, out + s * (last_only ? 1 : len) * R, last_only, acc); \
     free(acc);                                                                                \
     return 0;                                                                                 \
 }
-SCAN(scan_f32, float)
-SCAN(scan_f64, double)
+SCAN(scan_f32, scan_rows_f32, float)
+SCAN(scan_f64, scan_rows_f64, double)
 """
 _FUNCTIONS = {torch.float32: "scan_f32", torch.float64: "scan_f64"}
 _lib: ctypes.CDLL | None | bool = None  # None: not loaded yet; False: unavailable
