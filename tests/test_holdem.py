@@ -302,6 +302,32 @@ def test_compiled_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, mo
             assert torch.equal(a, b)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_card_loop_adds_as_the_sparse_product_where_each_row_takes_one_value(dtype, monkeypatch):
+    """Groups of fewer than 1,024 hands add their values by a sparse product past
+    `MATRIX_ENTRIES` (lowered here to every call): the C loop, which adds each value in order,
+    still gives its numbers bit for bit where no two of a group's terminals share a row (each
+    row's sum is its one value): 5 DCFR iterations on a flop spot, both ways."""
+    import tensorcfr.operators.card_loop as card_loop
+    import tensorcfr.operators.cards as cards_module
+    import tensorcfr.spaces.public as spaces_public
+
+    monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
+    monkeypatch.setattr(spaces_public, "MATRIX_ENTRIES", 1)
+    lib, runs = card_loop._library(), []
+    assert lib is not None
+    for on in (False, True):
+        monkeypatch.setattr(card_loop, "_lib", lib if on else False)
+        s = tensorcfr.Solver(SMALL_FLOP, "dcfr", dtype=dtype, form="public", device="cpu")
+        groups = s.op.cards[1][0]
+        assert all(g[-1] for g in groups)  # each row once a group, the case at hand
+        assert any(spaces_public._summing(g[3][0], getattr(torch, dtype))[2] is not None for g in groups)  # a product
+        s.step(5)
+        runs.append([*s.average_policy().sigma, *s.current_policy().sigma])
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
+
+
 def test_the_card_loop_writes_where_the_rows_are_the_terminals_own(monkeypatch):
     """Where no two terminals share a row (`PublicPayoffOperator.distinct`, forced here), the
     values are written, not added: the C loop (`card_loop`, put) gives the torch path's

@@ -74,8 +74,9 @@ class PublicPayoffOperator:
     # a card game (`operators.cards`): its showdown and per player its groups of terminals (see
     # `of`: the kernel, [N] the class of each terminal, the other's rows and the own rows as
     # `seq`, `terminal_factors`, the riders: [n_r] the showdown each rides on and a [(B,) n_r, 1],
-    # or None). The groups hold their factors in the operator's dtype, one row a group: no copy
-    # of every class's d [K, T_p] in it (a flop spot's: 0.9 GB at float32)
+    # or None; whether no two of its terminals and riders share an own row). The groups hold
+    # their factors in the operator's dtype, one row a group: no copy of every class's d
+    # [K, T_p] in it (a flop spot's: 0.9 GB at float32)
     cards: tuple | None = None
 
     @staticmethod
@@ -115,9 +116,10 @@ class PublicPayoffOperator:
                     if len(riders):
                         a_r = terminal_factors(sd, cls[riders], p, dtype, d, ab, shared=True)[2]
                         ride = (at, a_r)
-                    groups[p].append((kernel[p], cls[part], _rows_of(cg.terminal_seq[1 - p, part]),
-                                      _rows_of(cg.terminal_seq[p, own]),
-                                      terminal_factors(sd, cls[part], p, dtype, d, ab, shared=True), ride))
+                    own_rows = _rows_of(cg.terminal_seq[p, own])
+                    groups[p].append((kernel[p], cls[part], _rows_of(cg.terminal_seq[1 - p, part]), own_rows,
+                                      terminal_factors(sd, cls[part], p, dtype, d, ab, shared=True), ride,
+                                      len(torch.unique(own_rows[0])) == len(own_rows[0])))
             # the iteration's card entries, which decide whether the kernels' loop is compiled
             # (a group's own rows times its own factors [(B,) 1, T_p]: a batch's members each)
             entries = sum(len(g[3][0]) * g[4][0].numel() for gs in groups for g in gs)
@@ -180,10 +182,12 @@ class PublicPayoffOperator:
             # slower (a 49-board turn spot: 330 ms an iteration against 54; the river 5.4 against 4.2)
             one = flat.shape[0] == 1 and src.shape[0] == 1 and src.shape[1] > 0  # (a player who moves)
             put = self.distinct[player]
-            for kernel, cls, other_rows, own_rows, factors, riders in groups[player]:
-                # the group in one compiled loop where it can be (`card_loop`: the same numbers)
+            for kernel, cls, other_rows, own_rows, factors, riders, once in groups[player]:
+                # the group in one compiled loop where it can be (`card_loop`: the same numbers).
+                # Where each row takes one value of the group (`once`), adding it in order and
+                # `add_rows`' sparse product (a sum of one value, then added) round alike
                 if (one and not other_rows[1].numel() and not own_rows[1].numel()
-                        and (put or adds_in_order(out, own_rows[0]))
+                        and (put or once or adds_in_order(out, own_rows[0]))
                         and add_group_values(kernel, src[0], other_rows[0], out[0], own_rows[0], factors, riders, put)):
                     continue
                 rows = self._rows(x_other, src, other_rows)  # [B, N, T_o]
