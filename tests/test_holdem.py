@@ -328,6 +328,31 @@ def test_the_card_loop_adds_as_the_sparse_product_where_each_row_takes_one_value
         assert torch.equal(a, b)
 
 
+def test_a_batch_on_one_board_runs_the_card_loop_a_member_at_a_time(monkeypatch):
+    """River spots over one board with ranges and pots of their own: the C loop runs each
+    member's rows with its own factors, and 5 DCFR iterations of the batch give the torch path's
+    strategies bit for bit (float32)."""
+    import tensorcfr.operators.card_loop as card_loop
+    import tensorcfr.operators.cards as cards_module
+    import tensorcfr.operators.public as public_module
+
+    monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
+    lib, inner, members = card_loop._library(), card_loop.add_group_values, []
+    assert lib is not None
+    monkeypatch.setattr(public_module, "add_group_values",
+                        lambda *a: (lambda done: members.append(a[3].shape[0] if done else 0) or done)(inner(*a)))
+    cg, runs = tensorcfr.compile(BATCHES["river"], form="public"), []
+    for on in (False, True):
+        monkeypatch.setattr(card_loop, "_lib", lib if on else False)
+        members.clear()
+        s = tensorcfr.Solver(cg, "dcfr", dtype=torch.float32, device="cpu", capture="none")
+        s.step(5)
+        runs.append([*s.average, *s.regrets])
+    assert members and set(members) == {len(BATCHES["river"])}  # every group, all members
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
+
+
 def test_the_card_loop_writes_where_the_rows_are_the_terminals_own(monkeypatch):
     """Where no two terminals share a row (`PublicPayoffOperator.distinct`, forced here), the
     values are written, not added: the C loop (`card_loop`, put) gives the torch path's

@@ -13,10 +13,10 @@ prefix tables stay in the caches, and the values are added into the rows as they
 loop runs on torch's OpenMP threads, split over hands.
 
 It serves where the torch path works transposed (`cards.transposed`: a one-member prefix-sum
-kernel on the CPU), for one member (B = 1) in float32 or float64, where no terminal sits on the
-empty sequence and the rows take the values as `add_rows` adds them (in order, row by row, or
-written where no two terminals share a row); elsewhere `add_group_values` returns False and the
-torch path runs.
+kernel on the CPU; a batch of spots over one board runs a call a member), in float32 or
+float64, where no terminal sits on the empty sequence and the rows take the values as
+`add_rows` adds them (in order, row by row, or written where no two terminals share a row);
+elsewhere `add_group_values` returns False and the torch path runs.
 
 Example:
     >>> import torch, tensorcfr
@@ -201,50 +201,66 @@ def _flat(x: torch.Tensor, n: int, dtype: torch.dtype) -> torch.Tensor | None:
     return x.reshape(n).contiguous()
 
 
+def _member(x: torch.Tensor, b: int, batched: bool) -> torch.Tensor:
+    """Member b's factors of x [(B,) n, k] (batched: a leading member dimension)."""
+    return x[b] if batched and x.dim() == 3 and x.shape[0] > 1 else x
+
+
 def add_group_values(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: torch.Tensor,
                      own_rows: torch.Tensor, factors: tuple, riders: tuple | None, put: bool) -> bool:
     """Add one group's values into the own rows, or return False where the torch path must run.
 
-    kernel: the group's `cards.CardKernel`; src [M_o, T_o]: the other player's rows of its plan;
-    other_rows [N]: the row of each terminal there; out [M_p, T_p]: the own rows of the values;
-    own_rows [N + n_r]: the terminals' rows there, then the riders'; factors: the group's
-    `cards.terminal_factors` (shared: one row of d a player); riders: (at [n_r], a [n_r, 1]) or
-    None; put: no two terminals share a row (written, not added).
+    kernel: the group's `cards.CardKernel`; src [B_x, M_o, T_o]: the other player's rows of its
+    plan (B_x 1 or B); other_rows [N]: the row of each terminal there; out [B, M_p, T_p]: the own
+    rows of the values, a member each; own_rows [N + n_r]: the terminals' rows there, then the
+    riders'; factors: the group's `cards.terminal_factors` (shared: one row of d a player; a
+    batch's [B, ...] or one for all); riders: (at [n_r], a [(B,) n_r, 1]) or None; put: no two
+    terminals share a row (written, not added). A batch of members (spots over one board whose
+    ranges or pots differ) runs a call each, member b's the numbers of its spot alone.
 
     Example:
         >>> import torch
         >>> from tensorcfr.operators.cards import CardKernel
         >>> cards = torch.tensor([[0, 1], [2, 3]])
-        >>> out = torch.zeros(1, 2)
+        >>> out = torch.zeros(1, 1, 2)
         >>> f = (torch.ones(1, 2), torch.ones(1, 2), torch.ones(1, 1), torch.zeros(1, 1))  # a fold
-        >>> done = add_group_values(CardKernel(cards, cards), torch.tensor([[1.0, 1.0]]), torch.tensor([0]), out,
+        >>> done = add_group_values(CardKernel(cards, cards), torch.tensor([[[1.0, 1.0]]]), torch.tensor([0]), out,
         ...                         torch.tensor([0]), f, None, put=False)
-        >>> out.tolist() if done else [[1.0, 1.0]]  # each hand: the other's one hand beside it
-        [[1.0, 1.0]]
+        >>> out.tolist() if done else [[[1.0, 1.0]]]  # each hand: the other's one hand beside it
+        [[[1.0, 1.0]]]
     """
     dtype = out.dtype
-    if (not transposed(kernel, out.device) or dtype not in _FUNCTIONS or out.dim() != 2 or src.dim() != 2
-            or not out.is_contiguous() or not src.is_contiguous() or src.dtype != dtype):
+    if (not transposed(kernel, out.device) or dtype not in _FUNCTIONS or out.dim() != 3 or src.dim() != 3
+            or src.shape[0] not in (1, out.shape[0]) or src.dtype != dtype):
         return False
-    N, (To, Tp), n_r = len(other_rows), (src.shape[1], out.shape[1]), 0 if riders is None else len(riders[0])
-    own_f, other_f, a, b = factors
-    own_f, other_f, a = _flat(own_f, Tp, dtype), _flat(other_f, To, dtype), _flat(a, N, dtype)
-    b = _flat(b, N, dtype) if kernel.ranked else a
-    a_r = _flat(riders[1], n_r, dtype) if n_r else a
+    B, N, n_r = out.shape[0], len(other_rows), 0 if riders is None else len(riders[0])
+    To, Tp = src.shape[2], out.shape[2]
+    if any(x.dim() == 3 and x.shape[0] not in (1, B) for x in factors + (() if riders is None else riders[1:])):
+        return False
+    calls = []
+    for b in range(B):  # batch members, not nodes: a call each
+        own_f, other_f, a, bb = (_member(x, b, B > 1) for x in factors)
+        own_f, other_f, a = _flat(own_f, Tp, dtype), _flat(other_f, To, dtype), _flat(a, N, dtype)
+        bb = _flat(bb, N, dtype) if kernel.ranked else a
+        a_r = _flat(_member(riders[1], b, B > 1), n_r, dtype) if n_r else a
+        s, o = src[b if src.shape[0] > 1 else 0], out[b]
+        if (own_f is None or other_f is None or a is None or bb is None or a_r is None or not s.is_contiguous()
+                or not o.is_contiguous()):
+            return False
+        calls.append((s, other_f, a, bb, own_f, a_r, o))
     idx = kernel.fused_index()
-    if (own_f is None or other_f is None or a is None or b is None or a_r is None or idx.shape[1] != Tp
-            or len(own_rows) != N + n_r or kernel.To != To):
+    if idx.shape[1] != Tp or len(own_rows) != N + n_r or kernel.To != To:
         return False
     lib = _library()
     if lib is None:
         return False
-    w = kernel.width + 1
+    fn, w = getattr(lib, _FUNCTIONS[dtype]), kernel.width + 1
     at = riders[0] if n_r else other_rows
     order = kernel.order if kernel.ranked else other_rows  # (folds read no order)
-    failed = getattr(lib, _FUNCTIONS[dtype])(
-        src.data_ptr(), To, other_rows.data_ptr(), N, other_f.data_ptr(), order.data_ptr(), kernel.lists.data_ptr(),
-        w, kernel.k, int(kernel.ranked), idx.data_ptr(), idx.shape[0], Tp, a.data_ptr(), b.data_ptr(),
-        own_f.data_ptr(), at.data_ptr(), a_r.data_ptr(), n_r, out.data_ptr(), own_rows.data_ptr(), int(put))
-    if failed:
-        raise MemoryError("add_group_values: no memory for the group's tables")
+    for s, other_f, a, bb, own_f, a_r, o in calls:
+        if fn(s.data_ptr(), To, other_rows.data_ptr(), N, other_f.data_ptr(), order.data_ptr(),
+              kernel.lists.data_ptr(), w, kernel.k, int(kernel.ranked), idx.data_ptr(), idx.shape[0], Tp, a.data_ptr(),
+              bb.data_ptr(), own_f.data_ptr(), at.data_ptr(), a_r.data_ptr(), n_r, o.data_ptr(), own_rows.data_ptr(),
+              int(put)):
+            raise MemoryError("add_group_values: no memory for the group's tables")
     return True

@@ -180,15 +180,15 @@ class PublicPayoffOperator:
             # its rows share one set of index tables, so every gather takes one index vector.
             # Stacking the boards with an index row per terminal row was tried and measured
             # slower (a 49-board turn spot: 330 ms an iteration against 54; the river 5.4 against 4.2)
-            one = flat.shape[0] == 1 and src.shape[0] == 1 and src.shape[1] > 0  # (a player who moves)
+            moves = src.shape[1] > 0  # (a player who never moves has no rows)
             put = self.distinct[player]
             for kernel, cls, other_rows, own_rows, factors, riders, once in groups[player]:
                 # the group in one compiled loop where it can be (`card_loop`: the same numbers).
                 # Where each row takes one value of the group (`once`), adding it in order and
                 # `add_rows`' sparse product (a sum of one value, then added) round alike
-                if (one and not other_rows[1].numel() and not own_rows[1].numel()
+                if (moves and not other_rows[1].numel() and not own_rows[1].numel()
                         and (put or once or adds_in_order(out, own_rows[0]))
-                        and add_group_values(kernel, src[0], other_rows[0], out[0], own_rows[0], factors, riders, put)):
+                        and add_group_values(kernel, src, other_rows[0], out, own_rows[0], factors, riders, put)):
                     continue
                 rows = self._rows(x_other, src, other_rows)  # [B, N, T_o]
                 vals = card_values(sd, kernel, cls, rows, player, factors=factors, riders=riders)  # [B, N + riders, T_p]

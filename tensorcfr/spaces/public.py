@@ -154,7 +154,7 @@ def _matrix_shape(out: torch.Tensor, n: int, width: int) -> bool:
 
 
 def adds_in_order(out: torch.Tensor, index: torch.Tensor) -> bool:
-    """Whether `add_rows(out, index, values)` (out [1, M, T], values [1, n, T] of out's dtype)
+    """Whether `add_rows(out, index, values)` (out [B, M, T], values [B, n, T] of out's dtype)
     adds the values row by row in the index's order, as a loop that adds them so gets its
     numbers to the last bit (`operators.card_loop`); not where it sums by a sparse product.
 
@@ -162,6 +162,8 @@ def adds_in_order(out: torch.Tensor, index: torch.Tensor) -> bool:
         >>> adds_in_order(torch.zeros(1, 4, 2), torch.tensor([0, 1, 1]))
         True
     """
+    if out.shape[0] != 1:  # a batch: row by row along the middle dimension where the rows are wide
+        return out.device.type == "cpu" and out.shape[-1] >= WIDE_TYPES
     return not _matrix_shape(out, len(index), out.shape[-1]) or _summing(index, out.dtype)[2] is None
 
 
