@@ -194,6 +194,19 @@ def _library() -> ctypes.CDLL | None:
     return _lib or None
 
 
+def serves(kernel, device) -> bool:
+    """Whether the C loop runs `kernel`'s groups on `device` (where the torch path would work
+    transposed and the loop compiles), so that a batch's calls are sized for a member each.
+
+    Example:
+        >>> import torch
+        >>> from tensorcfr.operators.cards import CardKernel
+        >>> serves(CardKernel(torch.tensor([[0, 1]]), torch.tensor([[2, 3]])), "meta")
+        False
+    """
+    return transposed(kernel, device) and _library() is not None
+
+
 def _flat(x: torch.Tensor, n: int, dtype: torch.dtype) -> torch.Tensor | None:
     """x as a contiguous [n] vector of `dtype`, or None where it is not n numbers of it."""
     if x.numel() != n or x.dtype != dtype:
