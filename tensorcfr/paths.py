@@ -2,7 +2,7 @@
 
 `$TENSORCFR_CACHE` names the continuation-value file (default
 `~/.cache/tensorcfr/values.json`); compiled games go to `compiled/` beside it, and compiled C
-loops (`spaces.scan`) to `kernels/`.
+loops (`spaces.native`) to `kernels/`.
 
 Example:
     >>> import os
@@ -28,5 +28,5 @@ def compiled_dir() -> str:
 
 
 def kernels_dir() -> str:
-    """The folder of compiled C loops (`tensorcfr.spaces.scan`)."""
+    """The folder of compiled C loops (`tensorcfr.spaces.native`)."""
     return os.path.join(os.path.dirname(values_file()), "kernels")
