@@ -10,7 +10,7 @@ transposes, multiplies the riders and adds the result into the own rows. Here th
 operations run in one call, in the same order on the same operands, so every number is the
 torch path's to the last bit (tested): the transposes are strided loads inside the loop, the
 prefix tables stay in the caches, and the values are added into the rows as they come. The
-loop runs on torch's OpenMP threads, split over hands.
+loop runs on torch's OpenMP threads (`torch.get_num_threads()` of them), split over hands.
 
 It serves where the torch path works transposed (`cards.transposed`: a one-member prefix-sum
 kernel on the CPU; a batch of spots over one board runs a call a member), in float32 or
@@ -53,14 +53,14 @@ int NAME(const T* src, int64_t To, const int64_t* other_rows, int64_t N, const T
          const int64_t* order, const int64_t* lists, int64_t w, int k, int ranked,             \
          const int64_t* idx, int64_t n_idx, int64_t Tp, const T* a, const T* b, const T* own,  \
          const int64_t* at, const T* a_r, int64_t n_r, T* out, const int64_t* own_rows,        \
-         int put) {                                                                           \
+         int put, int threads) {                                                              \
     int64_t card_rows = ranked ? 52 * w : 52;                                                  \
     T* y = (T*)malloc(sizeof(T) * (size_t)((To + 1) * N));                                     \
     T* prefix = (T*)malloc(sizeof(T) * (size_t)((ranked ? To + 1 : 1) * N));                   \
     T* cards = (T*)malloc(sizeof(T) * (size_t)(card_rows * N));                                \
     int failed = !y || !prefix || !cards;                                                      \
     if (!failed) {                                                                             \
-        _Pragma("omp parallel")                                                                \
+        _Pragma("omp parallel num_threads(threads)")                                           \
         {                                                                                     \
             int nt = omp_get_num_threads(), id = omp_get_thread_num();                         \
             _Pragma("omp for schedule(static)")                                                \
@@ -178,7 +178,7 @@ GROUP(group_f64, scan_rows_f64, double)
 _FUNCTIONS = {torch.float32: "group_f32", torch.float64: "group_f64"}
 _I64, _PTR = ctypes.c_int64, ctypes.c_void_p
 _ARGS = [_PTR, _I64, _PTR, _I64, _PTR, _PTR, _PTR, _I64, ctypes.c_int, ctypes.c_int, _PTR, _I64, _I64, _PTR, _PTR,
-         _PTR, _PTR, _PTR, _I64, _PTR, _PTR, ctypes.c_int]
+         _PTR, _PTR, _PTR, _I64, _PTR, _PTR, ctypes.c_int, ctypes.c_int]
 _lib: ctypes.CDLL | None | bool = None  # None: not loaded yet; False: unavailable
 
 
@@ -268,12 +268,13 @@ def add_group_values(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: t
     if lib is None:
         return False
     fn, w = getattr(lib, _FUNCTIONS[dtype]), kernel.width + 1
+    threads = torch.get_num_threads()  # torch's setting, from any thread (OpenMP keeps one a thread)
     at = riders[0] if n_r else other_rows
     order = kernel.order if kernel.ranked else other_rows  # (folds read no order)
     for s, other_f, a, bb, own_f, a_r, o in calls:
         if fn(s.data_ptr(), To, other_rows.data_ptr(), N, other_f.data_ptr(), order.data_ptr(),
               kernel.lists.data_ptr(), w, kernel.k, int(kernel.ranked), idx.data_ptr(), idx.shape[0], Tp, a.data_ptr(),
               bb.data_ptr(), own_f.data_ptr(), at.data_ptr(), a_r.data_ptr(), n_r, o.data_ptr(), own_rows.data_ptr(),
-              int(put)):
+              int(put), threads):
             raise MemoryError("add_group_values: no memory for the group's tables")
     return True
