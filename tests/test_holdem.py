@@ -353,6 +353,32 @@ def test_a_batch_on_one_board_runs_the_card_loop_a_member_at_a_time(monkeypatch)
         assert torch.equal(a, b)
 
 
+def test_a_batch_on_boards_of_their_own_runs_the_card_loop_with_each_members_tables(monkeypatch):
+    """River spots on three boards: the C loop takes each member's own tables (its board's order
+    of the hands) a call, where the torch path works by rows; the two sum in other orders, so 10
+    DCFR iterations at float64 agree to 1e-9, not to the bit (each agrees with the spots alone,
+    `test_river_spots_on_other_boards_solve_as_each_spot_alone`)."""
+    import tensorcfr.operators.card_loop as card_loop
+    import tensorcfr.operators.cards as cards_module
+    import tensorcfr.operators.public as public_module
+
+    monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
+    lib, inner, seen = card_loop._library(), card_loop.add_group_values, []
+    assert lib is not None
+    monkeypatch.setattr(public_module, "add_group_values",
+                        lambda *a: (lambda done: seen.append(a[0].members if done else 0) or done)(inner(*a)))
+    cg, runs = tensorcfr.compile(OTHER_BOARDS, form="public"), []
+    for on in (False, True):
+        monkeypatch.setattr(card_loop, "_lib", lib if on else False)
+        seen.clear()
+        s = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, device="cpu", capture="none")
+        s.step(10)
+        runs.append([*s.average_policy().sigma, *s.current_policy().sigma])
+    assert len(OTHER_BOARDS) in seen and 0 not in seen  # showdowns with every member's tables
+    for a, b in zip(*runs):
+        assert torch.allclose(a, b, rtol=0, atol=1e-9)
+
+
 def test_the_card_loop_writes_where_the_rows_are_the_terminals_own(monkeypatch):
     """Where no two terminals share a row (`PublicPayoffOperator.distinct`, forced here), the
     values are written, not added: the C loop (`card_loop`, put) gives the torch path's

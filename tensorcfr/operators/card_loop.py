@@ -12,11 +12,14 @@ torch path's to the last bit (tested): the transposes are strided loads inside t
 prefix tables stay in the caches, and the values are added into the rows as they come. The
 loop runs on torch's OpenMP threads (`torch.get_num_threads()` of them), split over hands.
 
-It serves where the torch path works transposed (`cards.transposed`: a one-member prefix-sum
-kernel on the CPU; a batch of spots over one board runs a call a member), in float32 or
-float64, where no terminal sits on the empty sequence and the rows take the values as
-`add_rows` adds them (in order, row by row, or written where no two terminals share a row);
-elsewhere `add_group_values` returns False and the torch path runs.
+It serves prefix-sum kernels where the torch path works transposed (`cards.TRANSPOSED_DEVICES`:
+the CPU), a call a batch member (spots over one board, or on boards of their own, each member
+then with its own tables), in float32 or float64, where no terminal sits on the empty sequence
+and the rows take the values as `add_rows` adds them (in order, row by row, or written where no
+two terminals share a row); elsewhere `add_group_values` returns False and the torch path
+runs. A batch on boards of their own has the torch path work by rows, whose sums round
+otherwise: there the loop's numbers are those of the transposed layout, each member's as its
+tables give them.
 
 Example:
     >>> import torch, tensorcfr
@@ -34,7 +37,7 @@ import ctypes
 
 import torch
 
-from tensorcfr.operators.cards import transposed
+from tensorcfr.operators.cards import TRANSPOSED_DEVICES, CardKernel
 from tensorcfr.spaces import native
 from tensorcfr.spaces.scan import ROWS_C
 
@@ -204,7 +207,13 @@ def serves(kernel, device) -> bool:
         >>> serves(CardKernel(torch.tensor([[0, 1]]), torch.tensor([[2, 3]])), "meta")
         False
     """
-    return transposed(kernel, device) and _library() is not None
+    return _runs(kernel, device) and _library() is not None
+
+
+def _runs(kernel, device) -> bool:
+    """A prefix-sum kernel on a device where the torch path works transposed (`cards.transposed`),
+    one member's, or a batch's on boards of their own (the loop takes a member's tables a call)."""
+    return isinstance(kernel, CardKernel) and torch.device(device).type in TRANSPOSED_DEVICES
 
 
 def _flat(x: torch.Tensor, n: int, dtype: torch.dtype) -> torch.Tensor | None:
@@ -243,8 +252,8 @@ def add_group_values(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: t
         [[[1.0, 1.0]]]
     """
     dtype = out.dtype
-    if (not transposed(kernel, out.device) or dtype not in _FUNCTIONS or out.dim() != 3 or src.dim() != 3
-            or src.shape[0] not in (1, out.shape[0]) or src.dtype != dtype):
+    if (not _runs(kernel, out.device) or dtype not in _FUNCTIONS or out.dim() != 3 or src.dim() != 3
+            or src.shape[0] not in (1, out.shape[0]) or src.dtype != dtype or kernel.members not in (1, out.shape[0])):
         return False
     B, N, n_r = out.shape[0], len(other_rows), 0 if riders is None else len(riders[0])
     To, Tp = src.shape[2], out.shape[2]
@@ -261,8 +270,7 @@ def add_group_values(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: t
                 or not o.is_contiguous()):
             return False
         calls.append((s, other_f, a, bb, own_f, a_r, o))
-    idx = kernel.fused_index()
-    if idx.shape[1] != Tp or len(own_rows) != N + n_r or kernel.To != To:
+    if kernel.fused_index().shape[1] != Tp or len(own_rows) != N + n_r or kernel.To != To:
         return False
     lib = _library()
     if lib is None:
@@ -270,10 +278,14 @@ def add_group_values(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: t
     fn, w = getattr(lib, _FUNCTIONS[dtype]), kernel.width + 1
     threads = torch.get_num_threads()  # torch's setting, from any thread (OpenMP keeps one a thread)
     at = riders[0] if n_r else other_rows
-    order = kernel.order if kernel.ranked else other_rows  # (folds read no order)
-    for s, other_f, a, bb, own_f, a_r, o in calls:
+    for m, (s, other_f, a, bb, own_f, a_r, o) in enumerate(calls):
+        # a member's tables where the members show down on boards of their own
+        own_tables = kernel.members > 1
+        idx = kernel.fused_index(m if own_tables else 0)
+        lists = kernel.lists[m] if own_tables else kernel.lists
+        order = (kernel.order[m] if own_tables else kernel.order) if kernel.ranked else other_rows  # (folds: none)
         if fn(s.data_ptr(), To, other_rows.data_ptr(), N, other_f.data_ptr(), order.data_ptr(),
-              kernel.lists.data_ptr(), w, kernel.k, int(kernel.ranked), idx.data_ptr(), idx.shape[0], Tp, a.data_ptr(),
+              lists.data_ptr(), w, kernel.k, int(kernel.ranked), idx.data_ptr(), idx.shape[0], Tp, a.data_ptr(),
               bb.data_ptr(), own_f.data_ptr(), at.data_ptr(), a_r.data_ptr(), n_r, o.data_ptr(), own_rows.data_ptr(),
               int(put), threads):
             raise MemoryError("add_group_values: no memory for the group's tables")

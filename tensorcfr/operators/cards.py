@@ -284,26 +284,30 @@ class CardKernel:
         # pass (`spaces.scan`: torch's numbers, 2-3x faster than its index_select and cumsum)
         return gather_scan(y_t, self.order, 1)[0], gather_scan(y_t, self.lists, NUM_CARDS)
 
-    def fused_index(self) -> torch.Tensor:
+    def fused_index(self, member: int = 0) -> torch.Tensor:
         """[rows, T_p] int64: the rows of the prefix tables each own type reads, stacked once for
-        the fused loop (`_fused_values_t`): per own card j (its card's total, its place among the
-        card's hands below and at or below), then the other's type holding the same cards (k = 2)
-        and its places by strength; without strength, the own cards and the same type.
+        the fused loops (`_fused_values_t`, `card_loop`): per own card j (its card's total, its
+        place among the card's hands below and at or below), then the other's type holding the
+        same cards (k = 2) and its places by strength; without strength, the own cards and the
+        same type. A kernel of several members (boards of their own) has one a member.
 
         Example:
             >>> cards = torch.tensor([[0, 1], [2, 3]])
             >>> CardKernel(cards, cards).fused_index().tolist()  # own cards 0 and 2, 1 and 3; the same hands
             [[0, 2], [1, 3], [0, 1]]
         """
-        idx = self.__dict__.get("_fused_index")
+        made = self.__dict__.setdefault("_fused_index", {})
+        idx = made.get(member)
         if idx is None:
             if self.ranked:
                 w = self.width + 1
-                parts = [v for j in range(self.k) for v in (self.cs[j] * w + (w - 1), self.cfirst[j], self.clast[j])]
-                parts += ([self.same] if self.k == 2 else []) + [self.first, self.last]
+                at = (lambda a: a) if self.members == 1 else (lambda a: a[member])  # noqa: E731
+                parts = [v for j in range(self.k)
+                         for v in (self.cs[j] * w + (w - 1), at(self.cfirst[j]), at(self.clast[j]))]
+                parts += ([self.same] if self.k == 2 else []) + [at(self.first), at(self.last)]
             else:
                 parts = self.cs + ([self.same] if self.k == 2 else [])
-            idx = self._fused_index = torch.stack(parts)
+            idx = made[member] = torch.stack(parts).contiguous()
         return idx
 
     def sums_t(self, y_t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
