@@ -211,8 +211,9 @@ def serves(kernel, device) -> bool:
 
 
 def _runs(kernel, device) -> bool:
-    """A prefix-sum kernel on a device where the torch path works transposed (`cards.transposed`),
-    one member's, or a batch's on boards of their own (the loop takes a member's tables a call)."""
+    """A prefix-sum kernel on a device where the torch path works transposed
+    (`cards.TRANSPOSED_DEVICES`), one member's, or a batch's on boards of their own (the loop
+    takes a member's tables a call)."""
     return isinstance(kernel, CardKernel) and torch.device(device).type in TRANSPOSED_DEVICES
 
 
@@ -237,8 +238,10 @@ def add_group_values(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: t
     rows of the values, a member each; own_rows [N + n_r]: the terminals' rows there, then the
     riders'; factors: the group's `cards.terminal_factors` (shared: one row of d a player; a
     batch's [B, ...] or one for all); riders: (at [n_r], a [(B,) n_r, 1]) or None; put: no two
-    terminals share a row (written, not added). A batch of members (spots over one board whose
-    ranges or pots differ) runs a call each, member b's the numbers of its spot alone.
+    terminals share a row (written, not added). A batch of members runs a call each: spots over
+    one board whose ranges or pots differ (member b's numbers those of its spot alone), or spots
+    on boards of their own (each with its board's tables). The index tensors must be int64 and
+    contiguous, as the operator makes them (the loop reads them raw: checked, not trusted).
 
     Example:
         >>> import torch
@@ -270,14 +273,16 @@ def add_group_values(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: t
                 or not o.is_contiguous()):
             return False
         calls.append((s, other_f, a, bb, own_f, a_r, o))
-    if kernel.fused_index().shape[1] != Tp or len(own_rows) != N + n_r or kernel.To != To:
+    at = riders[0] if n_r else other_rows
+    if (kernel.fused_index().shape[1] != Tp or len(own_rows) != N + n_r or kernel.To != To
+            or not all(i.dtype == torch.int64 and i.is_contiguous() and i.device.type == "cpu"
+                       for i in (other_rows, own_rows, at))):
         return False
     lib = _library()
     if lib is None:
         return False
     fn, w = getattr(lib, _FUNCTIONS[dtype]), kernel.width + 1
     threads = torch.get_num_threads()  # torch's setting, from any thread (OpenMP keeps one a thread)
-    at = riders[0] if n_r else other_rows
     for m, (s, other_f, a, bb, own_f, a_r, o) in enumerate(calls):
         # a member's tables where the members show down on boards of their own
         own_tables = kernel.members > 1
