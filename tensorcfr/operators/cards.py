@@ -576,8 +576,8 @@ FUSE_CARD_WORK = 1 << 24
 def fused_cards(kernel, device) -> bool:
     """Whether `_card_values_t` runs the fused loop for `kernel` on `device`: a one-member
     prefix-sum kernel on the CPU whose operator's iteration holds `FUSE_CARD_WORK` card entries.
-    (Where a group's rows are one member's, the operator runs the group in `card_loop`'s C loop
-    first; this serves the rest: a batch's rows against one board, say.)
+    (The operator runs each group in `card_loop`'s C loop first where it can; this serves the
+    groups that loop declines, such as terminals on a player's empty sequence.)
 
     Example:
         >>> cards = torch.tensor([[0, 1], [2, 3]])
