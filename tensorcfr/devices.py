@@ -84,24 +84,43 @@ def available_cores() -> int:
 
 def busy_cores(interval: float = 0.05) -> float:
     """How many cores other work keeps busy now: from /proc/stat over `interval` seconds on
-    Linux (this process is idle meanwhile), else the 1-minute load average; 0 if neither is
-    there."""
-    def totals():
-        with open("/proc/stat") as f:
-            fields = [int(x) for x in f.readline().split()[1:]]
-        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
-        return sum(fields[:8]) - idle, sum(fields[:8])
-
+    Linux, less this process's own time meanwhile (its threads can still be spinning down from
+    the work before: right after a turn spot's compile they held a whole core for 0.1 s, and a
+    CLI solve of the flop spot then took one thread of two), else the 1-minute load average;
+    0 if neither is there."""
     try:
-        busy0, all0 = totals()
+        before = _cpu_sample()
         time.sleep(interval)
-        busy1, all1 = totals()
-        return available_cores() * (busy1 - busy0) / max(all1 - all0, 1)
+        return _busy(available_cores(), before, _cpu_sample())
     except (OSError, ValueError, IndexError):
         try:
             return float(os.getloadavg()[0])
         except (AttributeError, OSError):
             return 0.0
+
+
+def _cpu_sample() -> tuple[int, int, int]:
+    """(busy, all) clock ticks of every CPU from /proc/stat, and this process's own (all its
+    threads', user and system, from /proc/self/stat): the same unit."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    with open("/proc/self/stat") as f:
+        own = f.read().rsplit(")", 1)[1].split()  # (the name may hold spaces)
+    return sum(fields[:8]) - idle, sum(fields[:8]), int(own[11]) + int(own[12])
+
+
+def _busy(cores: int, before: tuple[int, int, int], after: tuple[int, int, int]) -> float:
+    """Cores busy with other work between two `_cpu_sample`s.
+
+    Example:
+        >>> _busy(2, (100, 1000, 0), (200, 1200, 0))  # half of all ticks busy, none of them ours
+        1.0
+        >>> _busy(2, (100, 1000, 0), (200, 1200, 100))  # all of them ours
+        0.0
+    """
+    other = (after[0] - before[0]) - (after[2] - before[2])
+    return max(0.0, cores * other / max(after[1] - before[1], 1))
 
 
 # From this many numbers an iteration's arrays reach tens of megabytes, which glibc maps afresh at

@@ -30,6 +30,26 @@ def test_pick_threads_follows_work_and_free_cores(monkeypatch):
     assert 0.0 <= devices.busy_cores(0.01) <= devices.available_cores() + 1e-9
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+def test_busy_cores_leaves_out_this_processs_own_time():
+    """`busy_cores` subtracts this process's own CPU time (its threads can spin on after the
+    work before, and a solve then took one thread of two): the own ticks it reads from
+    /proc/self/stat are the process's CPU time by Python's clock, and are part of the system's
+    busy ticks."""
+    import os
+    import time
+
+    tick = os.sysconf("SC_CLK_TCK")
+    p0, s0 = time.process_time(), devices._cpu_sample()
+    end = time.perf_counter() + 0.3
+    while time.perf_counter() < end:  # this process busy
+        pass
+    s1, p1 = devices._cpu_sample(), time.process_time()
+    own = (s1[2] - s0[2]) / tick
+    assert abs(own - (p1 - p0)) < 0.05 and own > 0.1
+    assert (s1[0] - s0[0]) >= (s1[2] - s0[2]) - 2  # the system's busy ticks hold ours (to a tick each)
+
+
 def test_solver_sets_the_threads(monkeypatch):
     s = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
     assert s.threads == 1 and torch.get_num_threads() == 1  # Kuhn is small work
