@@ -255,43 +255,66 @@ def add_group_values(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: t
         [[[1.0, 1.0]]]
     """
     dtype = out.dtype
-    if (not _runs(kernel, out.device) or dtype not in _FUNCTIONS or out.dim() != 3 or src.dim() != 3
-            or src.shape[0] not in (1, out.shape[0]) or src.dtype != dtype or kernel.members not in (1, out.shape[0])):
+    if not _runs(kernel, out.device) or out.dim() != 3 or src.dim() != 3:
         return False
+    # what does not change from call to call (the factors' pointers, the tables'), made once a
+    # group and shape: 17 us of Python a call otherwise, 6% of a flop spot's iteration
+    key = (id(factors), id(riders), id(other_rows), id(own_rows), put, dtype, tuple(src.shape), tuple(out.shape))
+    plans = kernel.__dict__.setdefault("_loop_plans", {})
+    plan = plans.get(key)
+    if plan is None or plan[0] is not factors or plan[1] is not riders or plan[2] is not other_rows \
+            or plan[3] is not own_rows:
+        plan = plans[key] = (factors, riders, other_rows, own_rows,
+                             _plan(kernel, src, other_rows, out, own_rows, factors, riders, put))
+    args = plan[4]
+    if args is None:
+        return False
+    fn, members, _ = args
+    threads = torch.get_num_threads()  # torch's setting, from any thread (OpenMP keeps one a thread)
+    many = src.shape[0] > 1
+    for b, (before, after) in enumerate(members):  # batch members, not nodes: a call each
+        s, o = src[b if many else 0], out[b]
+        if not (s.is_contiguous() and o.is_contiguous()):
+            return False
+        if fn(s.data_ptr(), *before, o.data_ptr(), *after, threads):
+            raise MemoryError("add_group_values: no memory for the group's tables")
+    return True
+
+
+def _plan(kernel, src, other_rows, out, own_rows, factors, riders, put):
+    """(the C function, per member its arguments before its other's rows and between those and
+    its own rows, the tensors they point into), or None where the loop cannot take the group."""
+    dtype = out.dtype
+    if (dtype not in _FUNCTIONS or src.shape[0] not in (1, out.shape[0]) or src.dtype != dtype
+            or kernel.members not in (1, out.shape[0])):
+        return None
     B, N, n_r = out.shape[0], len(other_rows), 0 if riders is None else len(riders[0])
     To, Tp = src.shape[2], out.shape[2]
     if any(x.dim() == 3 and x.shape[0] not in (1, B) for x in factors + (() if riders is None else riders[1:])):
-        return False
-    calls = []
-    for b in range(B):  # batch members, not nodes: a call each
-        own_f, other_f, a, bb = (_member(x, b, B > 1) for x in factors)
-        own_f, other_f, a = _flat(own_f, Tp, dtype), _flat(other_f, To, dtype), _flat(a, N, dtype)
-        bb = _flat(bb, N, dtype) if kernel.ranked else a
-        a_r = _flat(_member(riders[1], b, B > 1), n_r, dtype) if n_r else a
-        s, o = src[b if src.shape[0] > 1 else 0], out[b]
-        if (own_f is None or other_f is None or a is None or bb is None or a_r is None or not s.is_contiguous()
-                or not o.is_contiguous()):
-            return False
-        calls.append((s, other_f, a, bb, own_f, a_r, o))
+        return None
     at = riders[0] if n_r else other_rows
     if (kernel.fused_index().shape[1] != Tp or len(own_rows) != N + n_r or kernel.To != To
             or not all(i.dtype == torch.int64 and i.is_contiguous() and i.device.type == "cpu"
                        for i in (other_rows, own_rows, at))):
-        return False
+        return None
     lib = _library()
     if lib is None:
-        return False
-    fn, w = getattr(lib, _FUNCTIONS[dtype]), kernel.width + 1
-    threads = torch.get_num_threads()  # torch's setting, from any thread (OpenMP keeps one a thread)
-    for m, (s, other_f, a, bb, own_f, a_r, o) in enumerate(calls):
-        # a member's tables where the members show down on boards of their own
-        own_tables = kernel.members > 1
-        idx = kernel.fused_index(m if own_tables else 0)
-        lists = kernel.lists[m] if own_tables else kernel.lists
-        order = (kernel.order[m] if own_tables else kernel.order) if kernel.ranked else other_rows  # (folds: none)
-        if fn(s.data_ptr(), To, other_rows.data_ptr(), N, other_f.data_ptr(), order.data_ptr(),
-              lists.data_ptr(), w, kernel.k, int(kernel.ranked), idx.data_ptr(), idx.shape[0], Tp, a.data_ptr(),
-              bb.data_ptr(), own_f.data_ptr(), at.data_ptr(), a_r.data_ptr(), n_r, o.data_ptr(), own_rows.data_ptr(),
-              int(put), threads):
-            raise MemoryError("add_group_values: no memory for the group's tables")
-    return True
+        return None
+    w, members, keep = kernel.width + 1, [], []
+    for b in range(B):
+        own_f, other_f, a, bb = (_member(x, b, B > 1) for x in factors)
+        own_f, other_f, a = _flat(own_f, Tp, dtype), _flat(other_f, To, dtype), _flat(a, N, dtype)
+        bb = _flat(bb, N, dtype) if kernel.ranked else a
+        a_r = _flat(_member(riders[1], b, B > 1), n_r, dtype) if n_r else a
+        if own_f is None or other_f is None or a is None or bb is None or a_r is None:
+            return None
+        own_tables = kernel.members > 1  # a member's tables where the members show down on boards of their own
+        idx = kernel.fused_index(b if own_tables else 0)
+        lists = kernel.lists[b] if own_tables else kernel.lists
+        order = (kernel.order[b] if own_tables else kernel.order) if kernel.ranked else other_rows  # (folds: none)
+        keep += [own_f, other_f, a, bb, a_r, idx, lists, order]
+        members.append(((To, other_rows.data_ptr(), N, other_f.data_ptr(), order.data_ptr(), lists.data_ptr(), w,
+                         kernel.k, int(kernel.ranked), idx.data_ptr(), idx.shape[0], Tp, a.data_ptr(), bb.data_ptr(),
+                         own_f.data_ptr(), at.data_ptr(), a_r.data_ptr(), n_r),
+                        (own_rows.data_ptr(), int(put))))
+    return getattr(lib, _FUNCTIONS[dtype]), members, keep  # (keep: the tensors the pointers point into)
