@@ -239,18 +239,22 @@ def test_small_spots_match_the_recursive_cfr(spec, iterations, plus):
     "holdem_flop(board=Td9d8d, pot=4, stack=6, bets=(1,), cap=0, ranks=AKQJT98765, suits=dhs, "
     "range0='AA,KK,JJ,AK,T9', range1='AA,77,AQ,QJ,65s')",
 ])
-@pytest.mark.parametrize("pairs,layout", [(0, "transposed"), (0, "fused"), (0, "rows"), (1 << 30, "rows")],
-                         ids=["prefix sums", "prefix sums fused", "prefix sums by rows", "dense kernels"])
+@pytest.mark.parametrize("pairs,layout", [(0, "loop"), (0, "transposed"), (0, "rows"), (1 << 30, "rows")],
+                         ids=["prefix sums in C", "prefix sums", "prefix sums by rows", "dense kernels"])
 def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, layout, monkeypatch):
     """Counterfactual values of both players against random reach, at float64: the prefix sums
     of operators/cards.py (or its dense per-board kernels, taken for few types) against the
-    dense W_k products of the same compiled game. The prefix sums both with the reach
-    transposed (the CPU's layout; eager, and compiled into one loop as large spots run it) and
-    by rows (CUDA's, and a batch of members on boards of their own)."""
+    dense W_k products of the same compiled game. The prefix sums with the reach transposed
+    (the CPU's layout: in the C loop of `card_loop`, as the CPU runs them, and in torch's
+    passes) and by rows (CUDA's)."""
+    import tensorcfr.operators.card_loop as card_loop
     import tensorcfr.operators.cards as cards_module
 
     monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", pairs)
-    monkeypatch.setattr(cards_module, "FUSE_CARD_WORK", 0 if layout == "fused" else 1 << 62)
+    if layout == "loop":
+        assert card_loop._library() is not None
+    else:
+        monkeypatch.setattr(card_loop, "_lib", False)
     if layout == "rows":
         monkeypatch.setattr(cards_module, "TRANSPOSED_DEVICES", ())
     cg = tensorcfr.compile(spec, form="public")
@@ -262,19 +266,15 @@ def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, layout,
                          ids=["river", "turn", "flop", "rhode island"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_compiled_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, monkeypatch):
-    """The card values three ways: torch's eager passes, Inductor's fused loop (`FUSE_CARD_WORK`,
-    lowered here to every call) and the C loop of a whole group (`card_loop`, where it serves);
+    """The card values two ways: torch's passes and the C loop of a whole group (`card_loop`);
     5 DCFR iterations give the same strategies bit for bit, showdowns and folds (riding on
     showdowns or not), two-card hands and one-card ones, at both precisions."""
     import tensorcfr.operators.card_loop as card_loop
     import tensorcfr.operators.cards as cards_module
     import tensorcfr.operators.public as public_module
-    from tensorcfr.spaces import fused
 
     monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
-    inductor, loops = [], []
-    inner_fused, inner_loop = cards_module._fused_values_t, card_loop.add_group_values
-    monkeypatch.setattr(cards_module, "_fused_values_t", lambda *a: inductor.append(a[0].ranked) or inner_fused(*a))
+    loops, inner_loop = [], card_loop.add_group_values
 
     def counted(kernel, *a):
         done = inner_loop(kernel, *a)
@@ -285,21 +285,19 @@ def test_compiled_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, mo
     lib = card_loop._library()
     assert lib is not None  # the machine compiles C (as Inductor needs): the loop is tested, not skipped
     runs = []
-    for way in ("eager", "inductor", "loop"):
-        monkeypatch.setattr(cards_module, "FUSE_CARD_WORK", 0 if way == "inductor" else 1 << 62)
-        monkeypatch.setattr(card_loop, "_lib", lib if way == "loop" else False)
-        inductor.clear(), loops.clear()
+    for on in (False, True):
+        monkeypatch.setattr(card_loop, "_lib", lib if on else False)
+        loops.clear()
         s = tensorcfr.Solver(spec, "dcfr", dtype=dtype, form="public", device="cpu")
         s.step(5)
         runs.append([*s.average_policy().sigma, *s.current_policy().sigma])
-        assert (len(inductor) > 0) == (way == "inductor")
-        if way == "loop":
+        if on:
             assert None not in loops and {r for r, _ in loops} == {True, False}  # every group, showdowns and folds
             assert any(ride for _, ride in loops)  # and folds riding on a showdown's free reach
-    assert not any(n.startswith("card_values") for n in fused._failed)  # Inductor's loop ran, not its fallback
-    for run in runs[1:]:
-        for a, b in zip(runs[0], run):
-            assert torch.equal(a, b)
+        else:
+            assert loops and set(loops) == {None}  # torch's passes throughout
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

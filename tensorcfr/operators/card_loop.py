@@ -5,8 +5,8 @@ values, in one compiled C loop (`spaces.native`) on the CPU.
 The torch path (`cards.card_values` between the operator's `_rows` and `_add`) makes a dozen
 passes over [N, T] arrays: it gathers the other player's rows, writes them times the other's
 factors transposed ([T_o + 1, N], `CardKernel.sums_t`'s layout), builds the prefix tables, reads
-them back per own hand (Inductor's loop on the largest spots), multiplies by the own factors,
-transposes, multiplies the riders and adds the result into the own rows. Here the same
+them back per own hand, multiplies by the own factors, transposes, multiplies the riders and
+adds the result into the own rows. Here the same
 operations run in one call, in the same order on the same operands, so every number is the
 torch path's to the last bit (tested): the transposes are strided loads inside the loop, the
 prefix tables stay in the caches, and the values are added into the rows as they come. The
@@ -188,12 +188,7 @@ _lib: ctypes.CDLL | None | bool = None  # None: not loaded yet; False: unavailab
 def _library() -> ctypes.CDLL | None:
     global _lib
     if _lib is None:
-        lib = native.library("card_loop", _SOURCE)
-        if lib is not None:
-            for name in _FUNCTIONS.values():
-                getattr(lib, name).argtypes = _ARGS
-                getattr(lib, name).restype = ctypes.c_int
-        _lib = lib or False
+        _lib = native.library("card_loop", _SOURCE, dict.fromkeys(_FUNCTIONS.values(), _ARGS)) or False
     return _lib or None
 
 

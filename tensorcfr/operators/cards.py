@@ -29,7 +29,6 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import torch
 
-from tensorcfr.spaces import fused
 from tensorcfr.spaces.scan import gather_scan
 
 NUM_CARDS = 52
@@ -122,9 +121,6 @@ class CardKernel:
         self.same = t(same)
         self.ranked = own_strength is not None
         self.members = 1
-        # card entries ([T_p, rows], both players) of the iteration of the operator that calls
-        # this kernel (`PublicPayoffOperator.of` sets it): whether the loop is fused (`fused_cards`)
-        self.iteration_entries = 0
         # per card the other's types holding it, padded with To (a zero column)
         held = [np.flatnonzero((oc == card).any(axis=1)) for card in range(NUM_CARDS)]
         width = self.width = max(1, max(len(h) for h in held))
@@ -286,7 +282,7 @@ class CardKernel:
 
     def fused_index(self, member: int = 0) -> torch.Tensor:
         """[rows, T_p] int64: the rows of the prefix tables each own type reads, stacked once for
-        the fused loops (`_fused_values_t`, `card_loop`): per own card j (its card's total, its
+        the C loop (`card_loop`): per own card j (its card's total, its
         place among the card's hands below and at or below), then the other's type holding the
         same cards (k = 2) and its places by strength; without strength, the own cards and the
         same type. A kernel of several members (boards of their own) has one a member.
@@ -538,9 +534,7 @@ def _card_values_t(kernel: CardKernel, rows: torch.Tensor, own, other, a, b, rid
     y_t[To] = 0
     torch.mul(rows, other, out=y_t[:To].t().view(B, N, To))
     cols = lambda v: v.expand(B, v.shape[-2], 1).reshape(1, -1)  # noqa: E731  ([(B,) n, 1] -> [1, B n])
-    if fused_cards(kernel, rows.device):
-        v_t, free = _fused_values_t(kernel, y_t, cols(a), cols(b) if kernel.ranked else None, riders is not None)
-    elif kernel.ranked:
+    if kernel.ranked:
         free, margin = kernel.sums_t(y_t)  # [T_p, B N] each
         v_t = free * cols(a)
         # a product, then a sum: see card_values
@@ -557,96 +551,6 @@ def _card_values_t(kernel: CardKernel, rows: torch.Tensor, own, other, a, b, rid
         ride *= riders[1].reshape(-1, n_r)  # a [(B,) n_r, 1]
         torch.mul(ride.permute(1, 2, 0), own, out=vals[:, N:])
     return vals
-
-
-# The transposed card values fused into one compiled loop over [T_p, R] (Inductor's C++, as
-# `spaces.fused`) for spots whose iteration holds this many card entries ([T_p, rows] summed over
-# the calls of both players): the eager passes gather and combine ten or so [T_p, R] arrays one
-# after another (the gathers of the prefix sums at each hand's place, the sums of `_free` and
-# `_margin`, the products with a and b), each read and written whole; fused, the prefix tables
-# are read where the formula needs them and [T_p, R] is written once. The same operations in the
-# same order: the same numbers to the last bit (tested). The first call compiles (seconds), which
-# only a large spot's iterations repay: the full-range turn spot holds 60M entries an iteration
-# (7.5% less time an iteration fused); a full-range river spot 0.18M, a batch of 8 of them with
-# ranges of their own 0.74M, which compiled its loop inside a 1.6-second solve (7.1 s) when the
-# test was each call's size instead.
-FUSE_CARD_WORK = 1 << 24
-
-
-def fused_cards(kernel, device) -> bool:
-    """Whether `_card_values_t` runs the fused loop for `kernel` on `device`: a one-member
-    prefix-sum kernel on the CPU whose operator's iteration holds `FUSE_CARD_WORK` card entries.
-    (The operator runs each group in `card_loop`'s C loop first where it can; this serves the
-    groups that loop declines, such as terminals on a player's empty sequence.)
-
-    Example:
-        >>> cards = torch.tensor([[0, 1], [2, 3]])
-        >>> fused_cards(CardKernel(cards, cards), torch.device("cpu"))  # no operator's iteration: eager
-        False
-    """
-    return (isinstance(kernel, CardKernel) and kernel.members == 1 and torch.device(device).type == "cpu"
-            and kernel.iteration_entries >= FUSE_CARD_WORK and fused.enabled())
-
-
-def _fused_kernel(k: int, ranked: bool, with_free: bool):
-    """The compiled function of one variant: `k` cards a type, `ranked` (showdowns) or folds,
-    `with_free` (the free reach written too, for riders)."""
-    def ranked_values(prefix, cards, y_t, idx, a, b, out, free_out):
-        # idx rows: per card j (held_j, cfirst_j, clast_j); then same (k = 2), first, last
-        total = prefix[-1]
-        held = [cards[idx[3 * j]] for j in range(k)]
-        free = total - held[0]
-        if k == 2:
-            free = free - held[1]
-            free = free + y_t[idx[6]]
-        margin = prefix[idx[-2]] + prefix[idx[-1]]
-        margin = margin - total
-        for j in range(k):
-            margin = margin - cards[idx[3 * j + 1]]
-            margin = margin - cards[idx[3 * j + 2]]
-            margin = margin + held[j]
-        out.copy_(free * a + b * margin)
-        if with_free:
-            free_out.copy_(free)
-
-    def fold_values(per_card, total, y_t, idx, a, out, free_out):
-        # idx rows: the type's cards, then same (k = 2)
-        free = total - per_card[idx[0]]
-        if k == 2:
-            free = free - per_card[idx[1]]
-            free = free + y_t[idx[2]]
-        out.copy_(free * a)
-        if with_free:
-            free_out.copy_(free)
-
-    return ranked_values if ranked else fold_values
-
-
-_fused_kernels: dict = {}
-
-
-def _fused_values_t(kernel: CardKernel, y_t: torch.Tensor, a: torch.Tensor, b: torch.Tensor | None,
-                    with_free: bool) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """(a free + b margin, and free where `with_free`) [T_p, R] of `CardKernel.sums_t` (`free_t`
-    and a free for a kernel without strength) in one fused loop; a, b [1, R]. No two arguments
-    share memory (`spaces.fused`)."""
-    k, ranked = kernel.k, kernel.ranked
-    key = (k, ranked, with_free)
-    if key not in _fused_kernels:
-        _fused_kernels[key] = _fused_kernel(*key)
-    idx = kernel.fused_index()
-    Tp, R = idx.shape[1], y_t.shape[1]
-    out = y_t.new_empty(Tp, R)
-    free = y_t.new_empty(Tp, R) if with_free else None
-    name = "card_values_%d%d%d" % key
-    # the sums themselves stay eager (torch's, so the same numbers; a compiled sum rounds float32
-    # otherwise): the loop reads them
-    if ranked:
-        prefix, cards = kernel.prefix_sums_t(y_t)
-        fused.call(name, _fused_kernels[key], prefix, cards.view(-1, R), y_t, idx, a, b, out, free)
-    else:
-        fused.call(name, _fused_kernels[key], *kernel.card_sums_t(y_t), y_t, idx, a, out, free)
-    return out, free
 
 
 def _broadcast3(a: torch.Size, b: torch.Size) -> tuple[int, int, int]:

@@ -124,12 +124,6 @@ class PublicPayoffOperator:
                     groups[p].append((kernel[p], cls[part], _rows_of(cg.terminal_seq[1 - p, part]), own_rows,
                                       terminal_factors(sd, cls[part], p, dtype, d, ab, shared=True), ride,
                                       len(torch.unique(own_rows[0])) == len(own_rows[0])))
-            # the iteration's card entries, which decide whether the kernels' loop is compiled
-            # (a group's own rows times its own factors [(B,) 1, T_p]: a batch's members each)
-            entries = sum(len(g[3][0]) * g[4][0].numel() for gs in groups for g in gs)
-            for gs in groups:
-                for g in gs:
-                    g[0].iteration_entries = entries
             none = _rows_of(cg.terminal_seq[0, :0])
             return PublicPayoffOperator(cg.treeplexes, ((), ()), (), small_seq=(none, none),
                                         small_weights=torch.zeros(0, dtype=dtype, device=cg.device),

@@ -17,8 +17,7 @@ whose arguments are overlapping views at varying offsets, and its on-disk cache 
 kernel compiled for aliased arguments to unaliased ones (both seen, then avoided here), so a
 kernel that updates an array in place takes it once, and the callers fall back to the eager
 passes where arguments would share memory. `TENSORCFR_FUSE=0` turns the kernels off; a
-compile that fails warns once and the eager passes go on. `call` serves the card showdown's
-fused values too (`operators.cards`, with a threshold of its own per call).
+compile that fails warns once and the eager passes go on.
 
 Example:
     >>> import torch
@@ -79,8 +78,7 @@ def disjoint(*xs: torch.Tensor | None) -> bool:
 
 
 def call(name: str, fn, *args):
-    """fn(*args) compiled (once per process and name), or eagerly where compiling failed: the
-    kernels of other modules (`operators.cards`) come through here too.
+    """fn(*args) compiled (once per process and name), or eagerly where compiling failed.
 
     Example:
         >>> x = torch.ones(3)

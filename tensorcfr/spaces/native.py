@@ -84,10 +84,11 @@ def _build(cc: str, name: str, source: str) -> str:
     return path
 
 
-def library(name: str, source: str) -> ctypes.CDLL | None:
+def library(name: str, source: str, functions: dict[str, list] | None = None) -> ctypes.CDLL | None:
     """The loaded library of C `source` (compiled on first use; `name` names its file), or None
     where it cannot be had (no compiler, a failed build, TENSORCFR_FUSE=0): the caller's torch
-    operations serve then."""
+    operations serve then. `functions`: {name: ctypes argument types} of its functions, each
+    returning an int (an error code)."""
     if not enabled():
         return None
     if name not in _loaded:
@@ -98,7 +99,10 @@ def library(name: str, source: str) -> ctypes.CDLL | None:
             cc = _compiler()
             if cc is None:
                 raise RuntimeError("no C compiler (cc, gcc, clang or $CC)")
-            _loaded[name] = ctypes.CDLL(_build(cc, name, source))
+            lib = ctypes.CDLL(_build(cc, name, source))
+            for fn, args in (functions or {}).items():
+                getattr(lib, fn).argtypes, getattr(lib, fn).restype = args, ctypes.c_int
+            _loaded[name] = lib
         except Exception as e:  # noqa: BLE001  (torch's operations give the same numbers)
             warnings.warn(f"tensorcfr: the compiled loop {name} is unavailable ({type(e).__name__}: {e}); "
                           "torch's operations serve", stacklevel=3)

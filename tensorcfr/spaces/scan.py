@@ -68,20 +68,14 @@ SCAN(scan_f32, scan_rows_f32, float)
 SCAN(scan_f64, scan_rows_f64, double)
 """
 _FUNCTIONS = {torch.float32: "scan_f32", torch.float64: "scan_f64"}
+_ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int]
 _lib: ctypes.CDLL | None | bool = None  # None: not loaded yet; False: unavailable
 
 
 def _library() -> ctypes.CDLL | None:
     global _lib
     if _lib is None:
-        lib = native.library("scan", _SOURCE)
-        if lib is not None:
-            for name in _FUNCTIONS.values():
-                fn = getattr(lib, name)
-                fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
-                               ctypes.c_void_p, ctypes.c_int]
-                fn.restype = ctypes.c_int
-        _lib = lib or False
+        _lib = native.library("scan", _SOURCE, dict.fromkeys(_FUNCTIONS.values(), _ARGS)) or False
     return _lib or None
 
 
