@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from tensorcfr.errors import TensorCFRError
-from tensorcfr.spaces import fused
+from tensorcfr.spaces import fused, public_loop
 from tensorcfr.spaces.treeplex import WEIGHTS
 
 
@@ -502,6 +502,8 @@ class PublicTreeplex:
         """Realisation plan x [B, S] of a behavioural strategy sigma [B, S]: top-down per level.
         `out` (sigma itself allowed: a level reads only levels above it) receives the result."""
         x = torch.empty_like(sigma) if out is None else out
+        if public_loop.plan(self, sigma, x):  # one walk down the rows, the columns split between threads
+            return x
         x[:, 0] = 1.0
         xr, sr = self.rows(x), self.rows(sigma)
         for lv in self.levels:
@@ -550,6 +552,14 @@ class PublicTreeplex:
             else:
                 qr[:, m0:m1].sub_(pick_rows(v[:, u0:u1], segment))
         return q[:, 1:]
+
+    def regret_step(self, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
+                    plus: bool, predictive: bool) -> torch.Tensor | None:
+        """The next strategy [B, S] of the regret-matching family's update (regrets [B, S] updated
+        in place from the values g [B, S], which it overwrites, against sigma [B, S]; `positive`,
+        `negative`: the discounts or None) in one compiled walk of the tree, or None where that
+        loop does not serve (`public_loop.serves`) and the rule's passes run."""
+        return public_loop.regret_step(self, g, sigma, regret, positive, negative, plus, predictive)
 
     def softmax_bottom_up(self, u: torch.Tensor, temperature: torch.Tensor):
         """`treeplex.softmax_bottom_up` over the public tree, temperatures [B or 1, I]."""

@@ -210,6 +210,13 @@ class Treeplex:
         """`softmax_bottom_up(self, u, temperature)`'s strategy [B, S]."""
         return softmax_bottom_up(self, u, temperature)[0]
 
+    def regret_step(self, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
+                    plus: bool, predictive: bool) -> None:
+        """The regret-matching family's update in one fused walk of the treeplex, or None where
+        the layout has none (here: always; `PublicTreeplex.regret_step` has one), and the
+        rule's passes run (`rules.CFRConfig.next_strategy`)."""
+        return None
+
     def entropy_weights(self, scheme: str = "unit") -> torch.Tensor:
         """`dilated_entropy_weights(self, scheme)` [I] float64."""
         return dilated_entropy_weights(self, scheme)

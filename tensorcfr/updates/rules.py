@@ -312,6 +312,10 @@ class CFRConfig(Schedule):
           (Farina, Kroer and Sandholm 2021, PCFR+)."""
         # g is this update's to overwrite: the instantaneous regrets take its memory, and each
         # temporary below is made in place where it can be (Dudo(6,2,2): 1.4 GB an array)
+        if not self.regret_tolerance:  # one walk of the tree where the layout has one
+            nxt = space.regret_step(g, sigma, st.regrets, sc.positive, sc.negative, self.plus, self.predictive)
+            if nxt is not None:
+                return nxt
         g_scale = g.abs().amax(1, keepdim=True) if self.regret_tolerance else None  # [B, 1]
         inst = space.instantaneous_regret(g, sigma, inplace=True)  # [B, S-1]
         del g

@@ -1,0 +1,253 @@
+"""The public treeplex's per-iteration passes in compiled C loops (`spaces.native`) on the CPU:
+the realisation plan, and the regret-matching family's whole update.
+
+An update of the regret-matching family walks the treeplex bottom up (each infoset's value
+under the strategy, added into its parent sequence), subtracts the infoset values from the
+sequence values (the instantaneous regrets), updates the cumulative regrets and normalises their
+positive part per infoset. torch's operations make each of those a pass over [M, T] arrays,
+with the temporaries between them: about fifteen passes over 22M entries a player on a full-range
+turn spot. The loop here makes one: an infoset's rows are read once, updated in the caches, and
+written once. The columns (the private types) are independent in all of it, so the threads
+(`torch.get_num_threads()`) split them, each a run of whole cache lines over the whole tree,
+and never wait for each other. Every operation is the torch path's, on the same operands and in
+the same order, so where `public.add_rows` adds rows in order (`public.adds_in_order`: rows of
+`public.WIDE_TYPES` types or more, or small levels) every number is the torch path's to the
+last bit (tested); where it sums by a sparse product, the product's order of summation is
+MKL's and the numbers differ in rounding only (tested to 1e-12 at float64).
+
+The loops serve one batch member in float32 or float64, on the CPU, from `LOOP_ENTRIES`
+entries [M T] and `MIN_TYPES` types; elsewhere the callers' torch operations run.
+`TENSORCFR_FUSE=0` turns them off.
+
+Example:
+    >>> import torch, tensorcfr
+    >>> tp = tensorcfr.compile("leduc", form="public").treeplexes[0]
+    >>> sigma = tp.normalize(torch.rand(1, tp.num_sequences, dtype=torch.float64))
+    >>> x = torch.empty_like(sigma)
+    >>> plan(tp, sigma, x, least=0) and torch.equal(x, tp.sequence_form(sigma))  # Leduc: torch's passes
+    True
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import torch
+
+from tensorcfr.spaces import native
+
+# from here the loops serve (M T entries, a player's arrays): Leduc's few hundred keep torch's
+# passes, which the tests hold the loops to; a full-range river spot's 300K take the loops
+LOOP_ENTRIES = 1 << 16
+# and with at least this many types a row (the columns the threads split): below, a thread would
+# hold the whole row, and torch's threaded passes keep the work
+MIN_TYPES = 64
+
+_SOURCE = r"""
+#include <stdint.h>
+#include <stdlib.h>
+#include <omp.h>
+
+/* Thread id's columns [c0, c1) of T: whole cache lines (LINE entries) a thread, so that no two
+   threads write one line. */
+static void span(int64_t T, int64_t line, int nt, int id, int64_t* c0, int64_t* c1) {
+    int64_t lines = (T + line - 1) / line;
+    *c0 = lines * id / nt * line;
+    *c1 = lines * (id + 1) / nt * line;
+    if (*c0 > T) *c0 = T;
+    if (*c1 > T) *c1 = T;
+}
+
+/* x [M, T] = the realisation plan of sigma [M, T] (rows: public sequences 1..M): row m is
+   x[parent[m]] * sigma[m], or sigma[m] where parent[m] < 0 (the empty sequence). Parents come
+   before their children, so one walk down the rows; x may be sigma. */
+#define PLAN(NAME, T_)                                                                         \
+int NAME(T_* x, const T_* sigma, const int64_t* parent, int64_t M, int64_t T, int threads) {    \
+    _Pragma("omp parallel num_threads(threads)")                                               \
+    {                                                                                         \
+        int64_t c0, c1;                                                                       \
+        span(T, 64 / sizeof(T_), omp_get_num_threads(), omp_get_thread_num(), &c0, &c1);       \
+        for (int64_t m = 0; m < M; m++) {                                                      \
+            const T_* s = sigma + m * T;                                                      \
+            T_* o = x + m * T;                                                                \
+            if (parent[m] < 0) {                                                              \
+                for (int64_t c = c0; c < c1; c++) o[c] = s[c];                                \
+            } else {                                                                          \
+                const T_* p = x + parent[m] * T;                                              \
+                for (int64_t c = c0; c < c1; c++) o[c] = p[c] * s[c];                         \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+    return 0;                                                                                 \
+}
+
+/* One update of the regret-matching family, levels deepest first, each level's infosets in
+   order. Infoset u holds rows offsets[u]-1 .. offsets[u+1]-2, and its parent sequence is row
+   parents[u]-1 (none where parents[u] is 0). Per infoset and column:
+     v = sum of sigma q over its rows (in order, from 0); the parent's q += v;
+     per row: inst = q - v; r = regret + inst; r = max(r, 0) (plus);
+              r = r > 0 ? r pos : r neg (discount); regret = r;
+              p = max(r + inst, 0) (predictive) or max(r, 0); out = p; total += p;
+     per row: out = total > 0 ? out / total : uniform[row].
+   As torch's passes do it: `PublicTreeplex.bottom_up` and `instantaneous_regret`, then
+   `fused.regret_step` and `PublicTreeplex.normalize`. */
+#define REGRET(NAME, T_)                                                                       \
+int NAME(T_* q, const T_* sigma, T_* regret, T_* out, const T_* uniform,                      \
+         const int64_t* offsets, const int64_t* parents, const int64_t* levels, int64_t L,      \
+         int64_t T, double pos_, double neg_, int plus, int discount, int predictive,            \
+         int threads) {                                                                       \
+    const T_ pos = (T_)pos_, neg = (T_)neg_;                                                  \
+    int failed = 0;                                                                           \
+    _Pragma("omp parallel num_threads(threads)")                                               \
+    {                                                                                         \
+        int64_t c0, c1;                                                                       \
+        span(T, 64 / sizeof(T_), omp_get_num_threads(), omp_get_thread_num(), &c0, &c1);       \
+        int64_t w = c1 - c0;                                                                  \
+        T_* v = (T_*)malloc(sizeof(T_) * (size_t)(2 * w + 1));                                 \
+        if (!v) {                                                                             \
+            _Pragma("omp atomic write")                                                        \
+            failed = 1;                                                                       \
+        } else {                                                                              \
+            T_* total = v + w;                                                                \
+            for (int64_t l = L - 1; l >= 0; l--)                                               \
+                for (int64_t u = levels[l]; u < levels[l + 1]; u++) {                          \
+                    int64_t a = offsets[u] - 1, b = offsets[u + 1] - 1;                        \
+                    for (int64_t c = 0; c < w; c++) v[c] = 0;                                  \
+                    for (int64_t m = a; m < b; m++) {                                          \
+                        const T_* s = sigma + m * T + c0;                                     \
+                        const T_* qm = q + m * T + c0;                                        \
+                        for (int64_t c = 0; c < w; c++) v[c] = v[c] + s[c] * qm[c];            \
+                    }                                                                         \
+                    if (parents[u] > 0) {                                                     \
+                        T_* p = q + (parents[u] - 1) * T + c0;                                \
+                        for (int64_t c = 0; c < w; c++) p[c] = p[c] + v[c];                    \
+                    }                                                                         \
+                    for (int64_t c = 0; c < w; c++) total[c] = 0;                              \
+                    for (int64_t m = a; m < b; m++) {                                          \
+                        const T_* qm = q + m * T + c0;                                        \
+                        T_* r = regret + m * T + c0;                                          \
+                        T_* o = out + m * T + c0;                                             \
+                        for (int64_t c = 0; c < w; c++) {                                      \
+                            T_ inst = qm[c] - v[c];                                           \
+                            T_ x = r[c] + inst;                                               \
+                            if (plus) x = x > 0 ? x : 0;                                      \
+                            if (discount) x = x > 0 ? x * pos : x * neg;                      \
+                            r[c] = x;                                                         \
+                            T_ y = predictive ? x + inst : x;                                 \
+                            y = y > 0 ? y : 0;                                                \
+                            o[c] = y;                                                         \
+                            total[c] = total[c] + y;                                          \
+                        }                                                                     \
+                    }                                                                         \
+                    for (int64_t m = a; m < b; m++) {                                          \
+                        T_* o = out + m * T + c0;                                             \
+                        T_ un = uniform[m];                                                   \
+                        for (int64_t c = 0; c < w; c++)                                        \
+                            o[c] = total[c] > 0 ? o[c] / total[c] : un;                       \
+                    }                                                                         \
+                }                                                                             \
+            free(v);                                                                          \
+        }                                                                                     \
+    }                                                                                         \
+    return failed;                                                                            \
+}
+PLAN(plan_f32, float)
+PLAN(plan_f64, double)
+REGRET(regret_f32, float)
+REGRET(regret_f64, double)
+"""
+_I64, _PTR, _INT = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
+_SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
+_PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _INT]
+_REGRET_ARGS = [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _I64, ctypes.c_double, ctypes.c_double,
+                _INT, _INT, _INT, _INT]
+_lib: ctypes.CDLL | None | bool = None  # None: not loaded yet; False: unavailable
+
+
+def _library() -> ctypes.CDLL | None:
+    global _lib
+    if _lib is None:
+        functions = {f"{k}_{s}": args for k, args in (("plan", _PLAN_ARGS), ("regret", _REGRET_ARGS))
+                     for s in _SUFFIX.values()}
+        _lib = native.library("public_loop", _SOURCE, functions) or False
+    return _lib or None
+
+
+def serves(tp, *xs: torch.Tensor, least: int | None = None) -> bool:
+    """Whether the loops take arrays xs [1, S] of the treeplex tp: one member, float32 or
+    float64 alike, contiguous, on the CPU, at least `least` entries (`LOOP_ENTRIES` unless
+    given) and `MIN_TYPES` types, and the library at hand.
+
+    Example:
+        >>> import tensorcfr
+        >>> tp = tensorcfr.compile("kuhn", form="public").treeplexes[0]
+        >>> serves(tp, torch.zeros(1, tp.num_sequences))  # 3 types: torch's passes
+        False
+    """
+    dtype = xs[0].dtype
+    if not native.enabled():
+        return False
+    least = LOOP_ENTRIES if least is None else least
+    if not (dtype in _SUFFIX and tp.types >= (MIN_TYPES if least else 1)
+            and tp.num_public_sequences * tp.types >= least):
+        return False
+    if not all(x.dtype == dtype and x.device.type == "cpu" and x.shape[0] == 1 and x.is_contiguous() for x in xs):
+        return False
+    return _library() is not None
+
+
+def _index(tp) -> dict:
+    """tp's index tensors as the loops read them (int64, contiguous, on the CPU), made once."""
+    got = tp.__dict__.get("_loop_index")
+    if got is None:
+        cpu = lambda t: t.to("cpu", torch.int64).contiguous()  # noqa: E731
+        parent_row = (tp.infoset_parent_pub[tp.slot_pub] - 1)  # [M] the parent sequence's row, -1: empty
+        got = dict(offsets=cpu(tp.infoset_offsets_pub), parents=cpu(tp.infoset_parent_pub),
+                   levels=cpu(tp.level_offsets_pub), parent_row=cpu(parent_row))
+        object.__setattr__(tp, "_loop_index", got)
+    return got
+
+
+def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None) -> bool:
+    """out [1, S] = the realisation plan of sigma [1, S] (`PublicTreeplex.sequence_form`), out
+    may be sigma; True where the loop ran, False where it does not serve (nothing written)."""
+    if not serves(tp, sigma, out, least=least):
+        return False
+    ix = _index(tp)
+    fn = getattr(_library(), f"plan_{_SUFFIX[sigma.dtype]}")
+    out[:, 0] = 1.0
+    fn(out[0, 1:].data_ptr(), sigma[0, 1:].data_ptr(), ix["parent_row"].data_ptr(), tp.num_public_sequences,
+       tp.types, torch.get_num_threads())
+    return True
+
+
+def _number(x) -> float | None:
+    """A discount as a float: a number, or a one-element tensor (None: several members)."""
+    if isinstance(x, torch.Tensor):
+        return float(x) if x.numel() == 1 else None
+    return float(x)
+
+
+def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
+                plus: bool, predictive: bool, least: int | None = None) -> torch.Tensor | None:
+    """The next strategy [1, S] of the regret-matching family's update in one walk
+    (`rules.CFRConfig.next_strategy`: regrets [1, S] updated in place by the values g [1, S],
+    which it overwrites, against sigma [1, S]; `positive`/`negative`: the discounts, None for
+    none), or None where the loop does not serve (nothing changed)."""
+    discount = positive is not None
+    pos, neg = (_number(positive), _number(negative)) if discount else (1.0, 1.0)
+    if pos is None or neg is None or not serves(tp, g, sigma, regret, least=least):
+        return None
+    ix = _index(tp)
+    out = torch.empty_like(regret)
+    out[:, 0] = 1.0
+    uniform = tp.uniform(regret.dtype)
+    if uniform.device.type != "cpu" or not uniform.is_contiguous():
+        return None
+    fn = getattr(_library(), f"regret_{_SUFFIX[regret.dtype]}")
+    if fn(g[0, 1:].data_ptr(), sigma[0, 1:].data_ptr(), regret[0, 1:].data_ptr(), out[0, 1:].data_ptr(),
+          uniform.data_ptr(), ix["offsets"].data_ptr(), ix["parents"].data_ptr(), ix["levels"].data_ptr(),
+          len(ix["levels"]) - 1, tp.types, pos, neg, int(plus), int(discount), int(predictive),
+          torch.get_num_threads()):
+        raise MemoryError("regret_step: no memory for a thread's rows")
+    return out

@@ -1,0 +1,149 @@
+"""The public treeplex's compiled loops (tensorcfr/spaces/public_loop.py) against torch's passes
+they replace: whole runs of every rule of the regret-matching family with the loops serving
+every array, against runs with them off, bit for bit where torch adds rows in order (small
+levels, wide rows), and to rounding where it sums by a sparse product. Only the CPU: the loops
+serve nothing else."""
+
+import pytest
+import torch
+
+import tensorcfr
+from tensorcfr.spaces import native, public_loop
+
+CFR_FAMILY = [a for a, c in tensorcfr.PRESETS.items() if isinstance(c, tensorcfr.CFRConfig)]
+GAMES = ["leduc", "dudo(4,1,2)", "random_dealt(seed=1,types=4,depth=5,max_actions=3)",
+         "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)",
+         "rhode_island(raises=1, ranks='QKA', suits='sh')"]
+pytestmark = pytest.mark.skipif(native.library("public_loop_probe", "int probe(void) { return 0; }") is None,
+                                reason="no C compiler: torch's passes serve")
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    cache = {}
+
+    def get(game):
+        if game not in cache:
+            cache[game] = tensorcfr.compile(game, form="public")
+        return cache[game]
+    return get
+
+
+def _served(monkeypatch) -> dict:
+    """Counts of the calls the loops took (a test that compares them must see them run)."""
+    count = {"plan": 0, "regret": 0}
+    plan, step = public_loop.plan, public_loop.regret_step
+
+    def counted_plan(*a, **k):
+        ran = plan(*a, **k)
+        count["plan"] += ran
+        return ran
+
+    def counted_step(*a, **k):
+        out = step(*a, **k)
+        count["regret"] += out is not None
+        return out
+    monkeypatch.setattr(public_loop, "plan", counted_plan)
+    monkeypatch.setattr(public_loop, "regret_step", counted_step)
+    return count
+
+
+def _pair(monkeypatch, cg, algo, dtype, iterations, **opts):
+    """Two solvers of cg, one with the loops serving every array and one with torch's passes,
+    stepped side by side; yields after each iteration."""
+    monkeypatch.setattr(public_loop, "MIN_TYPES", 1)
+    a = tensorcfr.Solver(cg, algo, dtype=dtype, device="cpu", **opts)
+    b = tensorcfr.Solver(cg, algo, dtype=dtype, device="cpu", **opts)
+    for t in range(1, iterations + 1):
+        monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 0)
+        a.step()
+        monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 1 << 62)
+        b.step()
+        yield t, a, b
+
+
+def _arrays(s):
+    return {"sigma": s.sigma, "average": s.average, "regrets": [st.regrets for st in s.state.rule]}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("algo", CFR_FAMILY)
+@pytest.mark.parametrize("game", GAMES)
+def test_runs_with_the_loops_equal_torchs_passes_bit_for_bit(game, algo, dtype, compiled, monkeypatch):
+    count = _served(monkeypatch)
+    for t, a, b in _pair(monkeypatch, compiled(game), algo, dtype, 12):
+        for name, xs in _arrays(a).items():
+            for p, (x, y) in enumerate(zip(xs, _arrays(b)[name])):
+                assert torch.equal(x, y), f"iteration {t}, {name} of player {p}: {float((x - y).abs().max()):.3g}"
+    # each iteration: a plan or two a player, and each player's update
+    assert count["regret"] == 2 * 12 and count["plan"] >= 2 * 12
+
+
+@pytest.mark.parametrize("algo", ["cfr", "dcfr", "pdcfr+"])
+def test_against_sums_by_sparse_product_the_loops_differ_by_rounding_only(algo, compiled, monkeypatch):
+    # torch sums each level's rows by a sparse product from MATRIX_ENTRIES entries, in MKL's
+    # order; the loops sum them in order: at float64 the runs stay within rounding, which the
+    # rules amplify from iteration to iteration as between the two forms (test_forms.py's
+    # tolerances; worst measured here 5.2e-12 of the scale, dcfr at iteration 14)
+    import tensorcfr.spaces.public as public
+    monkeypatch.setattr(public, "MATRIX_ENTRIES", 1)
+    worst = 0.0
+    for t, a, b in _pair(monkeypatch, compiled("dudo(4,1,2)"), algo, torch.float64, 15):
+        for name, xs in _arrays(a).items():
+            for x, y in zip(xs, _arrays(b)[name]):
+                err, scale = float((x - y).abs().max()), max(1.0, float(y.abs().max()))
+                assert err <= (1e-10 if name == "sigma" else 1e-11) * scale, (t, name, err)
+                worst = max(worst, err)
+    assert worst > 0  # the sums did take the two orders
+
+
+def test_a_full_range_river_spot_takes_the_loops_by_itself(monkeypatch):
+    # 1,081 types a row: the loops serve with their own thresholds, and torch adds these rows in
+    # order (public.WIDE_TYPES), so the runs are the same to the last bit
+    cg = tensorcfr.compile("holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, bets=(0.5,1,allin), cap=2)")
+    tp = cg.treeplexes[0]
+    assert public_loop.serves(tp, torch.zeros(1, tp.num_sequences))
+    count = _served(monkeypatch)
+    a = tensorcfr.Solver(cg, "dcfr", dtype=torch.float32, device="cpu")
+    b = tensorcfr.Solver(cg, "dcfr", dtype=torch.float32, device="cpu")
+    a.step(4)
+    assert count["regret"] == 8
+    monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 1 << 62)
+    b.step(4)
+    assert count["regret"] == 8
+    for name, xs in _arrays(a).items():
+        assert all(torch.equal(x, y) for x, y in zip(xs, _arrays(b)[name])), name
+
+
+def test_the_plan_equals_torchs_in_place_too(compiled):
+    tp = compiled("dudo(4,1,2)").treeplexes[1]
+    g = torch.Generator().manual_seed(3)
+    sigma = tp.normalize(torch.rand(1, tp.num_sequences, generator=g, dtype=torch.float64))
+    want = tp.sequence_form(sigma)  # Dudo's 6 types: torch's passes
+    assert not public_loop.serves(tp, sigma)
+    x = torch.empty_like(sigma)
+    assert public_loop.plan(tp, sigma, x, least=0) and torch.equal(x, want)
+    assert public_loop.plan(tp, sigma, sigma, least=0) and torch.equal(sigma, want)  # out = sigma
+
+
+def test_where_the_loops_do_not_serve_torchs_passes_run(compiled, monkeypatch):
+    tp = compiled("leduc").treeplexes[0]
+    one = torch.zeros(1, tp.num_sequences, dtype=torch.float64)
+    assert public_loop.serves(tp, one, least=0)
+    assert not public_loop.serves(tp, torch.zeros(2, tp.num_sequences, dtype=torch.float64), least=0)  # a batch
+    assert not public_loop.serves(tp, one.half(), least=0)
+    assert not public_loop.serves(tp, one, one.float(), least=0)  # mixed dtypes
+    assert not public_loop.serves(tp, torch.zeros(1, 2 * tp.num_sequences, dtype=torch.float64)[:, ::2], least=0)
+    # discounts that differ per member: nothing changed
+    regret = torch.zeros(1, tp.num_sequences, dtype=torch.float64)
+    assert public_loop.regret_step(tp, one.clone(), one, regret, torch.tensor([[0.5], [0.7]]), 0.1, False, False,
+                                   least=0) is None
+    monkeypatch.setenv("TENSORCFR_FUSE", "0")
+    assert not public_loop.serves(tp, one, least=0)
+    # regret_tolerance keeps the rule's own passes (its scale needs the whole array first)
+    monkeypatch.delenv("TENSORCFR_FUSE")
+    monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 0)
+    monkeypatch.setattr(public_loop, "MIN_TYPES", 1)
+    count = _served(monkeypatch)
+    tensorcfr.Solver(compiled("leduc"), "dcfr", device="cpu", regret_tolerance=1e-12).step(2)
+    assert count["regret"] == 0 and count["plan"] > 0
