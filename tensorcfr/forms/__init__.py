@@ -64,12 +64,21 @@ class DecisionSpace(Protocol):
     def sequence_form(self, sigma: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         """Behavioural strategy [B, S] -> realisation plan [B, S] (top-down products)."""
 
+    def averaged_plan(self, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None) -> torch.Tensor | None:
+        """The realisation plan [B, S] of sigma, with `average` [B, S] times `discount` (where not
+        None) plus the plan times `weight`, in one fused walk; None where the space has none."""
+
     def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False):
         """Counterfactual values [B, S] -> (values of the infosets under `sigma`, or their best
         responses with sigma=None) pushed into their parent sequences, bottom-up."""
 
     def instantaneous_regret(self, g: torch.Tensor, sigma: torch.Tensor, inplace: bool = False) -> torch.Tensor:
         """[B, S]: each sequence's counterfactual value less its infoset's value under `sigma`."""
+
+    def regret_step(self, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
+                    plus: bool, predictive: bool) -> torch.Tensor | None:
+        """The regret-matching family's next strategy [B, S] from values g against sigma, the
+        regrets [B, S] updated in place, in one fused walk; None where the space has none."""
 
     def softmax(self, u: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
         """[B, S]: the dilated-entropy regularised best response to utilities `u` (FTRL)."""

@@ -561,6 +561,13 @@ class PublicTreeplex:
         loop does not serve (`public_loop.serves`) and the rule's passes run."""
         return public_loop.regret_step(self, g, sigma, regret, positive, negative, plus, predictive)
 
+    def averaged_plan(self, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None) -> torch.Tensor | None:
+        """The realisation plan x [B, S] of sigma [B, S], with `average` [B, S] multiplied by
+        `discount` (where not None) and x times `weight` added into it, all in one compiled walk
+        down the tree; or None where that loop does not serve (nothing changed)."""
+        x = torch.empty_like(sigma)
+        return x if public_loop.plan(self, sigma, x, average=average, weight=weight, discount=discount) else None
+
     def softmax_bottom_up(self, u: torch.Tensor, temperature: torch.Tensor):
         """`treeplex.softmax_bottom_up` over the public tree, temperatures [B or 1, I]."""
         batch = max(u.shape[0], temperature.shape[0])

@@ -60,9 +60,13 @@ static void span(int64_t T, int64_t line, int nt, int id, int64_t* c0, int64_t* 
 
 /* x [M, T] = the realisation plan of sigma [M, T] (rows: public sequences 1..M): row m is
    x[parent[m]] * sigma[m], or sigma[m] where parent[m] < 0 (the empty sequence). Parents come
-   before their children, so one walk down the rows; x may be sigma. */
+   before their children, so one walk down the rows; x may be sigma. With avg (not NULL), each
+   entry also goes into the average as `_average` adds it: avg = avg d + x w (avg d: only with
+   discount). */
 #define PLAN(NAME, T_)                                                                         \
-int NAME(T_* x, const T_* sigma, const int64_t* parent, int64_t M, int64_t T, int threads) {    \
+int NAME(T_* x, const T_* sigma, const int64_t* parent, int64_t M, int64_t T, T_* avg,          \
+         double w_, int discount, double d_, int threads) {                                   \
+    const T_ w = (T_)w_, d = (T_)d_;                                                          \
     _Pragma("omp parallel num_threads(threads)")                                               \
     {                                                                                         \
         int64_t c0, c1;                                                                       \
@@ -75,6 +79,13 @@ int NAME(T_* x, const T_* sigma, const int64_t* parent, int64_t M, int64_t T, in
             } else {                                                                          \
                 const T_* p = x + parent[m] * T;                                              \
                 for (int64_t c = c0; c < c1; c++) o[c] = p[c] * s[c];                         \
+            }                                                                                 \
+            if (avg) {                                                                        \
+                T_* a = avg + m * T;                                                          \
+                if (discount)                                                                 \
+                    for (int64_t c = c0; c < c1; c++) a[c] = a[c] * d + o[c] * w;              \
+                else                                                                          \
+                    for (int64_t c = c0; c < c1; c++) a[c] = a[c] + o[c] * w;                  \
             }                                                                                 \
         }                                                                                     \
     }                                                                                         \
@@ -158,7 +169,7 @@ REGRET(regret_f64, double)
 """
 _I64, _PTR, _INT = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
 _SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
-_PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _INT]
+_PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _PTR, ctypes.c_double, _INT, ctypes.c_double, _INT]
 _REGRET_ARGS = [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _I64, ctypes.c_double, ctypes.c_double,
                 _INT, _INT, _INT, _INT]
 _lib: ctypes.CDLL | None | bool = None  # None: not loaded yet; False: unavailable
@@ -208,16 +219,26 @@ def _index(tp) -> dict:
     return got
 
 
-def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None) -> bool:
+def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, average: torch.Tensor | None = None,
+         weight=None, discount=None) -> bool:
     """out [1, S] = the realisation plan of sigma [1, S] (`PublicTreeplex.sequence_form`), out
-    may be sigma; True where the loop ran, False where it does not serve (nothing written)."""
-    if not serves(tp, sigma, out, least=least):
+    may be sigma; with `average` [1, S], the plan times `weight` also added into it, the average
+    first multiplied by `discount` where that is not None (`treeplex.averaged_plan`). True where
+    the loop ran, False where it does not serve (nothing written)."""
+    scalars = [_number(v) for v in (weight, discount) if v is not None]
+    if None in scalars or not serves(tp, sigma, out, *(() if average is None else (average,)), least=least):
         return False
     ix = _index(tp)
     fn = getattr(_library(), f"plan_{_SUFFIX[sigma.dtype]}")
     out[:, 0] = 1.0
     fn(out[0, 1:].data_ptr(), sigma[0, 1:].data_ptr(), ix["parent_row"].data_ptr(), tp.num_public_sequences,
-       tp.types, torch.get_num_threads())
+       tp.types, None if average is None else average[0, 1:].data_ptr(), 0.0 if weight is None else scalars[0],
+       int(discount is not None), 1.0 if discount is None else scalars[-1], torch.get_num_threads())
+    if average is not None:  # the empty sequence's column (a plan of 1) as torch adds it
+        a0 = average[:, :1]
+        if discount is not None:
+            a0.mul_(discount)
+        a0.add_(out[:, :1] * weight)
     return True
 
 

@@ -217,6 +217,12 @@ class Treeplex:
         rule's passes run (`rules.CFRConfig.next_strategy`)."""
         return None
 
+    def averaged_plan(self, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None) -> None:
+        """The realisation plan of sigma, averaged in as it is made, in one fused walk, or None
+        where the layout has none (here: always; `PublicTreeplex.averaged_plan` has one), and
+        `sequence_form` and the iteration's own average serve (`iteration._averaged_plan`)."""
+        return None
+
     def entropy_weights(self, scheme: str = "unit") -> torch.Tensor:
         """`dilated_entropy_weights(self, scheme)` [I] float64."""
         return dilated_entropy_weights(self, scheme)

@@ -97,25 +97,43 @@ def _exact(spaces, op: PayoffOperator, rule: Config, state: IterationState, sc: 
     plan, the values and the rule's temporaries beside the state (Dudo(6,2,2): 1.4 GB each a
     player at float32)."""
     if rule.updates == "simultaneous":
-        xs = [sp.sequence_form(s) for sp, s in zip(spaces, state.sigma)]  # realisation plans [B, S_p]
+        plans = [_averaged_plan(p, spaces, state, sc) for p in (0, 1)]  # (realisation plan [B, S_p], averaged)
+        xs = [x for x, _ in plans]
         gs = [op.cfv(0, xs[1]), op.cfv(1, xs[0])]
         for p in (0, 1):
-            _average(p, state, xs[p], sc, consume=True)
-        del xs
+            if not plans[p][1]:
+                _average(p, state, xs[p], sc, consume=True)
+        del xs, plans
         for p in (0, 1):
             _next(p, spaces, rule, state, gs[p], sc, in_place)
             gs[p] = None
         return
-    _average(0, state, spaces[0].sequence_form(state.sigma[0]), sc, consume=True)
-    x1 = spaces[1].sequence_form(state.sigma[1])
+    x0, averaged = _averaged_plan(0, spaces, state, sc)
+    if not averaged:
+        _average(0, state, x0, sc, consume=True)
+    del x0
+    x1, averaged = _averaged_plan(1, spaces, state, sc)  # player 1 plays the same plan until its own update
     g = op.cfv(0, x1)
-    _average(1, state, x1, sc, consume=True)  # player 1 plays the same plan until its own update
+    if not averaged:
+        _average(1, state, x1, sc, consume=True)
     del x1
     _next(0, spaces, rule, state, g, sc, in_place)
     x0 = spaces[0].sequence_form(state.sigma[0])  # player 1 answers player 0's new strategy
     g = op.cfv(1, x0)
     del x0
     _next(1, spaces, rule, state, g, sc, in_place)
+
+
+def _averaged_plan(p: int, spaces, state: IterationState, sc: Scalars) -> tuple[torch.Tensor, bool]:
+    """(player p's realisation plan [B, S], whether it has been averaged in): in one walk with
+    the average, as `_average` adds it, where the space has one (`averaged_plan`), else the
+    plan alone, for `_average` to add."""
+    w = sc.average_weight
+    if isinstance(w, torch.Tensor) or w:
+        x = spaces[p].averaged_plan(state.sigma[p], state.average[p], w, sc.average_discount)
+        if x is not None:
+            return x, True
+    return spaces[p].sequence_form(state.sigma[p]), False
 
 
 def _update_part(p: int, rule: Config, state: IterationState, part, sc: Scalars) -> None:
