@@ -131,14 +131,14 @@ def test_where_the_loops_do_not_serve_torchs_passes_run(compiled, monkeypatch):
     tp = compiled("leduc").treeplexes[0]
     one = torch.zeros(1, tp.num_sequences, dtype=torch.float64)
     assert public_loop.serves(tp, one, least=0)
-    assert not public_loop.serves(tp, torch.zeros(2, tp.num_sequences, dtype=torch.float64), least=0)  # a batch
+    assert not public_loop.serves(tp, one, torch.zeros(2, tp.num_sequences, dtype=torch.float64), least=0)  # 1 and 2 members
     assert not public_loop.serves(tp, one.half(), least=0)
     assert not public_loop.serves(tp, one, one.float(), least=0)  # mixed dtypes
     assert not public_loop.serves(tp, torch.zeros(1, 2 * tp.num_sequences, dtype=torch.float64)[:, ::2], least=0)
-    # discounts that differ per member: nothing changed
+    # three discounts for one member: nothing changed
     regret = torch.zeros(1, tp.num_sequences, dtype=torch.float64)
-    assert public_loop.regret_step(tp, one.clone(), one, regret, torch.tensor([[0.5], [0.7]]), 0.1, False, False,
-                                   least=0) is None
+    assert public_loop.regret_step(tp, one.clone(), one, regret, torch.tensor([[0.5], [0.7], [0.9]]), 0.1, False,
+                                   False, least=0) is None
     monkeypatch.setenv("TENSORCFR_FUSE", "0")
     assert not public_loop.serves(tp, one, least=0)
     # regret_tolerance keeps the rule's own passes (its scale needs the whole array first)
@@ -148,3 +148,26 @@ def test_where_the_loops_do_not_serve_torchs_passes_run(compiled, monkeypatch):
     count = _served(monkeypatch)
     tensorcfr.Solver(compiled("leduc"), "dcfr", device="cpu", regret_tolerance=1e-12).step(2)
     assert count["regret"] == 0 and count["plan"] > 0
+
+
+RIVER = "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, bets=(0.5,1,allin), cap=2{})"
+
+
+@pytest.mark.parametrize("batch", ["settings", "spots"])
+def test_a_batch_takes_the_loops_a_member_at_a_time(batch, monkeypatch):
+    # a batch of settings (discounts and averaging of their own) and a batch of full-range river
+    # spots (ranges of their own): a walk a member, each as torch's passes do it for the batch
+    if batch == "settings":
+        cg, algo = tensorcfr.compile(RIVER.format("")), "dcfr(alpha=(1.5,2.0), beta=(0.0,0.5), gamma=(2.0,3.0))"
+    else:
+        cg, algo = tensorcfr.compile([RIVER.format(""), RIVER.format(", range0='22+,A2s+,K9s+,QTo+'")]), "dcfr"
+    count = _served(monkeypatch)
+    a = tensorcfr.Solver(cg, algo, dtype=torch.float32, device="cpu")
+    b = tensorcfr.Solver(cg, algo, dtype=torch.float32, device="cpu")
+    a.step(4)
+    assert a.regrets[0].shape[0] == 2 and count["regret"] == 8 and count["averaged"] == 8
+    monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 1 << 62)
+    b.step(4)
+    assert count["regret"] == 8
+    for name, xs in _arrays(a).items():
+        assert all(torch.equal(x, y) for x, y in zip(xs, _arrays(b)[name])), name

@@ -37,11 +37,13 @@ import torch
 from tensorcfr.spaces import native
 
 # from here the loops serve (M T entries, a player's arrays): Leduc's few hundred keep torch's
-# passes, which the tests hold the loops to; a full-range river spot's 300K take the loops
+# passes, which the tests hold the loops to; a full-range river spot's 66K take the loops
 LOOP_ENTRIES = 1 << 16
-# and with at least this many types a row (the columns the threads split): below, a thread would
-# hold the whole row, and torch's threaded passes keep the work
-MIN_TYPES = 64
+# and with at least this many types a row (the columns the threads split, a cache line at a
+# time): with fewer, one thread holds the whole row, and torch's threaded passes are faster on a
+# large tree (Dudo(5,2,2)'s 15 types: 177 against 194 ms an iteration), while Rhode Island's 52
+# take the loops (1,034 against 944 ms; 2 cores, float32, in one process taking turns)
+MIN_TYPES = 32
 
 _SOURCE = r"""
 #include <stdint.h>
@@ -185,9 +187,9 @@ def _library() -> ctypes.CDLL | None:
 
 
 def serves(tp, *xs: torch.Tensor, least: int | None = None) -> bool:
-    """Whether the loops take arrays xs [1, S] of the treeplex tp: one member, float32 or
-    float64 alike, contiguous, on the CPU, at least `least` entries (`LOOP_ENTRIES` unless
-    given) and `MIN_TYPES` types, and the library at hand.
+    """Whether the loops take arrays xs [B, S] of the treeplex tp: one batch size, float32 or
+    float64 alike, contiguous, on the CPU, at least `least` entries a member (`LOOP_ENTRIES`
+    unless given) and `MIN_TYPES` types, and the library at hand.
 
     Example:
         >>> import tensorcfr
@@ -195,14 +197,15 @@ def serves(tp, *xs: torch.Tensor, least: int | None = None) -> bool:
         >>> serves(tp, torch.zeros(1, tp.num_sequences))  # 3 types: torch's passes
         False
     """
-    dtype = xs[0].dtype
+    dtype, batch = xs[0].dtype, xs[0].shape[0]
     if not native.enabled():
         return False
     least = LOOP_ENTRIES if least is None else least
     if not (dtype in _SUFFIX and tp.types >= (MIN_TYPES if least else 1)
             and tp.num_public_sequences * tp.types >= least):
         return False
-    if not all(x.dtype == dtype and x.device.type == "cpu" and x.shape[0] == 1 and x.is_contiguous() for x in xs):
+    if not all(x.dtype == dtype and x.device.type == "cpu" and x.dim() == 2 and x.shape[0] == batch
+               and x.is_contiguous() for x in xs):
         return False
     return _library() is not None
 
@@ -219,21 +222,34 @@ def _index(tp) -> dict:
     return got
 
 
+def _members(x, batch: int) -> list[float] | None:
+    """A number of the iteration (a float, or one a member [B, 1]) as B floats; None where it
+    is neither."""
+    if isinstance(x, torch.Tensor):
+        if x.numel() not in (1, batch):
+            return None
+        return [float(v) for v in x.reshape(-1).expand(batch)]
+    return [float(x)] * batch
+
+
 def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, average: torch.Tensor | None = None,
          weight=None, discount=None) -> bool:
-    """out [1, S] = the realisation plan of sigma [1, S] (`PublicTreeplex.sequence_form`), out
-    may be sigma; with `average` [1, S], the plan times `weight` also added into it, the average
-    first multiplied by `discount` where that is not None (`treeplex.averaged_plan`). True where
-    the loop ran, False where it does not serve (nothing written)."""
-    scalars = [_number(v) for v in (weight, discount) if v is not None]
-    if None in scalars or not serves(tp, sigma, out, *(() if average is None else (average,)), least=least):
+    """out [B, S] = the realisation plan of sigma [B, S] (`PublicTreeplex.sequence_form`), out
+    may be sigma; with `average` [B, S], the plan times `weight` also added into it, the average
+    first multiplied by `discount` where that is not None (`PublicTreeplex.averaged_plan`). True
+    where the loop ran (a call a batch member), False where it does not serve (nothing written)."""
+    batch = sigma.shape[0]
+    w = _members(0.0 if weight is None else weight, batch)
+    d = _members(1.0 if discount is None else discount, batch)
+    if w is None or d is None or not serves(tp, sigma, out, *(() if average is None else (average,)), least=least):
         return False
-    ix = _index(tp)
+    ix, threads = _index(tp), torch.get_num_threads()
     fn = getattr(_library(), f"plan_{_SUFFIX[sigma.dtype]}")
     out[:, 0] = 1.0
-    fn(out[0, 1:].data_ptr(), sigma[0, 1:].data_ptr(), ix["parent_row"].data_ptr(), tp.num_public_sequences,
-       tp.types, None if average is None else average[0, 1:].data_ptr(), 0.0 if weight is None else scalars[0],
-       int(discount is not None), 1.0 if discount is None else scalars[-1], torch.get_num_threads())
+    for b in range(batch):  # batch members, not nodes: a walk each
+        fn(out[b, 1:].data_ptr(), sigma[b, 1:].data_ptr(), ix["parent_row"].data_ptr(), tp.num_public_sequences,
+           tp.types, None if average is None else average[b, 1:].data_ptr(), w[b], int(discount is not None),
+           d[b], threads)
     if average is not None:  # the empty sequence's column (a plan of 1) as torch adds it
         a0 = average[:, :1]
         if discount is not None:
@@ -242,33 +258,26 @@ def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, a
     return True
 
 
-def _number(x) -> float | None:
-    """A discount as a float: a number, or a one-element tensor (None: several members)."""
-    if isinstance(x, torch.Tensor):
-        return float(x) if x.numel() == 1 else None
-    return float(x)
-
-
 def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
                 plus: bool, predictive: bool, least: int | None = None) -> torch.Tensor | None:
-    """The next strategy [1, S] of the regret-matching family's update in one walk
-    (`rules.CFRConfig.next_strategy`: regrets [1, S] updated in place by the values g [1, S],
-    which it overwrites, against sigma [1, S]; `positive`/`negative`: the discounts, None for
-    none), or None where the loop does not serve (nothing changed)."""
-    discount = positive is not None
-    pos, neg = (_number(positive), _number(negative)) if discount else (1.0, 1.0)
-    if pos is None or neg is None or not serves(tp, g, sigma, regret, least=least):
+    """The next strategy [B, S] of the regret-matching family's update in one walk a member
+    (`rules.CFRConfig.next_strategy`: regrets [B, S] updated in place by the values g [B, S],
+    which it overwrites, against sigma [B, S]; `positive`/`negative`: the discounts, numbers
+    or one a member [B, 1], None for none), or None where the loop does not serve (nothing
+    changed)."""
+    batch, discount = regret.shape[0], positive is not None
+    pos, neg = (_members(positive, batch), _members(negative, batch)) if discount else ([1.0] * batch,) * 2
+    uniform = tp.uniform(regret.dtype)
+    if (pos is None or neg is None or uniform.device.type != "cpu" or not uniform.is_contiguous()
+            or not serves(tp, g, sigma, regret, least=least)):
         return None
-    ix = _index(tp)
+    ix, threads = _index(tp), torch.get_num_threads()
     out = torch.empty_like(regret)
     out[:, 0] = 1.0
-    uniform = tp.uniform(regret.dtype)
-    if uniform.device.type != "cpu" or not uniform.is_contiguous():
-        return None
     fn = getattr(_library(), f"regret_{_SUFFIX[regret.dtype]}")
-    if fn(g[0, 1:].data_ptr(), sigma[0, 1:].data_ptr(), regret[0, 1:].data_ptr(), out[0, 1:].data_ptr(),
-          uniform.data_ptr(), ix["offsets"].data_ptr(), ix["parents"].data_ptr(), ix["levels"].data_ptr(),
-          len(ix["levels"]) - 1, tp.types, pos, neg, int(plus), int(discount), int(predictive),
-          torch.get_num_threads()):
-        raise MemoryError("regret_step: no memory for a thread's rows")
+    for b in range(batch):  # batch members, not nodes: a walk each
+        if fn(g[b, 1:].data_ptr(), sigma[b, 1:].data_ptr(), regret[b, 1:].data_ptr(), out[b, 1:].data_ptr(),
+              uniform.data_ptr(), ix["offsets"].data_ptr(), ix["parents"].data_ptr(), ix["levels"].data_ptr(),
+              len(ix["levels"]) - 1, tp.types, pos[b], neg[b], int(plus), int(discount), int(predictive), threads):
+            raise MemoryError("regret_step: no memory for a thread's rows")
     return out
