@@ -13,10 +13,10 @@ and never wait for each other. Every operation is the torch path's, on the same 
 the same order, so where `public.add_rows` adds rows in order (`public.adds_in_order`: rows of
 `public.WIDE_TYPES` types or more, or small levels) every number is the torch path's to the
 last bit (tested); where it sums by a sparse product, the product's order of summation is
-MKL's and the numbers differ in rounding only (tested to 1e-12 at float64).
+MKL's and the numbers differ in rounding only (tested to 1e-10 at float64).
 
-The loops serve one batch member in float32 or float64, on the CPU, from `LOOP_ENTRIES`
-entries [M T] and `MIN_TYPES` types; elsewhere the callers' torch operations run.
+The loops serve float32 and float64 on the CPU, a walk a batch member, from `LOOP_ENTRIES`
+entries [M T] a member and `MIN_TYPES` types; elsewhere the callers' torch operations run.
 `TENSORCFR_FUSE=0` turns them off.
 
 Example:
@@ -50,8 +50,9 @@ _SOURCE = r"""
 #include <stdlib.h>
 #include <omp.h>
 
-/* Thread id's columns [c0, c1) of T: whole cache lines (LINE entries) a thread, so that no two
-   threads write one line. */
+/* Thread id's columns [c0, c1) of T: runs of `line` columns (a cache line's worth) a thread, so
+   that two threads share at most the one line where their runs meet in a row (a row of T
+   entries need not start on a line). */
 static void span(int64_t T, int64_t line, int nt, int id, int64_t* c0, int64_t* c1) {
     int64_t lines = (T + line - 1) / line;
     *c0 = lines * id / nt * line;
