@@ -107,8 +107,12 @@ def test_a_full_range_river_spot_takes_the_loops_by_itself(monkeypatch):
     count = _served(monkeypatch)
     a = tensorcfr.Solver(cg, "dcfr", dtype=torch.float32, device="cpu")
     b = tensorcfr.Solver(cg, "dcfr", dtype=torch.float32, device="cpu")
+    where = [x.data_ptr() for x in a.sigma]
     a.step(4)
     assert count["regret"] == 8
+    # each update wrote the strategy into the memory of the one it replaces: no new array an
+    # update (which fragmented a kept heap: a flop spot's solver grew by 1.2 GB in 6 iterations)
+    assert [x.data_ptr() for x in a.sigma] == where
     monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 1 << 62)
     b.step(4)
     assert count["regret"] == 8

@@ -76,9 +76,10 @@ class DecisionSpace(Protocol):
         """[B, S]: each sequence's counterfactual value less its infoset's value under `sigma`."""
 
     def regret_step(self, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
-                    plus: bool, predictive: bool) -> torch.Tensor | None:
+                    plus: bool, predictive: bool, out: torch.Tensor | None = None) -> torch.Tensor | None:
         """The regret-matching family's next strategy [B, S] from values g against sigma, the
-        regrets [B, S] updated in place, in one fused walk; None where the space has none."""
+        regrets [B, S] updated in place, in one fused walk (into `out`, which may be sigma);
+        None where the space has none."""
 
     def softmax(self, u: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
         """[B, S]: the dilated-entropy regularised best response to utilities `u` (FTRL)."""

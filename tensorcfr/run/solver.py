@@ -194,7 +194,9 @@ class Solver:
 
     @property
     def sigma(self) -> list[torch.Tensor]:
-        """Current behavioural strategy per player, [B, S_p]."""
+        """Current behavioural strategy per player, [B, S_p]: the solver's own tensors, which
+        an iteration may update in place (as it does the average and the regrets); copy one
+        to keep it."""
         return self.state.sigma
 
     @property

@@ -554,12 +554,13 @@ class PublicTreeplex:
         return q[:, 1:]
 
     def regret_step(self, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
-                    plus: bool, predictive: bool) -> torch.Tensor | None:
+                    plus: bool, predictive: bool, out: torch.Tensor | None = None) -> torch.Tensor | None:
         """The next strategy [B, S] of the regret-matching family's update (regrets [B, S] updated
         in place from the values g [B, S], which it overwrites, against sigma [B, S]; `positive`,
-        `negative`: the discounts or None) in one compiled walk of the tree, or None where that
-        loop does not serve (`public_loop.serves`) and the rule's passes run."""
-        return public_loop.regret_step(self, g, sigma, regret, positive, negative, plus, predictive)
+        `negative`: the discounts or None) in one compiled walk of the tree, written into `out`
+        (sigma allowed; None: a new array), or None where that loop does not serve
+        (`public_loop.serves`) and the rule's passes run."""
+        return public_loop.regret_step(self, g, sigma, regret, positive, negative, plus, predictive, out=out)
 
     def averaged_plan(self, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None) -> torch.Tensor | None:
         """The realisation plan x [B, S] of sigma [B, S], with `average` [B, S] multiplied by

@@ -199,7 +199,7 @@ def serves(tp, *xs: torch.Tensor, least: int | None = None) -> bool:
         False
     """
     dtype, batch = xs[0].dtype, xs[0].shape[0]
-    if not native.enabled():
+    if not native.enabled() or torch.compiler.is_compiling():  # (a compiled iteration traces torch's passes)
         return False
     least = LOOP_ENTRIES if least is None else least
     if not (dtype in _SUFFIX and tp.types >= (MIN_TYPES if least else 1)
@@ -260,20 +260,22 @@ def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, a
 
 
 def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
-                plus: bool, predictive: bool, least: int | None = None) -> torch.Tensor | None:
+                plus: bool, predictive: bool, least: int | None = None,
+                out: torch.Tensor | None = None) -> torch.Tensor | None:
     """The next strategy [B, S] of the regret-matching family's update in one walk a member
     (`rules.CFRConfig.next_strategy`: regrets [B, S] updated in place by the values g [B, S],
     which it overwrites, against sigma [B, S]; `positive`/`negative`: the discounts, numbers
     or one a member [B, 1], None for none), or None where the loop does not serve (nothing
-    changed)."""
+    changed). `out` [B, S] (sigma itself allowed: an infoset's strategy is read before it is
+    written) receives it; None: a new array."""
     batch, discount = regret.shape[0], positive is not None
     pos, neg = (_members(positive, batch), _members(negative, batch)) if discount else ([1.0] * batch,) * 2
     uniform = tp.uniform(regret.dtype)
     if (pos is None or neg is None or uniform.device.type != "cpu" or not uniform.is_contiguous()
-            or not serves(tp, g, sigma, regret, least=least)):
+            or not serves(tp, g, sigma, regret, *(() if out is None else (out,)), least=least)):
         return None
     ix, threads = _index(tp), torch.get_num_threads()
-    out = torch.empty_like(regret)
+    out = torch.empty_like(regret) if out is None else out
     out[:, 0] = 1.0
     fn = getattr(_library(), f"regret_{_SUFFIX[regret.dtype]}")
     for b in range(batch):  # batch members, not nodes: a walk each

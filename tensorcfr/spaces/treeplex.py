@@ -211,7 +211,7 @@ class Treeplex:
         return softmax_bottom_up(self, u, temperature)[0]
 
     def regret_step(self, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
-                    plus: bool, predictive: bool) -> None:
+                    plus: bool, predictive: bool, out: torch.Tensor | None = None) -> None:
         """The regret-matching family's update in one fused walk of the treeplex, or None where
         the layout has none (here: always; `PublicTreeplex.regret_step` has one), and the
         rule's passes run (`rules.CFRConfig.next_strategy`)."""

@@ -6,6 +6,7 @@ for sequence-form FTRL) with three methods that see only what they need, never a
     state = rule.init_state(space, batch, dtype, device)   # its own typed state per player
     sigma = rule.initial_strategy(space, state)             # [B, S] before any iteration
     sigma = rule.next_strategy(space, state, g, sigma, sc)  # after counterfactual values g [B, S]
+                                                            # (g and the old sigma are its to overwrite)
 
 `space` is the player's decision space (a `treeplex.Treeplex`: `normalize`, `sequence_form`,
 `instantaneous_regret`, `softmax`, `entropy_weights`), `state` a dataclass per rule
@@ -313,7 +314,10 @@ class CFRConfig(Schedule):
         # g is this update's to overwrite: the instantaneous regrets take its memory, and each
         # temporary below is made in place where it can be (Dudo(6,2,2): 1.4 GB an array)
         if not self.regret_tolerance:  # one walk of the tree where the layout has one
-            nxt = space.regret_step(g, sigma, st.regrets, sc.positive, sc.negative, self.plus, self.predictive)
+            # into sigma's own memory: a new [B, S] array each update fragments a kept heap (a flop
+            # spot's solver grew to 9.5 GB in 6 iterations, against 8.3 GB written in place)
+            into = sigma if sigma.shape == st.regrets.shape and fused.disjoint(sigma, g, st.regrets) else None
+            nxt = space.regret_step(g, sigma, st.regrets, sc.positive, sc.negative, self.plus, self.predictive, out=into)
             if nxt is not None:
                 return nxt
         g_scale = g.abs().amax(1, keepdim=True) if self.regret_tolerance else None  # [B, 1]
