@@ -61,15 +61,20 @@ static void span(int64_t T, int64_t line, int nt, int id, int64_t* c0, int64_t* 
     if (*c1 > T) *c1 = T;
 }
 
-/* x [M, T] = the realisation plan of sigma [M, T] (rows: public sequences 1..M): row m is
-   x[parent[m]] * sigma[m], or sigma[m] where parent[m] < 0 (the empty sequence). Parents come
-   before their children, so one walk down the rows; x may be sigma. With avg (not NULL), each
-   entry also goes into the average as `_average` adds it: avg = avg d + x w (avg d: only with
-   discount). */
+/* x [1 + M T] = the realisation plan of sigma [1 + M T] (entry 0: the empty sequence, 1; then
+   rows of T: public sequences 1..M): row m is x[parent[m]] * sigma[m], or sigma[m] where
+   parent[m] < 0 (the empty sequence). Parents come before their children, so one walk down the
+   rows; x may be sigma. With avg (not NULL), each entry also goes into the average as `_average`
+   adds it: avg = avg d + x w (avg d: only with discount). */
 #define PLAN(NAME, T_)                                                                         \
-int NAME(T_* x, const T_* sigma, const int64_t* parent, int64_t M, int64_t T, T_* avg,          \
+int NAME(T_* x0, const T_* sigma0, const int64_t* parent, int64_t M, int64_t T, T_* avg0,       \
          double w_, int discount, double d_, int threads) {                                   \
     const T_ w = (T_)w_, d = (T_)d_;                                                          \
+    x0[0] = 1;                                                                                \
+    if (avg0) avg0[0] = (discount ? avg0[0] * d : avg0[0]) + x0[0] * w;                       \
+    T_* x = x0 + 1;                                                                           \
+    const T_* sigma = sigma0 + 1;                                                             \
+    T_* avg = avg0 ? avg0 + 1 : 0;                                                            \
     _Pragma("omp parallel num_threads(threads)")                                               \
     {                                                                                         \
         int64_t c0, c1;                                                                       \
@@ -104,13 +109,18 @@ int NAME(T_* x, const T_* sigma, const int64_t* parent, int64_t M, int64_t T, T_
               p = max(r + inst, 0) (predictive) or max(r, 0); out = p; total += p;
      per row: out = total > 0 ? out / total : uniform[row].
    As torch's passes do it: `PublicTreeplex.bottom_up` and `instantaneous_regret`, then
-   `fused.regret_step` and `PublicTreeplex.normalize`. */
+   `fused.regret_step` and `PublicTreeplex.normalize`. The arrays are a member's [1 + M T],
+   entry 0 the empty sequence's (out's: 1). */
 #define REGRET(NAME, T_)                                                                       \
-int NAME(T_* q, const T_* sigma, T_* regret, T_* out, const T_* uniform,                      \
+int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,                  \
          const int64_t* offsets, const int64_t* parents, const int64_t* levels, int64_t L,      \
          int64_t T, double pos_, double neg_, int plus, int discount, int predictive,            \
          int threads) {                                                                       \
     const T_ pos = (T_)pos_, neg = (T_)neg_;                                                  \
+    T_* q = q0 + 1;                                                                           \
+    const T_* sigma = sigma0 + 1;                                                             \
+    T_* regret = regret0 + 1;                                                                 \
+    T_* out = out0 + 1;                                                                       \
     int failed = 0;                                                                           \
     _Pragma("omp parallel num_threads(threads)")                                               \
     {                                                                                         \
@@ -163,6 +173,7 @@ int NAME(T_* q, const T_* sigma, T_* regret, T_* out, const T_* uniform,        
             free(v);                                                                          \
         }                                                                                     \
     }                                                                                         \
+    out0[0] = 1;                                                                              \
     return failed;                                                                            \
 }
 PLAN(plan_f32, float)
@@ -246,17 +257,19 @@ def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, a
         return False
     ix, threads = _index(tp), torch.get_num_threads()
     fn = getattr(_library(), f"plan_{_SUFFIX[sigma.dtype]}")
-    out[:, 0] = 1.0
+    rows = [_rows(t, batch) for t in (out, sigma, average)]  # each member's [S] (pointers, not slices: 2 us each)
     for b in range(batch):  # batch members, not nodes: a walk each
-        fn(out[b, 1:].data_ptr(), sigma[b, 1:].data_ptr(), ix["parent_row"].data_ptr(), tp.num_public_sequences,
-           tp.types, None if average is None else average[b, 1:].data_ptr(), w[b], int(discount is not None),
-           d[b], threads)
-    if average is not None:  # the empty sequence's column (a plan of 1) as torch adds it
-        a0 = average[:, :1]
-        if discount is not None:
-            a0.mul_(discount)
-        a0.add_(out[:, :1] * weight)
+        fn(rows[0][b], rows[1][b], ix["parent_row"].data_ptr(), tp.num_public_sequences, tp.types, rows[2][b],
+           w[b], int(discount is not None), d[b], threads)
     return True
+
+
+def _rows(t: torch.Tensor | None, batch: int) -> list[int | None]:
+    """The addresses of each member's row of a contiguous [B, S] (None for None)."""
+    if t is None:
+        return [None] * batch
+    p, step = t.data_ptr(), t.shape[1] * t.element_size()
+    return [p + b * step for b in range(batch)]
 
 
 def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
@@ -276,11 +289,11 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
         return None
     ix, threads = _index(tp), torch.get_num_threads()
     out = torch.empty_like(regret) if out is None else out
-    out[:, 0] = 1.0
     fn = getattr(_library(), f"regret_{_SUFFIX[regret.dtype]}")
+    rows = [_rows(t, batch) for t in (g, sigma, regret, out)]
     for b in range(batch):  # batch members, not nodes: a walk each
-        if fn(g[b, 1:].data_ptr(), sigma[b, 1:].data_ptr(), regret[b, 1:].data_ptr(), out[b, 1:].data_ptr(),
-              uniform.data_ptr(), ix["offsets"].data_ptr(), ix["parents"].data_ptr(), ix["levels"].data_ptr(),
-              len(ix["levels"]) - 1, tp.types, pos[b], neg[b], int(plus), int(discount), int(predictive), threads):
+        if fn(rows[0][b], rows[1][b], rows[2][b], rows[3][b], uniform.data_ptr(), ix["offsets"].data_ptr(),
+              ix["parents"].data_ptr(), ix["levels"].data_ptr(), len(ix["levels"]) - 1, tp.types, pos[b], neg[b],
+              int(plus), int(discount), int(predictive), threads):
             raise MemoryError("regret_step: no memory for a thread's rows")
     return out
