@@ -175,3 +175,24 @@ def test_a_batch_takes_the_loops_a_member_at_a_time(batch, monkeypatch):
     assert count["regret"] == 8
     for name, xs in _arrays(a).items():
         assert all(torch.equal(x, y) for x, y in zip(xs, _arrays(b)[name])), name
+
+
+class _Untouchable:
+    """A number that fails when read: a CUDA tensor read inside a CUDA graph's capture does."""
+
+    def __float__(self):
+        raise AssertionError("read a number where the walks do not serve")
+
+    def __bool__(self):
+        raise AssertionError("read a number where the walks do not serve")
+
+
+def test_where_the_walks_do_not_serve_they_read_no_number(compiled):
+    # on a GPU the iteration's numbers are tensors, and a CUDA graph's capture fails at the
+    # first read of one to the host: the walks decide first, and leave them unread
+    tp = compiled("leduc").treeplexes[0]  # 6 types: not served with the thresholds
+    x = torch.zeros(1, tp.num_sequences, dtype=torch.float64)
+    nothing = _Untouchable()
+    assert public_loop.regret_step(tp, x.clone(), x, x.clone(), nothing, nothing, False, False) is None
+    assert not public_loop.plan(tp, x, x.clone(), average=x.clone(), weight=nothing, discount=nothing)
+    assert tp.averaged_plan(x, x.clone(), nothing, nothing) is None

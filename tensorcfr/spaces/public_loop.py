@@ -251,9 +251,11 @@ def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, a
     first multiplied by `discount` where that is not None (`PublicTreeplex.averaged_plan`). True
     where the loop ran (a call a batch member), False where it does not serve (nothing written)."""
     batch = sigma.shape[0]
+    if not serves(tp, sigma, out, *(() if average is None else (average,)), least=least):
+        return False  # (before reading any number: on a GPU, inside a CUDA graph's capture, that would sync)
     w = _members(0.0 if weight is None else weight, batch)
     d = _members(1.0 if discount is None else discount, batch)
-    if w is None or d is None or not serves(tp, sigma, out, *(() if average is None else (average,)), least=least):
+    if w is None or d is None:
         return False
     ix, threads = _index(tp), torch.get_num_threads()
     fn = getattr(_library(), f"plan_{_SUFFIX[sigma.dtype]}")
@@ -282,10 +284,11 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
     changed). `out` [B, S] (sigma itself allowed: an infoset's strategy is read before it is
     written) receives it; None: a new array."""
     batch, discount = regret.shape[0], positive is not None
+    if not serves(tp, g, sigma, regret, *(() if out is None else (out,)), least=least):
+        return None  # (before reading any number: on a GPU, inside a CUDA graph's capture, that would sync)
     pos, neg = (_members(positive, batch), _members(negative, batch)) if discount else ([1.0] * batch,) * 2
     uniform = tp.uniform(regret.dtype)
-    if (pos is None or neg is None or uniform.device.type != "cpu" or not uniform.is_contiguous()
-            or not serves(tp, g, sigma, regret, *(() if out is None else (out,)), least=least)):
+    if pos is None or neg is None or uniform.device.type != "cpu" or not uniform.is_contiguous():
         return None
     ix, threads = _index(tp), torch.get_num_threads()
     out = torch.empty_like(regret) if out is None else out
