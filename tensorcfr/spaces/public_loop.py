@@ -34,7 +34,7 @@ import ctypes
 
 import torch
 
-from tensorcfr.spaces import native
+from tensorcfr.spaces import fused, native
 
 # from here the loops serve (M T entries, a player's arrays): Leduc's few hundred keep torch's
 # passes, which the tests hold the loops to; a full-range river spot's 66K take the loops
@@ -286,6 +286,8 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
     batch, discount = regret.shape[0], positive is not None
     if not serves(tp, g, sigma, regret, *(() if out is None else (out,)), least=least):
         return None  # (before reading any number: on a GPU, inside a CUDA graph's capture, that would sync)
+    if out is not None and not fused.disjoint(out, g, regret):
+        out = None  # (the strategy may take sigma's memory, never the values' or the regrets')
     pos, neg = (_members(positive, batch), _members(negative, batch)) if discount else ([1.0] * batch,) * 2
     uniform = tp.uniform(regret.dtype)
     if pos is None or neg is None or uniform.device.type != "cpu" or not uniform.is_contiguous():

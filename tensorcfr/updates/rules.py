@@ -316,7 +316,7 @@ class CFRConfig(Schedule):
         if not self.regret_tolerance:  # one walk of the tree where the layout has one
             # into sigma's own memory: a new [B, S] array each update fragments a kept heap (a flop
             # spot's solver grew to 9.5 GB in 6 iterations, against 8.3 GB written in place)
-            into = sigma if sigma.shape == st.regrets.shape and fused.disjoint(sigma, g, st.regrets) else None
+            into = sigma if sigma.shape == st.regrets.shape else None
             nxt = space.regret_step(g, sigma, st.regrets, sc.positive, sc.negative, self.plus, self.predictive, out=into)
             if nxt is not None:
                 return nxt
