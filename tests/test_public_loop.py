@@ -108,7 +108,10 @@ def test_a_full_range_river_spot_takes_the_loops_by_itself(monkeypatch):
     a = tensorcfr.Solver(cg, "dcfr", dtype=torch.float32, device="cpu")
     b = tensorcfr.Solver(cg, "dcfr", dtype=torch.float32, device="cpu")
     where = [x.data_ptr() for x in a.sigma]
+    kept = a.current_policy()  # a copy: the steps below leave it alone
+    first = [x.clone() for x in kept.sigma]
     a.step(4)
+    assert all(torch.equal(x, y) for x, y in zip(kept.sigma, first))
     assert count["regret"] == 8
     # each update wrote the strategy into the memory of the one it replaces: no new array an
     # update (which fragmented a kept heap: a flop spot's solver grew by 1.2 GB in 6 iterations)

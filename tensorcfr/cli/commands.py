@@ -170,7 +170,7 @@ def _save_policy(path: str, solver) -> str:
     `io.policies.write_policy`)."""
     from tensorcfr.io.policies import write_policy
 
-    return write_policy(path, {"average": solver.average_policy(), "current": solver.current_policy()},
+    return write_policy(path, {"average": solver.average_policy(), "current": solver.current_policy(copy=False)},
                         algorithm=solver.config.name, iteration=solver.iteration)
 
 

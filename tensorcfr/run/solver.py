@@ -302,9 +302,11 @@ class Solver:
         self.iteration = int(d["iteration"])
 
     # -- reading the result -----------------------------------------------------------------
-    def current_policy(self) -> Policy:
-        """The strategy the next iteration will play."""
-        return Policy(self.game, tuple(s.clone() if self.captured is not None else s for s in self.sigma))
+    def current_policy(self, copy: bool = True) -> Policy:
+        """The strategy the next iteration will play: a copy, which later iterations leave alone
+        (`copy=False`: the solver's own tensors, which an iteration may rewrite in place, for a
+        use before the next one)."""
+        return Policy(self.game, tuple(s.clone() if copy or self.captured is not None else s for s in self.sigma))
 
     def average_policy(self) -> Policy:
         """The average strategy (the one that converges to equilibrium)."""
@@ -318,7 +320,7 @@ class Solver:
             plans = [tp.sequence_form(s, out=s) for tp, s in zip(self.game.treeplexes, self.average_policy().sigma)]
             out = {"average": evaluate_plans(self.game, *plans, self.op)}
             del plans  # before the current strategy's plans are made
-            out["current"] = evaluate(self.game, self.current_policy(), self.op)
+            out["current"] = evaluate(self.game, self.current_policy(copy=False), self.op)
             return out
 
     def regret_summary(self) -> dict[str, torch.Tensor]:
@@ -350,12 +352,13 @@ class Solver:
     def strategies(self, keys, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
         """{key: {"average" | "current": {action: probability}}} at the infosets `keys` (each
         policy made once for all of them)."""
-        pols = {"average": self.average_policy(), "current": self.current_policy()}
+        pols = {"average": self.average_policy(), "current": self.current_policy(copy=False)}
         return {k: {w: p.infoset(k, member) for w, p in pols.items()} for k in keys}
 
     def policy_tables(self, member: int = 0) -> dict[str, dict[str, dict[str, float]]]:
         """{"average" | "current": {infoset key: {action: probability}}} of member `member`."""
-        return {"average": self.average_policy().to_dict(member), "current": self.current_policy().to_dict(member)}
+        return {"average": self.average_policy().to_dict(member),
+                "current": self.current_policy(copy=False).to_dict(member)}
 
     def infoset_players(self) -> dict[str, int]:
         """{infoset key: the player who moves there}."""
