@@ -8,14 +8,13 @@ import pytest
 import torch
 
 import tensorcfr
-from tensorcfr.spaces import native, public_loop
+from tensorcfr.spaces import public_loop
 
 CFR_FAMILY = [a for a, c in tensorcfr.PRESETS.items() if isinstance(c, tensorcfr.CFRConfig)]
 GAMES = ["leduc", "dudo(4,1,2)", "random_dealt(seed=1,types=4,depth=5,max_actions=3)",
          "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)",
          "rhode_island(raises=1, ranks='QKA', suits='sh')"]
-pytestmark = pytest.mark.skipif(native.library("public_loop_probe", "int probe(void) { return 0; }") is None,
-                                reason="no C compiler: torch's passes serve")
+pytestmark = pytest.mark.skipif(public_loop._library() is None, reason="no C compiler: torch's passes serve")
 
 
 @pytest.fixture(scope="module")

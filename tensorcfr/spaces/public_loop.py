@@ -41,8 +41,8 @@ from tensorcfr.spaces import fused, native
 LOOP_ENTRIES = 1 << 16
 # and with at least this many types a row (the columns the threads split, a cache line at a
 # time): with fewer, one thread holds the whole row, and torch's threaded passes are faster on a
-# large tree (Dudo(5,2,2)'s 15 types: 177 against 194 ms an iteration), while Rhode Island's 52
-# take the loops (1,034 against 944 ms; 2 cores, float32, in one process taking turns)
+# large tree (Dudo(5,2,2)'s 15 types: 173 against 186 ms an iteration), while Rhode Island's 52
+# take the loops (934 against 869 ms; 2 cores, float32, in one process taking turns)
 MIN_TYPES = 32
 
 _SOURCE = r"""
@@ -186,16 +186,12 @@ _SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
 _PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _PTR, ctypes.c_double, _INT, ctypes.c_double, _INT]
 _REGRET_ARGS = [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _I64, ctypes.c_double, ctypes.c_double,
                 _INT, _INT, _INT, _INT]
-_lib: ctypes.CDLL | None | bool = None  # None: not loaded yet; False: unavailable
+_FUNCTIONS = {f"{k}_{s}": args for k, args in (("plan", _PLAN_ARGS), ("regret", _REGRET_ARGS)) for s in _SUFFIX.values()}
 
 
 def _library() -> ctypes.CDLL | None:
-    global _lib
-    if _lib is None:
-        functions = {f"{k}_{s}": args for k, args in (("plan", _PLAN_ARGS), ("regret", _REGRET_ARGS))
-                     for s in _SUFFIX.values()}
-        _lib = native.library("public_loop", _SOURCE, functions) or False
-    return _lib or None
+    """The loops' library (`native.library` keeps it, or None where it cannot be had)."""
+    return native.library("public_loop", _SOURCE, _FUNCTIONS)
 
 
 def serves(tp, *xs: torch.Tensor, least: int | None = None) -> bool:
