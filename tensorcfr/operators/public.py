@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from tensorcfr.operators import card_loop
+from tensorcfr.operators import card_loop, dense_loop
 from tensorcfr.operators.card_loop import add_group_values
 from tensorcfr.operators.cards import card_values, factor_sets, fold_kernels, kernels, terminal_factors
 from tensorcfr.spaces.public import PublicTreeplex, add_rows, adds_in_order, pick_rows, put_rows
@@ -191,6 +191,9 @@ class PublicPayoffOperator:
                 rows = self._rows(x_other, src, other_rows)  # [B, N, T_o]
                 vals = card_values(sd, kernel, cls, rows, player, factors=factors, riders=riders)  # [B, N + riders, T_p]
                 self._add(flat, out, own_rows, vals, self.distinct[player])
+            return flat
+        flat = dense_loop.values(self, player, x_other)  # every class in one compiled loop, where it serves
+        if flat is not None:
             return flat
         b = max(x_other.shape[0], self.small_weights.shape[0])
         flat = x_other.new_zeros(b, sp.num_sequences)  # [B, S_p]
