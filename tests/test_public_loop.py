@@ -126,7 +126,7 @@ def test_the_plan_equals_torchs_in_place_too(compiled):
     tp = compiled("dudo(4,1,2)").treeplexes[1]
     g = torch.Generator().manual_seed(3)
     sigma = tp.normalize(torch.rand(1, tp.num_sequences, generator=g, dtype=torch.float64))
-    want = tp.sequence_form(sigma)  # Dudo's 6 types: torch's passes
+    want = tp.sequence_form(sigma)  # Dudo(4,1,2)'s 41K entries: torch's passes
     assert not public_loop.serves(tp, sigma)
     x = torch.empty_like(sigma)
     assert public_loop.plan(tp, sigma, x, least=0) and torch.equal(x, want)
@@ -192,9 +192,56 @@ class _Untouchable:
 def test_where_the_walks_do_not_serve_they_read_no_number(compiled):
     # on a GPU the iteration's numbers are tensors, and a CUDA graph's capture fails at the
     # first read of one to the host: the walks decide first, and leave them unread
-    tp = compiled("leduc").treeplexes[0]  # 6 types: not served with the thresholds
+    tp = compiled("leduc").treeplexes[0]  # a few hundred entries: not served with the thresholds
     x = torch.zeros(1, tp.num_sequences, dtype=torch.float64)
     nothing = _Untouchable()
     assert public_loop.regret_step(tp, x.clone(), x, x.clone(), nothing, nothing, False, False) is None
     assert not public_loop.plan(tp, x, x.clone(), average=x.clone(), weight=nothing, discount=nothing)
     assert tp.averaged_plan(x, x.clone(), nothing, nothing) is None
+
+
+@pytest.fixture
+def threads():
+    old = torch.get_num_threads()
+    yield
+    torch.set_num_threads(old)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("algo", ["dcfr", "pcfr+", "cfr+"])
+@pytest.mark.parametrize("game", ["dudo(4,1,2)", "dudo(4,2,1)", "liars_dice(faces=4)", "liars_dice(numdice=2,faces=2)",
+                                  "random_dealt(seed=1,types=4,depth=5,max_actions=3)"])
+def test_the_threads_splitting_rows_equal_splitting_columns_bit_for_bit(game, algo, n, compiled, monkeypatch, threads):
+    """Trees of few types (Dudo, Liar's Dice: a row fits a cache line) take the walks with each
+    level's rows split between the threads, a parent's infosets to one thread: every number is
+    the walk by columns' (held to torch's above), with 2 and 3 threads meeting at each level."""
+    cg = compiled(game)
+    assert all(public_loop._index(tp)["grouped"] for tp in cg.treeplexes)
+    monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 0)
+    count = _served(monkeypatch)
+    a = tensorcfr.Solver(cg, algo, dtype=torch.float64, device="cpu", threads=n)
+    b = tensorcfr.Solver(cg, algo, dtype=torch.float64, device="cpu", threads=n)
+    for t in range(1, 13):
+        monkeypatch.setattr(public_loop, "MIN_TYPES", 1 << 30)  # every tree by rows
+        assert public_loop.by_rows(cg.treeplexes[0], regret=True)
+        a.step()
+        monkeypatch.setattr(public_loop, "MIN_TYPES", 1)  # by columns
+        b.step()
+        for name, xs in _arrays(a).items():
+            for p, (x, y) in enumerate(zip(xs, _arrays(b)[name])):
+                assert torch.equal(x, y), f"iteration {t}, {name} of player {p}"
+    assert count["regret"] == 4 * 12
+
+
+def test_trees_whose_parents_interleave_keep_torchs_update(compiled, monkeypatch):
+    # Leduc's public tree (and Rhode Island's, and hold'em's: poker trees) lists some of a level's
+    # infosets of one parent apart: split by rows, two threads could add into one parent at once,
+    # so the regret walk declines (the plan serves); their full decks take the columns
+    tp = compiled("leduc").treeplexes[0]
+    monkeypatch.setattr(public_loop, "MIN_TYPES", 1 << 30)
+    assert not public_loop._index(tp)["grouped"]
+    assert public_loop.by_rows(tp, regret=True) is None and public_loop.by_rows(tp, regret=False)
+    x = torch.zeros(1, tp.num_sequences, dtype=torch.float64)
+    assert public_loop.regret_step(tp, x.clone(), x, x.clone(), None, None, True, False, least=0) is None
+    sigma = tp.normalize(torch.rand(1, tp.num_sequences, dtype=torch.float64))
+    assert public_loop.plan(tp, sigma, x, least=0) and torch.equal(x, tp.sequence_form(sigma))

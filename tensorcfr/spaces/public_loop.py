@@ -7,17 +7,23 @@ sequence values (the instantaneous regrets), updates the cumulative regrets and 
 positive part per infoset. torch's operations make each of those a pass over [M, T] arrays,
 with the temporaries between them: about fifteen passes over 22M entries a player on a full-range
 turn spot. The loop here makes one: an infoset's rows are read once, updated in the caches, and
-written once. The columns (the private types) are independent in all of it, so the threads
-(`torch.get_num_threads()`) split them, each a run of whole cache lines over the whole tree,
-and never wait for each other. Every operation is the torch path's, on the same operands and in
-the same order, so where `public.add_rows` adds rows in order (`public.adds_in_order`: rows of
-`public.WIDE_TYPES` types or more, or small levels) every number is the torch path's to the
-last bit (tested); where it sums by a sparse product, the product's order of summation is
-MKL's and the numbers differ in rounding only (tested to 1e-10 at float64).
+written once. The columns (the private types) are independent in all of it, so where a row
+holds `MIN_TYPES` types or more the threads (`torch.get_num_threads()`) split them, each a run
+of whole cache lines over the whole tree, and never wait for each other. Where it holds fewer
+(Dudo, Liar's Dice: a row of 15 fits one cache line, which would fall to one thread) they split
+each level's rows instead and meet after each level; the regret walk then gives each thread
+whole runs of a parent's infosets, so that a parent's values are added by one thread, in order
+(a tree whose levels list one parent's infosets apart, as poker's do, keeps torch's update
+there: `by_rows`). Both splits compute every number alike (tested bit for bit). Every operation
+is the torch path's, on the same operands and in the same order, so where `public.add_rows`
+adds rows in order (`public.adds_in_order`: rows of `public.WIDE_TYPES` types or more, or small
+levels) every number is the torch path's to the last bit (tested); where it sums by a sparse
+product, the product's order of summation is MKL's and the numbers differ in rounding only
+(tested to 1e-10 at float64).
 
 The loops serve float32 and float64 on the CPU, a walk a batch member, from `LOOP_ENTRIES`
-entries [M T] a member and `MIN_TYPES` types; elsewhere the callers' torch operations run.
-`TENSORCFR_FUSE=0` turns them off.
+entries [M T] a member; elsewhere the callers' torch operations run. `TENSORCFR_FUSE=0` turns
+them off.
 
 Example:
     >>> import torch, tensorcfr
@@ -39,10 +45,12 @@ from tensorcfr.spaces import fused, native
 # from here the loops serve (M T entries, a player's arrays): Leduc's few hundred keep torch's
 # passes, which the tests hold the loops to; a full-range river spot's 66K take the loops
 LOOP_ENTRIES = 1 << 16
-# and with at least this many types a row (the columns the threads split, a cache line at a
-# time): with fewer, one thread holds the whole row, and torch's threaded passes are faster on a
-# large tree (Dudo(5,2,2)'s 15 types: 173 against 186 ms an iteration), while Rhode Island's 52
-# take the loops (934 against 869 ms; 2 cores, float32, in one process taking turns)
+# rows of at least this many types are split between the threads by columns (a cache line at a
+# time), rows of fewer by rows, level by level: Dudo(5,2,2)'s 15 types, 2 cores, float32, an
+# iteration with the dense payoff loop (`operators.dense_loop`): 136 ms with torch's passes, 101
+# ms with the walks by rows (173 and 136 ms without that loop; one process, taking turns); by
+# columns one thread would hold each row (186 against 173 ms for torch's passes, before), while
+# Rhode Island's 52 take the columns (934 against 869 ms)
 MIN_TYPES = 32
 
 _SOURCE = r"""
@@ -65,10 +73,32 @@ static void span(int64_t T, int64_t line, int nt, int id, int64_t* c0, int64_t* 
    rows of T: public sequences 1..M): row m is x[parent[m]] * sigma[m], or sigma[m] where
    parent[m] < 0 (the empty sequence). Parents come before their children, so one walk down the
    rows; x may be sigma. With avg (not NULL), each entry also goes into the average as `_average`
-   adds it: avg = avg d + x w (avg d: only with discount). */
+   adds it: avg = avg d + x w (avg d: only with discount). The threads split the columns, or
+   (by_rows) each level's rows [row_levels[l], row_levels[l + 1]), meeting after each level. */
 #define PLAN(NAME, T_)                                                                         \
+static void NAME##_rows(T_* x, const T_* sigma, const int64_t* parent, int64_t m0, int64_t m1,  \
+                        int64_t T, int64_t c0, int64_t c1, T_* avg, T_ w, int discount, T_ d) { \
+    for (int64_t m = m0; m < m1; m++) {                                                        \
+        const T_* s = sigma + m * T;                                                          \
+        T_* o = x + m * T;                                                                    \
+        if (parent[m] < 0) {                                                                  \
+            for (int64_t c = c0; c < c1; c++) o[c] = s[c];                                    \
+        } else {                                                                              \
+            const T_* p = x + parent[m] * T;                                                  \
+            for (int64_t c = c0; c < c1; c++) o[c] = p[c] * s[c];                             \
+        }                                                                                     \
+        if (avg) {                                                                            \
+            T_* a = avg + m * T;                                                              \
+            if (discount)                                                                     \
+                for (int64_t c = c0; c < c1; c++) a[c] = a[c] * d + o[c] * w;                  \
+            else                                                                              \
+                for (int64_t c = c0; c < c1; c++) a[c] = a[c] + o[c] * w;                      \
+        }                                                                                     \
+    }                                                                                         \
+}                                                                                             \
 int NAME(T_* x0, const T_* sigma0, const int64_t* parent, int64_t M, int64_t T, T_* avg0,       \
-         double w_, int discount, double d_, int threads) {                                   \
+         double w_, int discount, double d_, const int64_t* row_levels, int64_t L, int by_rows,  \
+         int threads) {                                                                       \
     const T_ w = (T_)w_, d = (T_)d_;                                                          \
     x0[0] = 1;                                                                                \
     if (avg0) avg0[0] = (discount ? avg0[0] * d : avg0[0]) + x0[0] * w;                       \
@@ -77,24 +107,18 @@ int NAME(T_* x0, const T_* sigma0, const int64_t* parent, int64_t M, int64_t T, 
     T_* avg = avg0 ? avg0 + 1 : 0;                                                            \
     _Pragma("omp parallel num_threads(threads)")                                               \
     {                                                                                         \
-        int64_t c0, c1;                                                                       \
-        span(T, 64 / sizeof(T_), omp_get_num_threads(), omp_get_thread_num(), &c0, &c1);       \
-        for (int64_t m = 0; m < M; m++) {                                                      \
-            const T_* s = sigma + m * T;                                                      \
-            T_* o = x + m * T;                                                                \
-            if (parent[m] < 0) {                                                              \
-                for (int64_t c = c0; c < c1; c++) o[c] = s[c];                                \
-            } else {                                                                          \
-                const T_* p = x + parent[m] * T;                                              \
-                for (int64_t c = c0; c < c1; c++) o[c] = p[c] * s[c];                         \
+        int nt = omp_get_num_threads(), id = omp_get_thread_num();                            \
+        if (by_rows) {                                                                        \
+            for (int64_t l = 0; l < L; l++) {                                                 \
+                int64_t a = row_levels[l], n = row_levels[l + 1] - a;                          \
+                NAME##_rows(x, sigma, parent, a + n * id / nt, a + n * (id + 1) / nt, T, 0, T,  \
+                            avg, w, discount, d);                                             \
+                _Pragma("omp barrier")                                                         \
             }                                                                                 \
-            if (avg) {                                                                        \
-                T_* a = avg + m * T;                                                          \
-                if (discount)                                                                 \
-                    for (int64_t c = c0; c < c1; c++) a[c] = a[c] * d + o[c] * w;              \
-                else                                                                          \
-                    for (int64_t c = c0; c < c1; c++) a[c] = a[c] + o[c] * w;                  \
-            }                                                                                 \
+        } else {                                                                              \
+            int64_t c0, c1;                                                                   \
+            span(T, 64 / sizeof(T_), nt, id, &c0, &c1);                                       \
+            NAME##_rows(x, sigma, parent, 0, M, T, c0, c1, avg, w, discount, d);               \
         }                                                                                     \
     }                                                                                         \
     return 0;                                                                                 \
@@ -110,12 +134,60 @@ int NAME(T_* x0, const T_* sigma0, const int64_t* parent, int64_t M, int64_t T, 
      per row: out = total > 0 ? out / total : uniform[row].
    As torch's passes do it: `PublicTreeplex.bottom_up` and `instantaneous_regret`, then
    `fused.regret_step` and `PublicTreeplex.normalize`. The arrays are a member's [1 + M T],
-   entry 0 the empty sequence's (out's: 1). */
+   entry 0 the empty sequence's (out's: 1). The threads split the columns, or (by_rows) each
+   level's infosets, at changes of parent (the caller has checked that a level's infosets with
+   one parent are consecutive: a parent's children are then added by one thread, in order),
+   meeting after each level. */
 #define REGRET(NAME, T_)                                                                       \
+static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* out,             \
+                           const T_* uniform, const int64_t* offsets, const int64_t* parents,    \
+                           int64_t T, int64_t c0, int64_t w, T_* v, T_* total, T_ pos, T_ neg,   \
+                           int plus, int discount, int predictive) {                          \
+    int64_t a = offsets[u] - 1, b = offsets[u + 1] - 1;                                        \
+    for (int64_t c = 0; c < w; c++) v[c] = 0;                                                  \
+    for (int64_t m = a; m < b; m++) {                                                          \
+        const T_* s = sigma + m * T + c0;                                                     \
+        const T_* qm = q + m * T + c0;                                                        \
+        for (int64_t c = 0; c < w; c++) v[c] = v[c] + s[c] * qm[c];                            \
+    }                                                                                         \
+    if (parents[u] > 0) {                                                                     \
+        T_* p = q + (parents[u] - 1) * T + c0;                                                \
+        for (int64_t c = 0; c < w; c++) p[c] = p[c] + v[c];                                    \
+    }                                                                                         \
+    for (int64_t c = 0; c < w; c++) total[c] = 0;                                              \
+    for (int64_t m = a; m < b; m++) {                                                          \
+        const T_* qm = q + m * T + c0;                                                        \
+        T_* r = regret + m * T + c0;                                                          \
+        T_* o = out + m * T + c0;                                                             \
+        for (int64_t c = 0; c < w; c++) {                                                      \
+            T_ inst = qm[c] - v[c];                                                           \
+            T_ x = r[c] + inst;                                                               \
+            if (plus) x = x > 0 ? x : 0;                                                      \
+            if (discount) x = x > 0 ? x * pos : x * neg;                                      \
+            r[c] = x;                                                                         \
+            T_ y = predictive ? x + inst : x;                                                 \
+            y = y > 0 ? y : 0;                                                                \
+            o[c] = y;                                                                         \
+            total[c] = total[c] + y;                                                          \
+        }                                                                                     \
+    }                                                                                         \
+    for (int64_t m = a; m < b; m++) {                                                          \
+        T_* o = out + m * T + c0;                                                             \
+        T_ un = uniform[m];                                                                   \
+        for (int64_t c = 0; c < w; c++)                                                        \
+            o[c] = total[c] > 0 ? o[c] / total[c] : un;                                       \
+    }                                                                                         \
+}                                                                                             \
+/* thread id's share [u0, u1) of the level's infosets [lo, hi), its ends moved past changes of  \
+   parent so that one parent's infosets fall to one thread */                                  \
+static int64_t NAME##_cut(const int64_t* parents, int64_t lo, int64_t hi, int64_t u) {         \
+    while (u > lo && u < hi && parents[u] == parents[u - 1]) u++;                              \
+    return u;                                                                                 \
+}                                                                                             \
 int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,                  \
          const int64_t* offsets, const int64_t* parents, const int64_t* levels, int64_t L,      \
          int64_t T, double pos_, double neg_, int plus, int discount, int predictive,            \
-         int threads) {                                                                       \
+         int by_rows, int threads) {                                                          \
     const T_ pos = (T_)pos_, neg = (T_)neg_;                                                  \
     T_* q = q0 + 1;                                                                           \
     const T_* sigma = sigma0 + 1;                                                             \
@@ -124,54 +196,33 @@ int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,    
     int failed = 0;                                                                           \
     _Pragma("omp parallel num_threads(threads)")                                               \
     {                                                                                         \
-        int64_t c0, c1;                                                                       \
-        span(T, 64 / sizeof(T_), omp_get_num_threads(), omp_get_thread_num(), &c0, &c1);       \
+        int nt = omp_get_num_threads(), id = omp_get_thread_num();                            \
+        int64_t c0 = 0, c1 = T;                                                               \
+        if (!by_rows) span(T, 64 / sizeof(T_), nt, id, &c0, &c1);                             \
         int64_t w = c1 - c0;                                                                  \
         T_* v = (T_*)malloc(sizeof(T_) * (size_t)(2 * w + 1));                                 \
         if (!v) {                                                                             \
             _Pragma("omp atomic write")                                                        \
             failed = 1;                                                                       \
-        } else {                                                                              \
-            T_* total = v + w;                                                                \
-            for (int64_t l = L - 1; l >= 0; l--)                                               \
-                for (int64_t u = levels[l]; u < levels[l + 1]; u++) {                          \
-                    int64_t a = offsets[u] - 1, b = offsets[u + 1] - 1;                        \
-                    for (int64_t c = 0; c < w; c++) v[c] = 0;                                  \
-                    for (int64_t m = a; m < b; m++) {                                          \
-                        const T_* s = sigma + m * T + c0;                                     \
-                        const T_* qm = q + m * T + c0;                                        \
-                        for (int64_t c = 0; c < w; c++) v[c] = v[c] + s[c] * qm[c];            \
-                    }                                                                         \
-                    if (parents[u] > 0) {                                                     \
-                        T_* p = q + (parents[u] - 1) * T + c0;                                \
-                        for (int64_t c = 0; c < w; c++) p[c] = p[c] + v[c];                    \
-                    }                                                                         \
-                    for (int64_t c = 0; c < w; c++) total[c] = 0;                              \
-                    for (int64_t m = a; m < b; m++) {                                          \
-                        const T_* qm = q + m * T + c0;                                        \
-                        T_* r = regret + m * T + c0;                                          \
-                        T_* o = out + m * T + c0;                                             \
-                        for (int64_t c = 0; c < w; c++) {                                      \
-                            T_ inst = qm[c] - v[c];                                           \
-                            T_ x = r[c] + inst;                                               \
-                            if (plus) x = x > 0 ? x : 0;                                      \
-                            if (discount) x = x > 0 ? x * pos : x * neg;                      \
-                            r[c] = x;                                                         \
-                            T_ y = predictive ? x + inst : x;                                 \
-                            y = y > 0 ? y : 0;                                                \
-                            o[c] = y;                                                         \
-                            total[c] = total[c] + y;                                          \
-                        }                                                                     \
-                    }                                                                         \
-                    for (int64_t m = a; m < b; m++) {                                          \
-                        T_* o = out + m * T + c0;                                             \
-                        T_ un = uniform[m];                                                   \
-                        for (int64_t c = 0; c < w; c++)                                        \
-                            o[c] = total[c] > 0 ? o[c] / total[c] : un;                       \
-                    }                                                                         \
-                }                                                                             \
-            free(v);                                                                          \
         }                                                                                     \
+        _Pragma("omp barrier")  /* (every thread sees a failure before the first level) */     \
+        if (!failed) {                                                                        \
+            T_* total = v + w;                                                                \
+            for (int64_t l = L - 1; l >= 0; l--) {                                            \
+                int64_t lo = levels[l], hi = levels[l + 1], u0 = lo, u1 = hi;                  \
+                if (by_rows) {                                                                \
+                    u0 = NAME##_cut(parents, lo, hi, lo + (hi - lo) * id / nt);                \
+                    u1 = NAME##_cut(parents, lo, hi, lo + (hi - lo) * (id + 1) / nt);          \
+                }                                                                             \
+                for (int64_t u = u0; u < u1; u++)                                              \
+                    NAME##_infoset(u, q, sigma, regret, out, uniform, offsets, parents, T, c0,  \
+                                   w, v, total, pos, neg, plus, discount, predictive);         \
+                if (by_rows) {                                                                \
+                    _Pragma("omp barrier")  /* the parents' values whole before the next level */ \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        free(v);                                                                              \
     }                                                                                         \
     out0[0] = 1;                                                                              \
     return failed;                                                                            \
@@ -183,9 +234,9 @@ REGRET(regret_f64, double)
 """
 _I64, _PTR, _INT = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
 _SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
-_PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _PTR, ctypes.c_double, _INT, ctypes.c_double, _INT]
+_PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _PTR, ctypes.c_double, _INT, ctypes.c_double, _PTR, _I64, _INT, _INT]
 _REGRET_ARGS = [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _I64, ctypes.c_double, ctypes.c_double,
-                _INT, _INT, _INT, _INT]
+                _INT, _INT, _INT, _INT, _INT]
 _FUNCTIONS = {f"{k}_{s}": args for k, args in (("plan", _PLAN_ARGS), ("regret", _REGRET_ARGS)) for s in _SUFFIX.values()}
 
 
@@ -197,20 +248,19 @@ def _library() -> ctypes.CDLL | None:
 def serves(tp, *xs: torch.Tensor, least: int | None = None) -> bool:
     """Whether the loops take arrays xs [B, S] of the treeplex tp: one batch size, float32 or
     float64 alike, contiguous, on the CPU, at least `least` entries a member (`LOOP_ENTRIES`
-    unless given) and `MIN_TYPES` types, and the library at hand.
+    unless given), and the library at hand (the regret walk asks `by_rows` too).
 
     Example:
         >>> import tensorcfr
         >>> tp = tensorcfr.compile("kuhn", form="public").treeplexes[0]
-        >>> serves(tp, torch.zeros(1, tp.num_sequences))  # 3 types: torch's passes
+        >>> serves(tp, torch.zeros(1, tp.num_sequences))  # 4 public sequences x 3 types: torch's passes
         False
     """
     dtype, batch = xs[0].dtype, xs[0].shape[0]
     if not native.enabled() or torch.compiler.is_compiling():  # (a compiled iteration traces torch's passes)
         return False
     least = LOOP_ENTRIES if least is None else least
-    if not (dtype in _SUFFIX and tp.types >= (MIN_TYPES if least else 1)
-            and tp.num_public_sequences * tp.types >= least):
+    if not (dtype in _SUFFIX and tp.num_public_sequences * tp.types >= least):
         return False
     if not all(x.dtype == dtype and x.device.type == "cpu" and x.dim() == 2 and x.shape[0] == batch
                and x.is_contiguous() for x in xs):
@@ -219,15 +269,39 @@ def serves(tp, *xs: torch.Tensor, least: int | None = None) -> bool:
 
 
 def _index(tp) -> dict:
-    """tp's index tensors as the loops read them (int64, contiguous, on the CPU), made once."""
+    """tp's index tensors as the loops read them (int64, contiguous, on the CPU), made once:
+    offsets, parents and levels of the infosets, each row's parent row, each level's first row
+    (`row_levels` [L + 1]), and whether each level's infosets with one parent are consecutive
+    (`grouped`: the regret walk may then split a level's infosets between threads)."""
     got = tp.__dict__.get("_loop_index")
     if got is None:
         cpu = lambda t: t.to("cpu", torch.int64).contiguous()  # noqa: E731
         parent_row = (tp.infoset_parent_pub[tp.slot_pub] - 1)  # [M] the parent sequence's row, -1: empty
-        got = dict(offsets=cpu(tp.infoset_offsets_pub), parents=cpu(tp.infoset_parent_pub),
-                   levels=cpu(tp.level_offsets_pub), parent_row=cpu(parent_row))
+        offsets, parents, levels = cpu(tp.infoset_offsets_pub), cpu(tp.infoset_parent_pub), cpu(tp.level_offsets_pub)
+        # a run of one parent starts at each change of (level, parent): as many runs as pairs where grouped
+        level = torch.repeat_interleave(torch.arange(len(levels) - 1), levels.diff())  # [U]
+        key = level * (int(parents.max()) + 1 if len(parents) else 1) + parents
+        runs = int((key[1:] != key[:-1]).sum()) + 1 if len(key) else 0
+        got = dict(offsets=offsets, parents=parents, levels=levels, parent_row=cpu(parent_row),
+                   row_levels=(offsets[levels] - 1).contiguous(), grouped=runs == len(torch.unique(key)))
         object.__setattr__(tp, "_loop_index", got)
     return got
+
+
+def by_rows(tp, regret: bool) -> bool | None:
+    """How the threads share a walk of tp: False, the columns (`MIN_TYPES` types or more); True,
+    each level's rows (fewer types: one cache line holds a row, so the columns would fall to one
+    thread); None where neither may (the regret walk by rows needs each parent's infosets of a
+    level consecutive, `_index`'s `grouped`, which every Dudo and Liar's Dice tree has).
+
+    Example:
+        >>> import tensorcfr
+        >>> by_rows(tensorcfr.compile("dudo(4,1,2)", form="public").treeplexes[1], regret=True)
+        True
+    """
+    if tp.types >= MIN_TYPES:
+        return False
+    return True if not regret or _index(tp)["grouped"] else None
 
 
 def _members(x, batch: int) -> list[float] | None:
@@ -253,12 +327,12 @@ def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, a
     d = _members(1.0 if discount is None else discount, batch)
     if w is None or d is None:
         return False
-    ix, threads = _index(tp), torch.get_num_threads()
+    ix, threads, split = _index(tp), torch.get_num_threads(), int(by_rows(tp, regret=False))
     fn = getattr(_library(), f"plan_{_SUFFIX[sigma.dtype]}")
     rows = [_rows(t, batch) for t in (out, sigma, average)]  # each member's [S] (pointers, not slices: 2 us each)
     for b in range(batch):  # batch members, not nodes: a walk each
         fn(rows[0][b], rows[1][b], ix["parent_row"].data_ptr(), tp.num_public_sequences, tp.types, rows[2][b],
-           w[b], int(discount is not None), d[b], threads)
+           w[b], int(discount is not None), d[b], ix["row_levels"].data_ptr(), len(ix["levels"]) - 1, split, threads)
     return True
 
 
@@ -288,6 +362,9 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
     uniform = tp.uniform(regret.dtype)
     if pos is None or neg is None or uniform.device.type != "cpu" or not uniform.is_contiguous():
         return None
+    split = by_rows(tp, regret=True)
+    if split is None:
+        return None
     ix, threads = _index(tp), torch.get_num_threads()
     out = torch.empty_like(regret) if out is None else out
     fn = getattr(_library(), f"regret_{_SUFFIX[regret.dtype]}")
@@ -295,6 +372,6 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
     for b in range(batch):  # batch members, not nodes: a walk each
         if fn(rows[0][b], rows[1][b], rows[2][b], rows[3][b], uniform.data_ptr(), ix["offsets"].data_ptr(),
               ix["parents"].data_ptr(), ix["levels"].data_ptr(), len(ix["levels"]) - 1, tp.types, pos[b], neg[b],
-              int(plus), int(discount), int(predictive), threads):
+              int(plus), int(discount), int(predictive), int(split), threads):
             raise MemoryError("regret_step: no memory for a thread's rows")
     return out
