@@ -11,10 +11,14 @@ both players: every one of the 169 hand
 classes with a weight drawn uniformly from (0.05, 1] (seeded), so that all spots deal the same
 1,081 hands, each with its own probability. The batch is compiled once (`tensorcfr.compile`
 of the list of specs) and solved by one `Solver`; each spot is then compiled and solved alone
-with the same settings. Reported: compile and solving seconds of both, the process's peak
-memory after the batch, and each spot's exploitability in percent of its pot, which must be
-the same in the batch and alone. With --boards each spot gets a random board of its own (seeded):
-the batch then deals the union of the spots' hands and each member sorts them by its own board.
+with the same settings. The solves take turns, `--repeats` times (a fresh solver each, the
+batch and then every spot), and the medians are reported: on a 2-core machine a process's
+speed swings from one minute to the next (one batch took 0.44 and 0.56 s in two runs minutes
+apart), which one solve of each would read as a difference between them. Reported: compile and
+solving seconds of both, the process's peak memory after the batch's first solve, and each
+spot's exploitability in percent of its pot, which must be the same in the batch and alone.
+With --boards each spot gets a random board of its own (seeded): the batch then deals the union
+of the spots' hands and each member sorts them by its own board.
 """
 
 from __future__ import annotations
@@ -91,6 +95,8 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cpu", help="cpu or cuda")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     ap.add_argument("--batch-only", action="store_true", help="time the batch alone, not the spots one by one")
+    ap.add_argument("--repeats", type=int, default=5,
+                    help="solves of the batch and of the spots, taking turns (medians reported)")
     ap.add_argument("--no-readme", action="store_true")
     a = ap.parse_args(argv)
     torch.set_num_threads(a.threads)
@@ -110,16 +116,28 @@ def main(argv=None) -> int:
           + f"; exploitability {min(pct):.3f}% to {max(pct):.3f}% of the pot", flush=True)
     if a.batch_only:
         return 0
-    compile_solo, solo_s, solo_x = 0.0, 0.0, []
-    for spec in specs:
+    compile_solo, solos = 0.0, []
+    for spec in specs:  # compiled once, kept for the repeats
         t0 = time.perf_counter()
-        one = tensorcfr.compile(spec, form="public")
+        solos.append(tensorcfr.compile(spec, form="public"))
         compile_solo += time.perf_counter() - t0
-        s, x = run(one, a.algo, a.iterations, dtype, a.threads, a.device)
-        solo_s += s
-        solo_x += x
-        del one
-    print(f"one by one: compile {compile_solo:.1f} s, iterations {solo_s:.2f} s", flush=True)
+    batch_times, solo_times = [batch_s], []
+    for r in range(max(1, a.repeats)):  # taking turns: the batch, then the spots one after the other
+        if r:
+            batch_times.append(run(cg, a.algo, a.iterations, dtype, a.threads, a.device)[0])
+        solo_s, solo_x = 0.0, []
+        for one in solos:
+            s, x = run(one, a.algo, a.iterations, dtype, a.threads, a.device)
+            solo_s += s
+            solo_x += x
+        solo_times.append(solo_s)
+        print(f"round {r + 1}: batch {batch_times[-1]:.2f} s, one by one {solo_s:.2f} s", flush=True)
+    batch_s, solo_s = float(np.median(batch_times)), float(np.median(solo_times))
+    # each round's batch over its spots: two solves minutes apart, which the machine's swings
+    # of speed touch less than they touch the medians of each apart
+    ratios = [b / s for b, s in zip(batch_times, solo_times)]
+    print(f"one by one: compile {compile_solo:.1f} s, iterations {solo_s:.2f} s (median of {len(solo_times)})",
+          flush=True)
     pct_solo = [100 * x / p for x, p in zip(solo_x, pots)]
     worst = max(abs(x - y) for x, y in zip(pct, pct_solo))
     sizes = cg.sizes()
@@ -128,6 +146,7 @@ def main(argv=None) -> int:
             "gpu_peak_mb": gpu_peak, "command": command("holdem_batch.py", argv),
             "spots": a.spots, "iterations": a.iterations, "algorithm": a.algo, "compile_batch_s": compile_batch,
             "solve_batch_s": batch_s, "compile_solo_s": compile_solo, "solve_solo_s": solo_s, "peak_mb": peak,
+            "solve_batch_runs_s": batch_times, "solve_solo_runs_s": solo_times, "ratio_runs": ratios,
             "percent_pot": pct, "percent_pot_solo": pct_solo, "hands": sizes["types"], "classes": sizes["payoff_classes"],
             "boards": [games.make(s).name.split("'")[1] for s in specs] if a.boards else [a.board]}
     body = "\n".join([
@@ -138,10 +157,14 @@ def main(argv=None) -> int:
            f"on {a.board} ({sizes['types'][0]:,} x {sizes['types'][1]:,} hands")
         + f", {sizes['payoff_classes']} payoff classes each), pots 10 to 20 with stacks 10 pots deep, random ranges "
         f"over every hand; "
-        f"{a.iterations} {a.algo} iterations each.", "",
+        f"{a.iterations} {a.algo} iterations each; solves medians of {len(solo_times)}, the batch and the spots "
+        f"taking turns.", "",
         "| | compile | solve | seconds a spot (solve) |", "|---|---:|---:|---:|",
         f"| one batch | {compile_batch:.1f} s | {batch_s:.2f} s | {batch_s / a.spots:.3f} |",
         f"| one spot after another | {compile_solo:.1f} s | {solo_s:.2f} s | {solo_s / a.spots:.3f} |", "",
+        f"Round by round the batch took {min(ratios):.2f} to {max(ratios):.2f} times the spots' time one by one "
+        f"(median {float(np.median(ratios)):.2f}; rounds: " + ", ".join(f"{b:.2f} against {s:.2f} s" for b, s in
+                                                                        zip(batch_times, solo_times)) + ").", "",
         f"Exploitability after the run: {min(pct):.3f}% to {max(pct):.3f}% of the pot, "
         + ("the same in the batch as alone (to the last bit)" if worst == 0 else
            f"within {worst:.1e} points of the pot of each spot alone (their sums round otherwise, and the "

@@ -393,11 +393,15 @@ def test_holdem_batch_equals_the_spots_alone_on_a_small_deck(tmp_path):
     import holdem_batch
 
     holdem_batch.main(["--spots", "3", "--iterations", "20", "--board", "AsKhQsJh9s", "--ranks", "AKQJT9",
-                       "--suits", "shd", "--dtype", "float64", "--threads", "1", "--no-readme", "--out", str(tmp_path)])
+                       "--suits", "shd", "--dtype", "float64", "--threads", "1", "--repeats", "3", "--no-readme",
+                       "--out", str(tmp_path)])
     out = json.load(open(tmp_path / "holdem-batch.json"))
     assert out["hands"] == [78, 78] and len(out["percent_pot"]) == 3
     assert all(abs(x - y) <= 1e-9 for x, y in zip(out["percent_pot"], out["percent_pot_solo"]))
     assert len(set(out["percent_pot"])) == 3  # ranges and pots of their own: three different spots
+    # the batch and the spots took turns (--repeats 3), the medians reported
+    assert len(out["solve_batch_runs_s"]) == len(out["solve_solo_runs_s"]) == 3
+    assert out["solve_solo_s"] == sorted(out["solve_solo_runs_s"])[1]
 
 
 @pytest.mark.skipif(not _has("pyspiel"), reason="needs OpenSpiel")

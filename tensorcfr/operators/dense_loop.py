@@ -157,9 +157,10 @@ def values(op, player: int, x_other: torch.Tensor, least: int | None = None) -> 
     dtype = x_other.dtype
     least = LOOP_ENTRIES if least is None else least
     if (not native.enabled() or torch.compiler.is_compiling() or dtype not in _SUFFIX
+            or op.cards is not None or op.ranked is not None
             or x_other.device.type != "cpu" or x_other.dim() != 2 or not x_other.is_contiguous()
-            or sp.num_public_sequences * sp.types < least):
-        return None
+            or x_other.shape[1] != so.num_sequences or sp.num_public_sequences * sp.types < least):
+        return None  # (the loop reads the plan raw: its shape is checked, not trusted)
     plan = _plan(op, player, dtype)
     if plan is None or _library() is None:
         return None
@@ -174,7 +175,7 @@ def values(op, player: int, x_other: torch.Tensor, least: int | None = None) -> 
         w = mats[b if mats.shape[0] > 1 else 0]
         if fn(flat[b].data_ptr(), x.data_ptr(), so.types, w.data_ptr(), sp.types, w.shape[-1], own.data_ptr(),
               other.data_ptr(), mat.data_ptr(), len(own), sp.num_public_sequences, int(player == 1), threads):
-            raise MemoryError("dense_loop: no memory for a thread's row of the empty sequence")
+            raise MemoryError("dense_loop: no memory for a thread's buffer")
     return flat
 
 
