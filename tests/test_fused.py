@@ -94,6 +94,12 @@ def test_disjoint():
 
 
 def _run(game, algo, form, monkeypatch, fuse, dtype="float64", iterations=8, capture="none"):
+    # the compiled walks (`public_loop`, CPU) take the plan and the update wherever they serve;
+    # the fused kernels serve the GPU and the CPU without them: these tests hold the kernels
+    from tensorcfr.spaces import public_loop, treeplex
+
+    monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 1 << 62)
+    monkeypatch.setattr(treeplex, "WALK_SEQUENCES", 1 << 62)
     monkeypatch.setenv("TENSORCFR_FUSE", "1" if fuse else "0")
     s = tensorcfr.Solver(game, algo, device="cpu", dtype=dtype, form=form, capture=capture)
     s.step(iterations)

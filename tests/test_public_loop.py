@@ -70,8 +70,9 @@ def _arrays(s):
 @pytest.mark.parametrize("algo", CFR_FAMILY)
 @pytest.mark.parametrize("game", GAMES)
 def test_runs_with_the_loops_equal_torchs_passes_bit_for_bit(game, algo, dtype, compiled, monkeypatch):
+    cg = compiled(game)  # (before counting: Dudo's compile solves its continuation values with the walks)
     count = _served(monkeypatch)
-    for t, a, b in _pair(monkeypatch, compiled(game), algo, dtype, 12):
+    for t, a, b in _pair(monkeypatch, cg, algo, dtype, 12):
         for name, xs in _arrays(a).items():
             for p, (x, y) in enumerate(zip(xs, _arrays(b)[name])):
                 assert torch.equal(x, y), f"iteration {t}, {name} of player {p}: {float((x - y).abs().max()):.3g}"
@@ -223,7 +224,7 @@ def test_the_threads_splitting_rows_equal_splitting_columns_bit_for_bit(game, al
     b = tensorcfr.Solver(cg, algo, dtype=torch.float64, device="cpu", threads=n)
     for t in range(1, 13):
         monkeypatch.setattr(public_loop, "MIN_TYPES", 1 << 30)  # every tree by rows
-        assert public_loop.by_rows(cg.treeplexes[0], regret=True)
+        assert public_loop.split(cg.treeplexes[0], regret=True) == (True, n)
         a.step()
         monkeypatch.setattr(public_loop, "MIN_TYPES", 1)  # by columns
         b.step()
@@ -233,15 +234,75 @@ def test_the_threads_splitting_rows_equal_splitting_columns_bit_for_bit(game, al
     assert count["regret"] == 4 * 12
 
 
-def test_trees_whose_parents_interleave_keep_torchs_update(compiled, monkeypatch):
+def test_trees_whose_parents_interleave_take_the_regret_walk_on_one_thread(compiled, monkeypatch, threads):
     # Leduc's public tree (and Rhode Island's, and hold'em's: poker trees) lists some of a level's
     # infosets of one parent apart: split by rows, two threads could add into one parent at once,
-    # so the regret walk declines (the plan serves); their full decks take the columns
-    tp = compiled("leduc").treeplexes[0]
+    # so the regret walk runs on one thread (the plan on all); their full decks take the columns
+    cg = compiled("leduc")
+    tp = cg.treeplexes[0]
     monkeypatch.setattr(public_loop, "MIN_TYPES", 1 << 30)
+    monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 0)
+    count = _served(monkeypatch)
+    a = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, device="cpu", threads=2)
     assert not public_loop._index(tp)["grouped"]
-    assert public_loop.by_rows(tp, regret=True) is None and public_loop.by_rows(tp, regret=False)
-    x = torch.zeros(1, tp.num_sequences, dtype=torch.float64)
-    assert public_loop.regret_step(tp, x.clone(), x, x.clone(), None, None, True, False, least=0) is None
-    sigma = tp.normalize(torch.rand(1, tp.num_sequences, dtype=torch.float64))
-    assert public_loop.plan(tp, sigma, x, least=0) and torch.equal(x, tp.sequence_form(sigma))
+    assert public_loop.split(tp, regret=True) == (True, 1) and public_loop.split(tp, regret=False) == (True, 2)
+    b = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, device="cpu", threads=2)
+    for t in range(1, 13):
+        a.step()
+        monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 1 << 62)
+        b.step()
+        monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 0)
+        for name, xs in _arrays(a).items():
+            for p, (x, y) in enumerate(zip(xs, _arrays(b)[name])):
+                assert torch.equal(x, y), f"iteration {t}, {name} of player {p}"
+    assert count["regret"] == 2 * 12
+
+
+GENERIC = ["kuhn", "leduc", "liars_dice(faces=4)", "dudo(4,1,2)", "goofspiel(4)",
+           "random_dealt(seed=1,types=4,depth=5,max_actions=3)"]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("game", GENERIC)
+def test_the_generic_treeplex_takes_the_walks_bit_for_bit(game, dtype, n, monkeypatch, threads):
+    """The generic form's treeplex walks as rows of one type (`Treeplex.walk_layout`), from its
+    smallest games up (`treeplex.WALK_SEQUENCES`): every rule of the regret-matching family,
+    12 iterations, each number equal to torch's passes' (the level loops and the fused kernels),
+    with one thread and with 2 and 3 splitting each level's rows (where a level lists one
+    parent's infosets apart, as Leduc's does, the regret walk takes one thread)."""
+    from tensorcfr.spaces import treeplex
+
+    cg = tensorcfr.compile(game, form="generic")
+    for algo in CFR_FAMILY:
+        count = _served(monkeypatch)
+        a = tensorcfr.Solver(cg, algo, dtype=dtype, device="cpu", threads=n)
+        b = tensorcfr.Solver(cg, algo, dtype=dtype, device="cpu", threads=n)
+        for t in range(1, 13):
+            monkeypatch.setattr(treeplex, "WALK_SEQUENCES", 0)
+            a.step()
+            monkeypatch.setattr(treeplex, "WALK_SEQUENCES", 1 << 62)
+            b.step()
+            for name, xs in _arrays(a).items():
+                for p, (x, y) in enumerate(zip(xs, _arrays(b)[name])):
+                    assert torch.equal(x, y), f"{algo}, iteration {t}, {name} of player {p}"
+        assert count["regret"] == 2 * 12, algo
+        monkeypatch.undo()
+
+
+def test_the_generic_plan_is_the_level_loops(threads):
+    from tensorcfr.spaces import treeplex
+
+    tp = tensorcfr.compile("dudo(4,1,2)", form="generic").treeplexes[1]
+    g = torch.Generator().manual_seed(5)
+    sigma = tp.normalize(torch.rand(3, tp.num_sequences, generator=g, dtype=torch.float64))  # a batch of 3
+    for n in (1, 2):
+        torch.set_num_threads(n)
+        x = torch.empty_like(sigma)
+        assert public_loop.plan(tp, sigma, x, least=0)
+        old, treeplex.WALK_SEQUENCES = treeplex.WALK_SEQUENCES, 1 << 62
+        try:
+            want = treeplex.sequence_form(tp, sigma)
+        finally:
+            treeplex.WALK_SEQUENCES = old
+        assert torch.equal(x, want)

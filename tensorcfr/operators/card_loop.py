@@ -209,7 +209,8 @@ def _runs(kernel, device) -> bool:
     """A prefix-sum kernel on a device where the torch path works transposed
     (`cards.TRANSPOSED_DEVICES`), one member's, or a batch's on boards of their own (the loop
     takes a member's tables a call)."""
-    return isinstance(kernel, CardKernel) and torch.device(device).type in TRANSPOSED_DEVICES
+    return (isinstance(kernel, CardKernel) and torch.device(device).type in TRANSPOSED_DEVICES
+            and not native.traced())  # (a tracer would record the iteration without the loop)
 
 
 def _flat(x: torch.Tensor, n: int, dtype: torch.dtype) -> torch.Tensor | None:

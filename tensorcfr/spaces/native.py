@@ -46,6 +46,22 @@ def enabled() -> bool:
     return os.environ.get("TENSORCFR_FUSE", "1") != "0"
 
 
+def traced() -> bool:
+    """Whether the running code is being traced or recorded: inside `torch.compile`, or under a
+    torch dispatch mode (`make_fx`, which emulates a CUDA graph's recording in the tests; fake
+    tensors). A C loop is opaque to a tracer, which would record the iteration without it, so
+    the loops step aside and torch's operations, which it sees, run.
+
+    Example:
+        >>> traced()
+        False
+    """
+    import torch
+    from torch.utils._python_dispatch import is_in_torch_dispatch_mode
+
+    return torch.compiler.is_compiling() or is_in_torch_dispatch_mode()
+
+
 def _compiler() -> str | None:
     for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
         if name and shutil.which(name):

@@ -553,6 +553,11 @@ class PublicTreeplex:
                 qr[:, m0:m1].sub_(pick_rows(v[:, u0:u1], segment))
         return q[:, 1:]
 
+    def walk_layout(self) -> public_loop.WalkLayout:
+        """The public sequences as the compiled walks read them (`public_loop.WalkLayout`)."""
+        return public_loop.WalkLayout(self.num_public_sequences, self.types, self.infoset_offsets_pub,
+                                      self.infoset_parent_pub, self.level_offsets_pub, self.slot_pub)
+
     def regret_step(self, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
                     plus: bool, predictive: bool, out: torch.Tensor | None = None) -> torch.Tensor | None:
         """The next strategy [B, S] of the regret-matching family's update (regrets [B, S] updated

@@ -1,29 +1,32 @@
-"""The public treeplex's per-iteration passes in compiled C loops (`spaces.native`) on the CPU:
-the realisation plan, and the regret-matching family's whole update.
+"""The treeplexes' per-iteration passes in compiled C loops (`spaces.native`) on the CPU: the
+realisation plan, and the regret-matching family's whole update. The public treeplex walks its
+public sequences, rows of T types; the generic one its sequences, rows of one type
+(`WalkLayout`).
 
 An update of the regret-matching family walks the treeplex bottom up (each infoset's value
 under the strategy, added into its parent sequence), subtracts the infoset values from the
 sequence values (the instantaneous regrets), updates the cumulative regrets and normalises their
 positive part per infoset. torch's operations make each of those a pass over [M, T] arrays,
 with the temporaries between them: about fifteen passes over 22M entries a player on a full-range
-turn spot. The loop here makes one: an infoset's rows are read once, updated in the caches, and
-written once. The columns (the private types) are independent in all of it, so where a row
-holds `MIN_TYPES` types or more the threads (`torch.get_num_threads()`) split them, each a run
-of whole cache lines over the whole tree, and never wait for each other. Where it holds fewer
-(Dudo, Liar's Dice: a row of 15 fits one cache line, which would fall to one thread) they split
-each level's rows instead and meet after each level; the regret walk then gives each thread
-whole runs of a parent's infosets, so that a parent's values are added by one thread, in order
-(a tree whose levels list one parent's infosets apart, as poker's do, keeps torch's update
-there: `by_rows`). Both splits compute every number alike (tested bit for bit). Every operation
-is the torch path's, on the same operands and in the same order, so where `public.add_rows`
-adds rows in order (`public.adds_in_order`: rows of `public.WIDE_TYPES` types or more, or small
-levels) every number is the torch path's to the last bit (tested); where it sums by a sparse
-product, the product's order of summation is MKL's and the numbers differ in rounding only
-(tested to 1e-10 at float64).
+turn spot, and a Python loop over the levels on a small game. The loop here makes one walk: an
+infoset's rows are read once, updated in the caches, and written once. The columns (the private
+types) are independent in all of it, so where a row holds `MIN_TYPES` types or more the threads
+(`torch.get_num_threads()`) split them, each a run of whole cache lines over the whole tree, and
+never wait for each other. Where it holds fewer (Dudo, Liar's Dice: a row of 15 fits one cache
+line, which would fall to one thread; a generic treeplex's rows of one) they split each level's
+rows instead and meet after each level; the regret walk then gives each thread whole runs of a
+parent's infosets, so that a parent's values are added by one thread, in order (a tree whose
+levels list one parent's infosets apart, as poker's do, takes the regret walk on one thread:
+`split`). Both splits compute every number alike (tested bit for bit). Every operation is the
+torch path's, on the same operands and in the same order, so where `public.add_rows` adds rows
+in order (`public.adds_in_order`: rows of `public.WIDE_TYPES` types or more, or small levels) every
+number is the torch path's to the last bit (tested); where it sums by a sparse product, the
+product's order of summation is MKL's and the numbers differ in rounding only (tested to 1e-10
+at float64).
 
 The loops serve float32 and float64 on the CPU, a walk a batch member, from `LOOP_ENTRIES`
-entries [M T] a member; elsewhere the callers' torch operations run. `TENSORCFR_FUSE=0` turns
-them off.
+entries [M T] a member of a public treeplex and from `treeplex.WALK_SEQUENCES` sequences of a
+generic one; elsewhere the callers' torch operations run. `TENSORCFR_FUSE=0` turns them off.
 
 Example:
     >>> import torch, tensorcfr
@@ -37,6 +40,7 @@ Example:
 from __future__ import annotations
 
 import ctypes
+from typing import NamedTuple
 
 import torch
 
@@ -78,6 +82,15 @@ static void span(int64_t T, int64_t line, int nt, int id, int64_t* c0, int64_t* 
 #define PLAN(NAME, T_)                                                                         \
 static void NAME##_rows(T_* x, const T_* sigma, const int64_t* parent, int64_t m0, int64_t m1,  \
                         int64_t T, int64_t c0, int64_t c1, T_* avg, T_ w, int discount, T_ d) { \
+    if (T == 1) {  /* a generic treeplex's rows of one: no loop over the columns */             \
+        if (c0 >= c1) return;  /* (split by columns, the one column is another thread's) */    \
+        for (int64_t m = m0; m < m1; m++) {                                                    \
+            T_ o = parent[m] < 0 ? sigma[m] : x[parent[m]] * sigma[m];                          \
+            x[m] = o;                                                                         \
+            if (avg) avg[m] = discount ? avg[m] * d + o * w : avg[m] + o * w;                 \
+        }                                                                                     \
+        return;                                                                               \
+    }                                                                                         \
     for (int64_t m = m0; m < m1; m++) {                                                        \
         const T_* s = sigma + m * T;                                                          \
         T_* o = x + m * T;                                                                    \
@@ -97,9 +110,10 @@ static void NAME##_rows(T_* x, const T_* sigma, const int64_t* parent, int64_t m
     }                                                                                         \
 }                                                                                             \
 int NAME(T_* x0, const T_* sigma0, const int64_t* parent, int64_t M, int64_t T, T_* avg0,       \
-         double w_, int discount, double d_, const int64_t* row_levels, int64_t L, int by_rows,  \
+         const double* w_, int discount, const double* d_, const int64_t* row_levels, int64_t L,  \
+         int by_rows,                                                                          \
          int threads) {                                                                       \
-    const T_ w = (T_)w_, d = (T_)d_;                                                          \
+    const T_ w = (T_)*w_, d = (T_)*d_;  /* (read here: the caller never reads the numbers) */  \
     x0[0] = 1;                                                                                \
     if (avg0) avg0[0] = (discount ? avg0[0] * d : avg0[0]) + x0[0] * w;                       \
     T_* x = x0 + 1;                                                                           \
@@ -144,6 +158,25 @@ static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* ou
                            int64_t T, int64_t c0, int64_t w, T_* v, T_* total, T_ pos, T_ neg,   \
                            int plus, int discount, int predictive) {                          \
     int64_t a = offsets[u] - 1, b = offsets[u + 1] - 1;                                        \
+    if (T == 1) {  /* a generic treeplex's rows of one: the same operations on scalars */       \
+        if (w < 1) return;  /* (split by columns, the one column is another thread's) */       \
+        T_ s = 0, tot = 0;                                                                    \
+        for (int64_t m = a; m < b; m++) s = s + sigma[m] * q[m];                               \
+        if (parents[u] > 0) q[parents[u] - 1] = q[parents[u] - 1] + s;                         \
+        for (int64_t m = a; m < b; m++) {                                                      \
+            T_ inst = q[m] - s;                                                               \
+            T_ x = regret[m] + inst;                                                          \
+            if (plus) x = x > 0 ? x : 0;                                                      \
+            if (discount) x = x > 0 ? x * pos : x * neg;                                      \
+            regret[m] = x;                                                                    \
+            T_ y = predictive ? x + inst : x;                                                 \
+            y = y > 0 ? y : 0;                                                                \
+            out[m] = y;                                                                       \
+            tot = tot + y;                                                                    \
+        }                                                                                     \
+        for (int64_t m = a; m < b; m++) out[m] = tot > 0 ? out[m] / tot : uniform[m];          \
+        return;                                                                               \
+    }                                                                                         \
     for (int64_t c = 0; c < w; c++) v[c] = 0;                                                  \
     for (int64_t m = a; m < b; m++) {                                                          \
         const T_* s = sigma + m * T + c0;                                                     \
@@ -186,9 +219,10 @@ static int64_t NAME##_cut(const int64_t* parents, int64_t lo, int64_t hi, int64_
 }                                                                                             \
 int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,                  \
          const int64_t* offsets, const int64_t* parents, const int64_t* levels, int64_t L,      \
-         int64_t T, double pos_, double neg_, int plus, int discount, int predictive,            \
+         int64_t T, const double* pos_, const double* neg_, int plus, int discount,             \
+         int predictive,                                                                       \
          int by_rows, int threads) {                                                          \
-    const T_ pos = (T_)pos_, neg = (T_)neg_;                                                  \
+    const T_ pos = (T_)*pos_, neg = (T_)*neg_;                                                \
     T_* q = q0 + 1;                                                                           \
     const T_* sigma = sigma0 + 1;                                                             \
     T_* regret = regret0 + 1;                                                                 \
@@ -234,10 +268,25 @@ REGRET(regret_f64, double)
 """
 _I64, _PTR, _INT = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
 _SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
-_PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _PTR, ctypes.c_double, _INT, ctypes.c_double, _PTR, _I64, _INT, _INT]
-_REGRET_ARGS = [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _I64, ctypes.c_double, ctypes.c_double,
-                _INT, _INT, _INT, _INT, _INT]
+_PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _PTR, _PTR, _INT, _PTR, _PTR, _I64, _INT, _INT]
+_REGRET_ARGS = [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _I64, _PTR, _PTR, _INT, _INT, _INT, _INT, _INT]
 _FUNCTIONS = {f"{k}_{s}": args for k, args in (("plan", _PLAN_ARGS), ("regret", _REGRET_ARGS)) for s in _SUFFIX.values()}
+
+
+class WalkLayout(NamedTuple):
+    """What the walks read of a treeplex: M rows of T types (a per-sequence array [B, S] is its
+    empty sequence, then the rows: S = 1 + M T), and per infoset u its rows `offsets[u] - 1 ..
+    offsets[u + 1] - 2`, its parent sequence `parents[u]` (a row plus one; 0 the empty sequence),
+    the infosets by level (`levels` [L + 1], deepest last) and each row's infoset (`slot` [M]).
+    The public treeplex gives its public sequences (`PublicTreeplex.walk_layout`); the generic
+    one gives its sequences as rows of one type (`Treeplex.walk_layout`)."""
+
+    rows: int
+    types: int
+    offsets: torch.Tensor
+    parents: torch.Tensor
+    levels: torch.Tensor
+    slot: torch.Tensor
 
 
 def _library() -> ctypes.CDLL | None:
@@ -247,8 +296,8 @@ def _library() -> ctypes.CDLL | None:
 
 def serves(tp, *xs: torch.Tensor, least: int | None = None) -> bool:
     """Whether the loops take arrays xs [B, S] of the treeplex tp: one batch size, float32 or
-    float64 alike, contiguous, on the CPU, at least `least` entries a member (`LOOP_ENTRIES`
-    unless given), and the library at hand (the regret walk asks `by_rows` too).
+    float64 alike, contiguous, of tp's width, on the CPU, at least `least` entries a member
+    (`LOOP_ENTRIES` unless given), and the library at hand.
 
     Example:
         >>> import tensorcfr
@@ -257,15 +306,25 @@ def serves(tp, *xs: torch.Tensor, least: int | None = None) -> bool:
         False
     """
     dtype, batch = xs[0].dtype, xs[0].shape[0]
-    if not native.enabled() or torch.compiler.is_compiling():  # (a compiled iteration traces torch's passes)
+    if dtype not in _SUFFIX or native.traced():  # (a compiled or recorded iteration takes torch's passes)
         return False
-    least = LOOP_ENTRIES if least is None else least
-    if not (dtype in _SUFFIX and tp.num_public_sequences * tp.types >= least):
+    lay = _layout(tp)
+    width = 1 + lay.rows * lay.types  # (the walks read the arrays raw: their shape is checked, not trusted)
+    if width - 1 < (LOOP_ENTRIES if least is None else least):
         return False
     if not all(x.dtype == dtype and x.device.type == "cpu" and x.dim() == 2 and x.shape[0] == batch
-               and x.is_contiguous() for x in xs):
+               and x.shape[1] == width and x.is_contiguous() for x in xs):
         return False
     return _library() is not None
+
+
+def _layout(tp) -> WalkLayout:
+    """tp's `walk_layout()`, kept on it (asked at every call)."""
+    got = tp.__dict__.get("_walk_layout")
+    if got is None:
+        got = tp.walk_layout()
+        object.__setattr__(tp, "_walk_layout", got)
+    return got
 
 
 def _index(tp) -> dict:
@@ -276,8 +335,9 @@ def _index(tp) -> dict:
     got = tp.__dict__.get("_loop_index")
     if got is None:
         cpu = lambda t: t.to("cpu", torch.int64).contiguous()  # noqa: E731
-        parent_row = (tp.infoset_parent_pub[tp.slot_pub] - 1)  # [M] the parent sequence's row, -1: empty
-        offsets, parents, levels = cpu(tp.infoset_offsets_pub), cpu(tp.infoset_parent_pub), cpu(tp.level_offsets_pub)
+        lay = _layout(tp)
+        parent_row = (lay.parents[lay.slot] - 1)  # [M] the parent sequence's row, -1: empty
+        offsets, parents, levels = cpu(lay.offsets), cpu(lay.parents), cpu(lay.levels)
         # a run of one parent starts at each change of (level, parent): as many runs as pairs where grouped
         level = torch.repeat_interleave(torch.arange(len(levels) - 1), levels.diff())  # [U]
         key = level * (int(parents.max()) + 1 if len(parents) else 1) + parents
@@ -288,30 +348,38 @@ def _index(tp) -> dict:
     return got
 
 
-def by_rows(tp, regret: bool) -> bool | None:
-    """How the threads share a walk of tp: False, the columns (`MIN_TYPES` types or more); True,
-    each level's rows (fewer types: one cache line holds a row, so the columns would fall to one
-    thread); None where neither may (the regret walk by rows needs each parent's infosets of a
-    level consecutive, `_index`'s `grouped`, which every Dudo and Liar's Dice tree has).
+def split(tp, regret: bool) -> tuple[bool, int]:
+    """How a walk of tp shares its work: (by rows, threads). With `MIN_TYPES` types a row or more
+    the threads (`torch.get_num_threads()`) split the columns; with fewer (one cache line holds a
+    row, which the columns would give to one thread) each level's rows. The regret walk by rows
+    needs each parent's infosets of a level consecutive (`_index`'s `grouped`, which every Dudo
+    and Liar's Dice tree has) for more than one thread to add into the parents; a tree without
+    (poker's) takes it on one thread.
 
     Example:
         >>> import tensorcfr
-        >>> by_rows(tensorcfr.compile("dudo(4,1,2)", form="public").treeplexes[1], regret=True)
+        >>> split(tensorcfr.compile("dudo(4,1,2)", form="public").treeplexes[1], regret=True)[0]
         True
     """
-    if tp.types >= MIN_TYPES:
-        return False
-    return True if not regret or _index(tp)["grouped"] else None
+    threads = torch.get_num_threads()
+    if _layout(tp).types >= MIN_TYPES:
+        return False, threads
+    return True, threads if not regret or threads == 1 or _index(tp)["grouped"] else 1
 
 
-def _members(x, batch: int) -> list[float] | None:
-    """A number of the iteration (a float, or one a member [B, 1]) as B floats; None where it
-    is neither."""
+def _members(x, batch: int):
+    """A number of the iteration (a float, or a tensor: one, or one a member [B, 1]) as B
+    addresses of float64s holding it, and what keeps them alive; None where it is neither. The
+    walks read the numbers themselves: a tensor's are never read here, so an iteration recorded
+    for a CUDA graph (`capture="static"`, its numbers tensors refreshed in place) brings no
+    number to the host when it runs on the CPU either."""
     if isinstance(x, torch.Tensor):
-        if x.numel() not in (1, batch):
+        if x.numel() not in (1, batch) or x.device.type != "cpu":
             return None
-        return [float(v) for v in x.reshape(-1).expand(batch)]
-    return [float(x)] * batch
+        t = x.detach().reshape(-1).to(torch.float64).contiguous()
+        return [t.data_ptr() + 8 * (b if t.numel() > 1 else 0) for b in range(batch)], t
+    c = ctypes.c_double(float(x))
+    return [ctypes.addressof(c)] * batch, c
 
 
 def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, average: torch.Tensor | None = None,
@@ -327,12 +395,13 @@ def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, a
     d = _members(1.0 if discount is None else discount, batch)
     if w is None or d is None:
         return False
-    ix, threads, split = _index(tp), torch.get_num_threads(), int(by_rows(tp, regret=False))
+    (rows_split, threads), ix, lay = split(tp, regret=False), _index(tp), _layout(tp)
     fn = getattr(_library(), f"plan_{_SUFFIX[sigma.dtype]}")
     rows = [_rows(t, batch) for t in (out, sigma, average)]  # each member's [S] (pointers, not slices: 2 us each)
     for b in range(batch):  # batch members, not nodes: a walk each
-        fn(rows[0][b], rows[1][b], ix["parent_row"].data_ptr(), tp.num_public_sequences, tp.types, rows[2][b],
-           w[b], int(discount is not None), d[b], ix["row_levels"].data_ptr(), len(ix["levels"]) - 1, split, threads)
+        fn(rows[0][b], rows[1][b], ix["parent_row"].data_ptr(), lay.rows, lay.types, rows[2][b],
+           w[0][b], int(discount is not None), d[0][b], ix["row_levels"].data_ptr(), len(ix["levels"]) - 1, int(rows_split),
+           threads)
     return True
 
 
@@ -358,20 +427,18 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
         return None  # (before reading any number: on a GPU, inside a CUDA graph's capture, that would sync)
     if out is not None and not fused.disjoint(out, g, regret):
         out = None  # (the strategy may take sigma's memory, never the values' or the regrets')
-    pos, neg = (_members(positive, batch), _members(negative, batch)) if discount else ([1.0] * batch,) * 2
+    pos, neg = (_members(positive, batch), _members(negative, batch)) if discount else (_members(1.0, batch),) * 2
     uniform = tp.uniform(regret.dtype)
     if pos is None or neg is None or uniform.device.type != "cpu" or not uniform.is_contiguous():
         return None
-    split = by_rows(tp, regret=True)
-    if split is None:
-        return None
-    ix, threads = _index(tp), torch.get_num_threads()
+    (rows_split, threads), ix = split(tp, regret=True), _index(tp)
     out = torch.empty_like(regret) if out is None else out
     fn = getattr(_library(), f"regret_{_SUFFIX[regret.dtype]}")
     rows = [_rows(t, batch) for t in (g, sigma, regret, out)]
     for b in range(batch):  # batch members, not nodes: a walk each
         if fn(rows[0][b], rows[1][b], rows[2][b], rows[3][b], uniform.data_ptr(), ix["offsets"].data_ptr(),
-              ix["parents"].data_ptr(), ix["levels"].data_ptr(), len(ix["levels"]) - 1, tp.types, pos[b], neg[b],
-              int(plus), int(discount), int(predictive), int(split), threads):
+              ix["parents"].data_ptr(), ix["levels"].data_ptr(), len(ix["levels"]) - 1, _layout(tp).types,
+              pos[0][b], neg[0][b],  # (pos, neg, w, d: (addresses, what keeps them), alive through the calls)
+              int(plus), int(discount), int(predictive), int(rows_split), threads):
             raise MemoryError("regret_step: no memory for a thread's rows")
     return out

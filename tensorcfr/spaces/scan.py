@@ -82,7 +82,7 @@ def _library() -> ctypes.CDLL | None:
 def _native(x: torch.Tensor, index: torch.Tensor):
     """The compiled function for x and index, or None where torch's operations serve."""
     if (x.device.type != "cpu" or x.dtype not in _FUNCTIONS or x.dim() != 2 or not x.is_contiguous()
-            or index.dtype != torch.int64 or not index.is_contiguous() or not native.enabled()):
+            or index.dtype != torch.int64 or not index.is_contiguous() or not native.enabled() or native.traced()):
         return None
     lib = _library()
     return None if lib is None else getattr(lib, _FUNCTIONS[x.dtype])

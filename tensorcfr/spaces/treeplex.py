@@ -6,7 +6,9 @@ segment and "all infosets of a level" is a slice (docs/concepts.md). The operati
 update rule and the evaluation share (docs/concepts.md) are functions here, and methods of
 `Treeplex` for the update rules: a per-infoset normalisation (regret matching), the top-down
 pass to the sequence form, and the bottom-up passes (expected value under a strategy, best
-response, entropy-regularised best response). Python loops run over treeplex levels only.
+response, entropy-regularised best response). Python loops run over treeplex levels only; on
+the CPU compiled walks (`public_loop`, the sequences as rows of one type) take the plan and the
+regret-matching update in one call each, with the same numbers.
 
 Per-sequence tensors are [B, S] with column 0 the empty sequence; per-infoset ones [B, I].
 Reductions over an infoset's actions are ragged segment sums (`index_add_`), which on the CPU
@@ -30,10 +32,14 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from tensorcfr.spaces import fused
+from tensorcfr.spaces import fused, public_loop
 from tensorcfr.errors import TensorCFRError
 
 WEIGHTS = ("unit", "kroer17", "farina21")  # the dilated-entropy weight schemes
+# sequences from which the compiled walks (`public_loop`) take the treeplex's plan and the
+# regret-matching update on the CPU: every treeplex, since a walk's one call costs less than the
+# torch passes' level loop even on Kuhn's 13 sequences
+WALK_SEQUENCES = 0
 
 
 class Level(NamedTuple):
@@ -210,18 +216,32 @@ class Treeplex:
         """`softmax_bottom_up(self, u, temperature)`'s strategy [B, S]."""
         return softmax_bottom_up(self, u, temperature)[0]
 
-    def regret_step(self, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
-                    plus: bool, predictive: bool, out: torch.Tensor | None = None) -> None:
-        """The regret-matching family's update in one fused walk of the treeplex, or None where
-        the layout has none (here: always; `PublicTreeplex.regret_step` has one), and the
-        rule's passes run (`rules.CFRConfig.next_strategy`)."""
-        return None
+    def walk_layout(self) -> public_loop.WalkLayout:
+        """The sequences as the compiled walks read them: rows of one type
+        (`public_loop.WalkLayout`)."""
+        return public_loop.WalkLayout(self.num_sequences - 1, 1, self.infoset_offsets, self.infoset_parent,
+                                      self.level_offsets, self.slot_infoset)
 
-    def averaged_plan(self, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None) -> None:
-        """The realisation plan of sigma, averaged in as it is made, in one fused walk, or None
-        where the layout has none (here: always; `PublicTreeplex.averaged_plan` has one), and
+    def regret_step(self, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
+                    plus: bool, predictive: bool, out: torch.Tensor | None = None) -> torch.Tensor | None:
+        """The next strategy [B, S] of the regret-matching family's update (regrets [B, S] updated
+        in place from the values g [B, S], which it overwrites, against sigma [B, S]; `positive`,
+        `negative`: the discounts or None) in one compiled walk of the treeplex, written into
+        `out` (sigma allowed; None: a new array), or None where that walk does not serve
+        (`public_loop.serves`) and the rule's passes run (`rules.CFRConfig.next_strategy`)."""
+        return public_loop.regret_step(self, g, sigma, regret, positive, negative, plus, predictive,
+                                       least=WALK_SEQUENCES, out=out)
+
+    def averaged_plan(self, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None) -> torch.Tensor | None:
+        """The realisation plan x [B, S] of sigma [B, S], with `average` [B, S] multiplied by
+        `discount` (where not None) and x times `weight` added into it, all in one compiled walk
+        down the treeplex; or None where that walk does not serve (nothing changed), and
         `sequence_form` and the iteration's own average serve (`iteration._averaged_plan`)."""
-        return None
+        if not public_loop.serves(self, sigma, average, least=WALK_SEQUENCES):  # (no array made for nothing)
+            return None
+        x = torch.empty_like(sigma)
+        return x if public_loop.plan(self, sigma, x, least=WALK_SEQUENCES, average=average, weight=weight,
+                                     discount=discount) else None
 
     def entropy_weights(self, scheme: str = "unit") -> torch.Tensor:
         """`dilated_entropy_weights(self, scheme)` [I] float64."""
@@ -333,6 +353,8 @@ def sequence_form(tp: Treeplex, sigma: torch.Tensor, out: torch.Tensor | None = 
     """Realisation plan x [B, S] of a behavioural strategy sigma [B, S]: top-down per level.
     `out` (sigma itself allowed: a level reads only levels above it) receives the result."""
     x = torch.empty_like(sigma) if out is None else out
+    if public_loop.plan(tp, sigma, x, least=WALK_SEQUENCES):  # one compiled walk down the treeplex
+        return x
     x[:, 0] = 1.0
     for lv in tp.levels:
         torch.mul(x.index_select(1, lv.seq_parent), sigma[:, lv.s0:lv.s1], out=x[:, lv.s0:lv.s1])
