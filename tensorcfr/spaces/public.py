@@ -554,7 +554,13 @@ class PublicTreeplex:
         return q[:, 1:]
 
     def walk_layout(self) -> public_loop.WalkLayout:
-        """The public sequences as the compiled walks read them (`public_loop.WalkLayout`)."""
+        """The public sequences as the compiled walks read them (`public_loop.WalkLayout`).
+
+        Example:
+            >>> import tensorcfr
+            >>> tensorcfr.compile("kuhn", form="public").treeplexes[0].walk_layout()[:2]  # 4 rows of 3 cards
+            (4, 3)
+        """
         return public_loop.WalkLayout(self.num_public_sequences, self.types, self.infoset_offsets_pub,
                                       self.infoset_parent_pub, self.level_offsets_pub, self.slot_pub)
 

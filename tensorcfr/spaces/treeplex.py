@@ -218,7 +218,13 @@ class Treeplex:
 
     def walk_layout(self) -> public_loop.WalkLayout:
         """The sequences as the compiled walks read them: rows of one type
-        (`public_loop.WalkLayout`)."""
+        (`public_loop.WalkLayout`).
+
+        Example:
+            >>> import tensorcfr
+            >>> tensorcfr.compile("kuhn").treeplexes[0].walk_layout()[:2]  # 12 sequences after the empty one
+            (12, 1)
+        """
         return public_loop.WalkLayout(self.num_sequences - 1, 1, self.infoset_offsets, self.infoset_parent,
                                       self.level_offsets, self.slot_infoset)
 
