@@ -156,10 +156,10 @@ def values(op, player: int, x_other: torch.Tensor, least: int | None = None) -> 
     sp, so = op.spaces[player], op.spaces[1 - player]
     dtype = x_other.dtype
     least = LOOP_ENTRIES if least is None else least
-    if (not native.enabled() or native.traced() or dtype not in _SUFFIX
+    if (sp.num_public_sequences * sp.types < least or dtype not in _SUFFIX  # (the cheap checks first)
             or op.cards is not None or op.ranked is not None
             or x_other.device.type != "cpu" or x_other.dim() != 2 or not x_other.is_contiguous()
-            or x_other.shape[1] != so.num_sequences or sp.num_public_sequences * sp.types < least):
+            or x_other.shape[1] != so.num_sequences or not native.enabled() or native.traced()):
         return None  # (the loop reads the plan raw: its shape is checked, not trusted)
     plan = _plan(op, player, dtype)
     if plan is None or _library() is None:

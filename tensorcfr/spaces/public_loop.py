@@ -306,11 +306,11 @@ def serves(tp, *xs: torch.Tensor, least: int | None = None) -> bool:
         False
     """
     dtype, batch = xs[0].dtype, xs[0].shape[0]
-    if dtype not in _SUFFIX or native.traced():  # (a compiled or recorded iteration takes torch's passes)
-        return False
     lay = _layout(tp)
     width = 1 + lay.rows * lay.types  # (the walks read the arrays raw: their shape is checked, not trusted)
-    if width - 1 < (LOOP_ENTRIES if least is None else least):
+    if width - 1 < (LOOP_ENTRIES if least is None else least) or dtype not in _SUFFIX:
+        return False
+    if native.traced():  # (a compiled or recorded iteration takes torch's passes, which the tracer sees)
         return False
     if not all(x.dtype == dtype and x.device.type == "cpu" and x.dim() == 2 and x.shape[0] == batch
                and x.shape[1] == width and x.is_contiguous() for x in xs):
