@@ -254,7 +254,7 @@ def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, layout,
     if layout == "loop":
         assert card_loop._library() is not None
     else:
-        monkeypatch.setattr(card_loop, "_lib", False)
+        monkeypatch.setattr(card_loop, "_library", lambda: None)
     if layout == "rows":
         monkeypatch.setattr(cards_module, "TRANSPOSED_DEVICES", ())
     cg = tensorcfr.compile(spec, form="public")
@@ -286,7 +286,7 @@ def test_compiled_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, mo
     assert lib is not None  # the machine compiles C (as Inductor needs): the loop is tested, not skipped
     runs = []
     for on in (False, True):
-        monkeypatch.setattr(card_loop, "_lib", lib if on else False)
+        monkeypatch.setattr(card_loop, "_library", lambda got=lib if on else None: got)
         loops.clear()
         s = tensorcfr.Solver(spec, "dcfr", dtype=dtype, form="public", device="cpu")
         s.step(5)
@@ -315,7 +315,7 @@ def test_the_card_loop_adds_as_the_sparse_product_where_each_row_takes_one_value
     lib, runs = card_loop._library(), []
     assert lib is not None
     for on in (False, True):
-        monkeypatch.setattr(card_loop, "_lib", lib if on else False)
+        monkeypatch.setattr(card_loop, "_library", lambda got=lib if on else None: got)
         s = tensorcfr.Solver(SMALL_FLOP, "dcfr", dtype=dtype, form="public", device="cpu")
         groups = s.op.cards[1][0]
         assert all(g[-1] for g in groups)  # each row once a group, the case at hand
@@ -341,7 +341,7 @@ def test_a_batch_on_one_board_runs_the_card_loop_a_member_at_a_time(monkeypatch)
                         lambda *a: (lambda done: members.append(a[3].shape[0] if done else 0) or done)(inner(*a)))
     cg, runs = tensorcfr.compile(BATCHES["river"], form="public"), []
     for on in (False, True):
-        monkeypatch.setattr(card_loop, "_lib", lib if on else False)
+        monkeypatch.setattr(card_loop, "_library", lambda got=lib if on else None: got)
         members.clear()
         s = tensorcfr.Solver(cg, "dcfr", dtype=torch.float32, device="cpu", capture="none")
         s.step(5)
@@ -367,7 +367,7 @@ def test_a_batch_on_boards_of_their_own_runs_the_card_loop_with_each_members_tab
                         lambda *a: (lambda done: seen.append(a[0].members if done else 0) or done)(inner(*a)))
     cg, runs = tensorcfr.compile(OTHER_BOARDS, form="public"), []
     for on in (False, True):
-        monkeypatch.setattr(card_loop, "_lib", lib if on else False)
+        monkeypatch.setattr(card_loop, "_library", lambda got=lib if on else None: got)
         seen.clear()
         s = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, device="cpu", capture="none")
         s.step(10)
@@ -394,7 +394,7 @@ def test_the_card_loop_writes_where_the_rows_are_the_terminals_own(monkeypatch):
     monkeypatch.setattr(public_module, "add_group_values", lambda *a: puts.append(a[-1]) or inner(*a))
     values = []
     for on in (False, True):
-        monkeypatch.setattr(card_loop, "_lib", lib if on else False)
+        monkeypatch.setattr(card_loop, "_library", lambda got=lib if on else None: got)
         op = public_module.PublicPayoffOperator.of(cg, torch.float64)
         assert op.distinct == (True, True)
         y = tensorcfr.Policy.uniform(cg).sequence_form()

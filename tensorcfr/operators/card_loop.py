@@ -182,14 +182,11 @@ _FUNCTIONS = {torch.float32: "group_f32", torch.float64: "group_f64"}
 _I64, _PTR = ctypes.c_int64, ctypes.c_void_p
 _ARGS = [_PTR, _I64, _PTR, _I64, _PTR, _PTR, _PTR, _I64, ctypes.c_int, ctypes.c_int, _PTR, _I64, _I64, _PTR, _PTR,
          _PTR, _PTR, _PTR, _I64, _PTR, _PTR, ctypes.c_int, ctypes.c_int]
-_lib: ctypes.CDLL | None | bool = None  # None: not loaded yet; False: unavailable
 
 
 def _library() -> ctypes.CDLL | None:
-    global _lib
-    if _lib is None:
-        _lib = native.library("card_loop", _SOURCE, dict.fromkeys(_FUNCTIONS.values(), _ARGS)) or False
-    return _lib or None
+    """The loop's library (`native.library` keeps it), or None where it cannot be had."""
+    return native.library("card_loop", _SOURCE, dict.fromkeys(_FUNCTIONS.values(), _ARGS))
 
 
 def serves(kernel, device) -> bool:

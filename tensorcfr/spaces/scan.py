@@ -69,14 +69,11 @@ SCAN(scan_f64, scan_rows_f64, double)
 """
 _FUNCTIONS = {torch.float32: "scan_f32", torch.float64: "scan_f64"}
 _ARGS = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int]
-_lib: ctypes.CDLL | None | bool = None  # None: not loaded yet; False: unavailable
 
 
 def _library() -> ctypes.CDLL | None:
-    global _lib
-    if _lib is None:
-        _lib = native.library("scan", _SOURCE, dict.fromkeys(_FUNCTIONS.values(), _ARGS)) or False
-    return _lib or None
+    """The loop's library (`native.library` keeps it), or None where it cannot be had."""
+    return native.library("scan", _SOURCE, dict.fromkeys(_FUNCTIONS.values(), _ARGS))
 
 
 def _native(x: torch.Tensor, index: torch.Tensor):
