@@ -116,3 +116,22 @@ def test_it_declines_where_torch_serves(monkeypatch):
     assert dense_loop.values(op, 0, torch.cat([y, y], 1)[:, ::2], least=0) is None  # not contiguous
     monkeypatch.setenv("TENSORCFR_FUSE", "0")
     assert dense_loop.values(op, 0, y, least=0) is None
+
+
+def test_dudo_4_2_2_takes_both_loops_by_default():
+    """With the shipped thresholds the loops serve the game sizes they were built for: Dudo(4,2,2)
+    (655K entries a player, 10 types) takes the dense payoff loop and the walks, by rows, with
+    every thread; Leduc (a few hundred entries) keeps torch's path in the public form."""
+    from tensorcfr.spaces import public_loop
+
+    cg = tensorcfr.compile("dudo(4,2,2)", form="public")
+    op = cg.operator(torch.float32)
+    x, y = (p.float() for p in tensorcfr.Policy.uniform(cg).sequence_form())
+    assert dense_loop.values(op, 0, y) is not None and dense_loop.values(op, 1, x) is not None
+    for tp, plan in zip(cg.treeplexes, (x, y)):
+        assert public_loop.serves(tp, plan)
+        assert public_loop.split(tp, regret=True) == (True, torch.get_num_threads())
+    leduc = tensorcfr.compile("leduc", form="public")
+    y = tensorcfr.Policy.uniform(leduc).sequence_form()[1]
+    assert dense_loop.values(leduc.operator(torch.float64), 0, y) is None
+    assert not public_loop.serves(leduc.treeplexes[0], tensorcfr.Policy.uniform(leduc).sequence_form()[0])
