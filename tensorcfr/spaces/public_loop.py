@@ -110,10 +110,9 @@ static void NAME##_rows(T_* x, const T_* sigma, const int64_t* parent, int64_t m
     }                                                                                         \
 }                                                                                             \
 int NAME(T_* x0, const T_* sigma0, const int64_t* parent, int64_t M, int64_t T, T_* avg0,       \
-         const double* w_, int discount, const double* d_, const int64_t* row_levels, int64_t L,  \
-         int by_rows,                                                                          \
+         double w_, int discount, double d_, const int64_t* row_levels, int64_t L, int by_rows,  \
          int threads) {                                                                       \
-    const T_ w = (T_)*w_, d = (T_)*d_;  /* (read here: the caller never reads the numbers) */  \
+    const T_ w = (T_)w_, d = (T_)d_;                                                          \
     x0[0] = 1;                                                                                \
     if (avg0) avg0[0] = (discount ? avg0[0] * d : avg0[0]) + x0[0] * w;                       \
     T_* x = x0 + 1;                                                                           \
@@ -153,6 +152,18 @@ int NAME(T_* x0, const T_* sigma0, const int64_t* parent, int64_t M, int64_t T, 
    one parent are consecutive: a parent's children are then added by one thread, in order),
    meeting after each level. */
 #define REGRET(NAME, T_)                                                                       \
+/* one entry's update: its regret r updated in place from its value q against its infoset's v,  \
+   and its positive part (of r + inst where predictive) returned */                           \
+static inline T_ NAME##_cell(T_ q, T_ v, T_* r, T_ pos, T_ neg, int plus, int discount,         \
+                             int predictive) {                                                \
+    T_ inst = q - v;                                                                          \
+    T_ x = *r + inst;                                                                         \
+    if (plus) x = x > 0 ? x : 0;                                                              \
+    if (discount) x = x > 0 ? x * pos : x * neg;                                              \
+    *r = x;                                                                                   \
+    T_ y = predictive ? x + inst : x;                                                         \
+    return y > 0 ? y : 0;                                                                     \
+}                                                                                             \
 static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* out,             \
                            const T_* uniform, const int64_t* offsets, const int64_t* parents,    \
                            int64_t T, int64_t c0, int64_t w, T_* v, T_* total, T_ pos, T_ neg,   \
@@ -164,15 +175,8 @@ static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* ou
         for (int64_t m = a; m < b; m++) s = s + sigma[m] * q[m];                               \
         if (parents[u] > 0) q[parents[u] - 1] = q[parents[u] - 1] + s;                         \
         for (int64_t m = a; m < b; m++) {                                                      \
-            T_ inst = q[m] - s;                                                               \
-            T_ x = regret[m] + inst;                                                          \
-            if (plus) x = x > 0 ? x : 0;                                                      \
-            if (discount) x = x > 0 ? x * pos : x * neg;                                      \
-            regret[m] = x;                                                                    \
-            T_ y = predictive ? x + inst : x;                                                 \
-            y = y > 0 ? y : 0;                                                                \
-            out[m] = y;                                                                       \
-            tot = tot + y;                                                                    \
+            out[m] = NAME##_cell(q[m], s, regret + m, pos, neg, plus, discount, predictive);   \
+            tot = tot + out[m];                                                               \
         }                                                                                     \
         for (int64_t m = a; m < b; m++) out[m] = tot > 0 ? out[m] / tot : uniform[m];          \
         return;                                                                               \
@@ -193,15 +197,8 @@ static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* ou
         T_* r = regret + m * T + c0;                                                          \
         T_* o = out + m * T + c0;                                                             \
         for (int64_t c = 0; c < w; c++) {                                                      \
-            T_ inst = qm[c] - v[c];                                                           \
-            T_ x = r[c] + inst;                                                               \
-            if (plus) x = x > 0 ? x : 0;                                                      \
-            if (discount) x = x > 0 ? x * pos : x * neg;                                      \
-            r[c] = x;                                                                         \
-            T_ y = predictive ? x + inst : x;                                                 \
-            y = y > 0 ? y : 0;                                                                \
-            o[c] = y;                                                                         \
-            total[c] = total[c] + y;                                                          \
+            o[c] = NAME##_cell(qm[c], v[c], r + c, pos, neg, plus, discount, predictive);      \
+            total[c] = total[c] + o[c];                                                       \
         }                                                                                     \
     }                                                                                         \
     for (int64_t m = a; m < b; m++) {                                                          \
@@ -219,10 +216,9 @@ static int64_t NAME##_cut(const int64_t* parents, int64_t lo, int64_t hi, int64_
 }                                                                                             \
 int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,                  \
          const int64_t* offsets, const int64_t* parents, const int64_t* levels, int64_t L,      \
-         int64_t T, const double* pos_, const double* neg_, int plus, int discount,             \
-         int predictive,                                                                       \
+         int64_t T, double pos_, double neg_, int plus, int discount, int predictive,            \
          int by_rows, int threads) {                                                          \
-    const T_ pos = (T_)*pos_, neg = (T_)*neg_;                                                \
+    const T_ pos = (T_)pos_, neg = (T_)neg_;                                                  \
     T_* q = q0 + 1;                                                                           \
     const T_* sigma = sigma0 + 1;                                                             \
     T_* regret = regret0 + 1;                                                                 \
@@ -266,10 +262,10 @@ PLAN(plan_f64, double)
 REGRET(regret_f32, float)
 REGRET(regret_f64, double)
 """
-_I64, _PTR, _INT = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int
+_I64, _PTR, _INT, _DBL = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int, ctypes.c_double
 _SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
-_PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _PTR, _PTR, _INT, _PTR, _PTR, _I64, _INT, _INT]
-_REGRET_ARGS = [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _I64, _PTR, _PTR, _INT, _INT, _INT, _INT, _INT]
+_PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _PTR, _DBL, _INT, _DBL, _PTR, _I64, _INT, _INT]
+_REGRET_ARGS = [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _I64, _DBL, _DBL, _INT, _INT, _INT, _INT, _INT]
 _FUNCTIONS = {f"{k}_{s}": args for k, args in (("plan", _PLAN_ARGS), ("regret", _REGRET_ARGS)) for s in _SUFFIX.values()}
 
 
@@ -367,19 +363,15 @@ def split(tp, regret: bool) -> tuple[bool, int]:
     return True, threads if not regret or threads == 1 or _index(tp)["grouped"] else 1
 
 
-def _members(x, batch: int):
-    """A number of the iteration (a float, or a tensor: one, or one a member [B, 1]) as B
-    addresses of float64s holding it, and what keeps them alive; None where it is neither. The
-    walks read the numbers themselves: a tensor's are never read here, so an iteration recorded
-    for a CUDA graph (`capture="static"`, its numbers tensors refreshed in place) brings no
-    number to the host when it runs on the CPU either."""
+def _members(x, batch: int) -> list[float] | None:
+    """A number of the iteration (a float, or one a member [B, 1]) as B floats; None where it
+    is neither. Read only after `serves`: on a GPU, or traced (`native.traced`), the walks have
+    declined before any number is read."""
     if isinstance(x, torch.Tensor):
-        if x.numel() not in (1, batch) or x.device.type != "cpu":
+        if x.numel() not in (1, batch):
             return None
-        t = x.detach().reshape(-1).to(torch.float64).contiguous()
-        return [t.data_ptr() + 8 * (b if t.numel() > 1 else 0) for b in range(batch)], t
-    c = ctypes.c_double(float(x))
-    return [ctypes.addressof(c)] * batch, c
+        return [float(v) for v in x.reshape(-1).expand(batch)]
+    return [float(x)] * batch
 
 
 def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, average: torch.Tensor | None = None,
@@ -400,7 +392,7 @@ def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, a
     rows = [_rows(t, batch) for t in (out, sigma, average)]  # each member's [S] (pointers, not slices: 2 us each)
     for b in range(batch):  # batch members, not nodes: a walk each
         fn(rows[0][b], rows[1][b], ix["parent_row"].data_ptr(), lay.rows, lay.types, rows[2][b],
-           w[0][b], int(discount is not None), d[0][b], ix["row_levels"].data_ptr(), len(ix["levels"]) - 1, int(rows_split),
+           w[b], int(discount is not None), d[b], ix["row_levels"].data_ptr(), len(ix["levels"]) - 1, int(rows_split),
            threads)
     return True
 
@@ -427,7 +419,7 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
         return None  # (before reading any number: on a GPU, inside a CUDA graph's capture, that would sync)
     if out is not None and not fused.disjoint(out, g, regret):
         out = None  # (the strategy may take sigma's memory, never the values' or the regrets')
-    pos, neg = (_members(positive, batch), _members(negative, batch)) if discount else (_members(1.0, batch),) * 2
+    pos, neg = (_members(positive, batch), _members(negative, batch)) if discount else ([1.0] * batch,) * 2
     uniform = tp.uniform(regret.dtype)
     if pos is None or neg is None or uniform.device.type != "cpu" or not uniform.is_contiguous():
         return None
@@ -438,7 +430,7 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
     for b in range(batch):  # batch members, not nodes: a walk each
         if fn(rows[0][b], rows[1][b], rows[2][b], rows[3][b], uniform.data_ptr(), ix["offsets"].data_ptr(),
               ix["parents"].data_ptr(), ix["levels"].data_ptr(), len(ix["levels"]) - 1, _layout(tp).types,
-              pos[0][b], neg[0][b],  # (pos, neg, w, d: (addresses, what keeps them), alive through the calls)
+              pos[b], neg[b],
               int(plus), int(discount), int(predictive), int(rows_split), threads):
             raise MemoryError("regret_step: no memory for a thread's rows")
     return out
