@@ -67,6 +67,24 @@ def test_the_empty_sequences_are_the_torch_paths():
     assert torch.allclose(g0, _torch_values(op, 0, x[1]), rtol=1e-13, atol=1e-15)
 
 
+def _step_from(a, b, monkeypatch, loop_entries):
+    """One iteration of a with the loop and of b without it, a starting from b's state: the two
+    paths add the products in orders that can differ in the last bit (torch's matmul takes the
+    kernel MKL picks for the machine: an H100 host's 16 cores gave a different one than the
+    loop's order), and a regret that is exactly 0 on one path and 1e-17 on the other turns a
+    regret-matching strategy from uniform to pure. So the runs are compared one step at a time
+    on what the step computes (regrets, averages, each rule's state), never carried apart."""
+    a.load_state_dict(b.state_dict())
+    monkeypatch.setattr(dense_loop, "LOOP_ENTRIES", loop_entries)
+    a.step()
+    monkeypatch.setattr(dense_loop, "LOOP_ENTRIES", 1 << 62)
+    b.step()
+
+
+def _close(x: torch.Tensor, y: torch.Tensor) -> bool:
+    return float((x - y).abs().max()) <= 1e-10 * max(1.0, float(y.abs().max()))
+
+
 @pytest.mark.parametrize("algo", ["dcfr", "pcfr+", "mmd"])
 @pytest.mark.parametrize("game", ["dudo(4,2,1)", "liars_dice(faces=4)",
                                   "random_dealt(seed=1,types=4,depth=5,max_actions=3)"])
@@ -83,17 +101,37 @@ def test_runs_with_the_loop_equal_the_torch_path(game, algo, monkeypatch):
         return out
     monkeypatch.setattr(dense_loop, "values", counted)
     for t in range(1, 16):
-        monkeypatch.setattr(dense_loop, "LOOP_ENTRIES", 0)
-        a.step()
-        monkeypatch.setattr(dense_loop, "LOOP_ENTRIES", 1 << 62)
-        b.step()
+        _step_from(a, b, monkeypatch, 0)
+        sa, sb = a.state_dict(), b.state_dict()
         for p in (0, 1):
-            for name, x, y in (("sigma", a.sigma[p], b.sigma[p]), ("average", a.average[p], b.average[p])):
-                scale = max(1.0, float(y.abs().max()))
-                assert float((x - y).abs().max()) <= 1e-10 * scale, f"iteration {t}, {name} of player {p}"
+            assert _close(sa["average"][p], sb["average"][p]), f"iteration {t}, average of player {p}"
+            for name, x in sa["state"][p].items():
+                assert _close(x, sb["state"][p][name]), f"iteration {t}, {name} of player {p}"
+            if algo == "mmd":  # (a smooth rule: its strategy moves with its values)
+                assert _close(sa["sigma"][p], sb["sigma"][p]), f"iteration {t}, sigma of player {p}"
     assert sum(calls) == 2 * 15  # the loop ran for run a's values, each player each iteration
     ea, eb = a.evaluate()["average"], b.evaluate()["average"]
     assert abs(float(ea.nash_conv) - float(eb.nash_conv)) <= 1e-12
+
+
+def test_the_run_comparison_sees_a_wrong_value_and_not_a_rounding(monkeypatch):
+    """The comparison above, checked itself: the loop's values moved by an ulp's worth (1e-15,
+    as another machine's kernel rounds) pass; moved by 1e-7 they fail."""
+    cg = tensorcfr.compile("dudo(4,2,1)", form="public")
+    inner = dense_loop.values
+    for shift, passes in ((1e-15, True), (1e-7, False)):
+        def moved(*args, shift=shift, **kw):
+            out = inner(*args, **kw)
+            return None if out is None else out * (1 + shift)
+        monkeypatch.setattr(dense_loop, "values", moved)
+        a = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, device="cpu")
+        b = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, device="cpu")
+        ok = True
+        for _ in range(5):
+            _step_from(a, b, monkeypatch, 0)
+            sa, sb = a.state_dict(), b.state_dict()
+            ok &= all(_close(x, sb["state"][p][k]) for p in (0, 1) for k, x in sa["state"][p].items())
+        assert ok == passes, shift
 
 
 def test_a_batch_of_settings_takes_each_members_matrices():
