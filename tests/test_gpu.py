@@ -2,9 +2,12 @@
 compiled forms, eager and recorded as a CUDA graph, the CFR family and FTRL); a solver too large
 for the device's free memory is refused before anything is moved there, naming the bytes; the
 estimate behind that refusal bounds the memory a solver really takes; every game of the forms'
-tests records its iteration as a CUDA graph by default. The CUDA cases skip without CUDA; the
-refusal is checked everywhere with the free memory stood in for."""
+tests records its iteration as a CUDA graph by default, with a dead graph's collection kept out
+of the recording. The CUDA cases skip without CUDA; the refusal and the recording's pause of the
+garbage collector are checked everywhere with the device stood in for."""
 
+import contextlib
+import gc
 import warnings
 
 import pytest
@@ -68,6 +71,77 @@ def test_every_rule_records_its_iteration(algo, form):
         s.step(3)
     assert not [str(w.message) for w in caught if "capture failed" in str(w.message)]
     assert s.describe()["capture"] == "cuda-graph"
+
+
+class _Cycle:
+    """A reference cycle holding `obj`: only the cyclic garbage collector frees it."""
+
+    def __init__(self, obj, freed: list | None = None):
+        self.obj, self.me, self.freed = obj, self, freed
+
+    def __del__(self):
+        if self.freed is not None:
+            self.freed.append(True)
+
+
+def test_a_recording_runs_with_the_garbage_collected_before_and_paused(monkeypatch):
+    """Where the device is stood in for: the dead cycle is freed before the recording begins,
+    no automatic collection runs inside it (its run allocates enough to trigger several), and
+    the collector is back as it was after it, on or off."""
+    from tensorcfr.updates.capture import Captured
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", lambda: object())
+    monkeypatch.setattr(torch.cuda, "graph", lambda graph: contextlib.nullcontext())
+    for enabled in (True, False):
+        freed, seen = [], []
+
+        def run(views, freed=freed, seen=seen):
+            seen.append((gc.isenabled(), len(freed)))
+            junk = [[i] for i in range(100_000)]  # (containers: each counts towards a collection)
+            del junk
+            seen.append((gc.isenabled(), len(freed)))
+        c = Captured("cuda-graph", run, None, batch=1, dtype=torch.float64, device=torch.device("cpu"),
+                     save=dict, restore=lambda d: None)
+        was = gc.isenabled()
+        try:
+            gc.disable()
+            _Cycle(None, freed)
+            (gc.enable if enabled else gc.disable)()
+            c._record(run, [])
+            assert seen == [(False, 1), (False, 1)], "freed before, and no collection during the recording"
+            assert gc.isenabled() == enabled and c.graph is not None
+        finally:
+            (gc.enable if was else gc.disable)()
+
+
+@CUDA
+def test_a_dead_graph_is_not_collected_inside_a_recording():
+    """torch's own example of the failure (pytorch/pytorch#161037): a recorded graph left in a
+    reference cycle, freed by a collection that runs while the next graph records, invalidates
+    that recording. The solver's recording allocates enough to trigger a collection."""
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        torch.zeros(1, device="cuda")
+    was = gc.isenabled()
+    gc.disable()
+    _Cycle(g)
+    del g
+    gc.enable()
+    try:
+        s = tensorcfr.Solver("kuhn", "cfr+", device="cuda")
+        inner = s.captured.run
+
+        def run(sc):
+            junk = [[i] for i in range(100_000)]  # (automatic collections, were the collector on)
+            del junk
+            inner(sc)
+        s.captured.run = run
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            s.step(3)
+        assert not [str(w.message) for w in caught if "capture failed" in str(w.message)]
+        assert s.describe()["capture"] == "cuda-graph" and s.captured.graph is not None
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 def test_too_large_for_the_device_is_refused_before_it_starts(monkeypatch):
