@@ -239,27 +239,49 @@ def test_small_spots_match_the_recursive_cfr(spec, iterations, plus):
     "holdem_flop(board=Td9d8d, pot=4, stack=6, bets=(1,), cap=0, ranks=AKQJT98765, suits=dhs, "
     "range0='AA,KK,JJ,AK,T9', range1='AA,77,AQ,QJ,65s')",
 ])
-@pytest.mark.parametrize("pairs,layout", [(0, "loop"), (0, "transposed"), (0, "rows"), (1 << 30, "rows")],
-                         ids=["prefix sums in C", "prefix sums", "prefix sums by rows", "dense kernels"])
+@pytest.mark.parametrize("pairs,layout", [(0, "loop"), (0, "transposed"), (0, "rows"), (1 << 30, "rows"),
+                                          (0, "stacked"), (1 << 30, "stacked")],
+                         ids=["prefix sums in C", "prefix sums", "prefix sums by rows", "dense kernels",
+                              "prefix sums stacked", "dense kernels stacked"])
 def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, layout, monkeypatch):
     """Counterfactual values of both players against random reach, at float64: the prefix sums
     of operators/cards.py (or its dense per-board kernels, taken for few types) against the
     dense W_k products of the same compiled game. The prefix sums with the reach transposed
     (the CPU's layout: in the C loop of `card_loop`, as the CPU runs them, and in torch's
-    passes) and by rows (CUDA's)."""
+    passes) and by rows (CUDA's), and the groups of one shape stacked into one call each
+    (`public._stacked`, CUDA's), every board a member of one kernel."""
     import tensorcfr.operators.card_loop as card_loop
     import tensorcfr.operators.cards as cards_module
+    import tensorcfr.operators.public as public_module
 
     monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", pairs)
     if layout == "loop":
         assert card_loop._library() is not None
     else:
         monkeypatch.setattr(card_loop, "_library", lambda: None)
-    if layout == "rows":
+    if layout in ("rows", "stacked"):
         monkeypatch.setattr(cards_module, "TRANSPOSED_DEVICES", ())
+    if layout == "stacked":
+        monkeypatch.setattr(public_module, "STACK_DEVICES", ("cpu",))
     cg = tensorcfr.compile(spec, form="public")
     assert cg.showdown is not None
+    if layout == "stacked":
+        groups = cg.operator(torch.float64).cards[1]
+        alone = public_module.PublicPayoffOperator.of(cg, torch.float64, stack=False).cards[1]
+        for p in (0, 1):
+            assert sum(len(g[1].view(-1)) for g in groups[p]) == sum(len(g[1]) for g in alone[p])  # every terminal
+            stacked = [g for g in groups[p] if g[1].dim() == 2]
+            if len(groups[p]) < len(alone[p]):
+                assert stacked and all(g[1].shape[0] > 1 for g in stacked)
     assert_card_values_equal_dense(cg)
+
+
+@pytest.mark.parametrize("pairs", [0, 1 << 30], ids=["prefix sums", "dense kernels"])
+def test_stacked_one_card_groups_equal_the_dense_product(pairs, monkeypatch):
+    """The same with Rhode Island's one-card types, whose 145 groups a player (a set of factors
+    and a board each) stack into 4."""
+    test_the_card_removal_showdown_equals_the_dense_product("rhode_island(ranks='JQKA', suits='shd')", pairs,
+                                                            "stacked", monkeypatch)
 
 
 @pytest.mark.parametrize("spec", [SMALL_RIVER, SMALL_TURN, SMALL_FLOP, "rhode_island(ranks='JQKA', suits='sh')"],

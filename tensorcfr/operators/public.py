@@ -39,6 +39,24 @@ SMALL_CLASS = 64  # payoff classes of fewer terminals share one batched product 
 # 2^16, 220-226 with 2^19 (the same spot, 2026-11-26)
 CARD_ENTRIES = 1 << 18
 
+# Device types on which a card game's groups of one shape (the same terminals' layout under each
+# chance path: a turn spot's 48 river cards, royal Rhode Island's 189 boards) are stacked into
+# one call (`_stacked`): on a GPU each group's call is a dozen kernels of microseconds each, and
+# an H100 ran royal Rhode Island at 21.9 ms an iteration (2026-11-27), 75 times the bytes-moved
+# floor, with 403 groups a player; stacked (8 a player), an iteration's torch operations go from
+# 16,423 to 839 (the full-range turn spot's from 25,100 to 1,140; counted on the CPU by
+# `experiments/card_stack.py`, which times both on any device). The CPU keeps its
+# groups: the prefix sums' arrays stay in the caches there (`CARD_ENTRIES`) and the C loop
+# (`card_loop`) takes them (the turn spot stacked on torch's path: 609 against 408 ms an
+# iteration), and a spot alone must give a batch member's numbers to the last bit, which a
+# batch (not stacked) would not; the dense products' groups would gain there (royal Rhode
+# Island's DCFR at float32 on 2 threads: 71.5 against 37.7 ms an iteration, 2026-11-27;
+# `of(..., stack=True)` stacks them)
+STACK_DEVICES = ("cuda",)
+# entries of the largest array of a stacked call ([rows, 52 (width + 1)] per-card prefix sums):
+# 64 MB at float32
+STACK_ENTRIES = 1 << 24
+
 @dataclass(frozen=True, eq=False)
 class PublicPayoffOperator:
     """Counterfactual values in the public-tree form, per payoff class k: gather the other
@@ -81,9 +99,12 @@ class PublicPayoffOperator:
     cards: tuple | None = None
 
     @staticmethod
-    def of(cg: PublicCompiledGame, dtype: torch.dtype, showdown: bool = True) -> "PublicPayoffOperator":
+    def of(cg: PublicCompiledGame, dtype: torch.dtype, showdown: bool = True,
+           stack: bool | None = None) -> "PublicPayoffOperator":
         """The operator of `cg` in `dtype`; `showdown=False` takes the dense matrices of a card
-        game (`PublicCompiledGame.showdown`) instead of its card-removal showdown."""
+        game (`PublicCompiledGame.showdown`) instead of its card-removal showdown. `stack`: a
+        card game's groups of one shape in one call each (`_stacked`; by default on the device
+        types of `STACK_DEVICES`; one game, not a batch)."""
         if cg.showdown is not None and showdown:  # (a ranked game has no showdown factors)
             sd = cg.showdown
             counts = cg.class_offsets.diff()
@@ -124,6 +145,11 @@ class PublicPayoffOperator:
                     groups[p].append((kernel[p], cls[part], _rows_of(cg.terminal_seq[1 - p, part]), own_rows,
                                       terminal_factors(sd, cls[part], p, dtype, d, ab, shared=True), ride,
                                       len(torch.unique(own_rows[0])) == len(own_rows[0])))
+            if stack is None:
+                stack = cg.device.type in STACK_DEVICES
+            if stack and sd.members == 1 and cg.batch_size == 1:
+                board_of = {id(k): g - 1 for g, (_, pair) in enumerate(ks) for k in pair}
+                groups = tuple(_stacked(groups[p], sd, p, board_of) for p in (0, 1))
             none = _rows_of(cg.terminal_seq[0, :0])
             return PublicPayoffOperator(cg.treeplexes, ((), ()), (), small_seq=(none, none),
                                         small_weights=torch.zeros(0, dtype=dtype, device=cg.device),
@@ -184,12 +210,20 @@ class PublicPayoffOperator:
                 # the group in one compiled loop where it can be (`card_loop`: the same numbers).
                 # Where each row takes one value of the group (`once`), adding it in order and
                 # `add_rows`' sparse product (a sum of one value, then added) round alike
-                if (moves and not other_rows[1].numel() and not own_rows[1].numel()
+                if (moves and cls.dim() == 1 and not other_rows[1].numel() and not own_rows[1].numel()
                         and (put or once or adds_in_order(out, own_rows[0]))
                         and add_group_values(kernel, src, other_rows[0], out, own_rows[0], factors, riders, put)):
                     continue
                 rows = self._rows(x_other, src, other_rows)  # [B, N, T_o]
-                vals = card_values(sd, kernel, cls, rows, player, factors=factors, riders=riders)  # [B, N + riders, T_p]
+                if cls.dim() == 2:  # G groups stacked (`_stacked`): a call a plan, its rows [G, N, T_o]
+                    # (B is 1 in a solver's iteration; several plans at once come from evaluations
+                    # and tests). The values go back in the own rows' order: each group's
+                    # terminals, then its riders
+                    each = [card_values(sd, kernel, cls, r.view(*cls.shape, r.shape[-1]), player,
+                                        factors=factors, riders=riders).view(1, -1, out.shape[-1]) for r in rows.split(1)]
+                    vals = each[0] if len(each) == 1 else torch.cat(each)
+                else:
+                    vals = card_values(sd, kernel, cls, rows, player, factors=factors, riders=riders)  # [B, N + riders, T_p]
                 self._add(flat, out, own_rows, vals, self.distinct[player])
             return flat
         flat = dense_loop.values(self, player, x_other)  # every class in one compiled loop, where it serves
@@ -255,6 +289,62 @@ def _ranked_values(rows: torch.Tensor, ab: torch.Tensor, player: int) -> torch.T
     out = x.cumsum(-1).mul_(2 * sb)
     out.addcmul_(x, -(a + sb))
     return out.add_((a - sb) * x.sum(-1, keepdim=True))
+
+
+def _stacked(groups: list, sd, player: int, board_of: dict) -> tuple:
+    """`groups` (one player's, as `PublicPayoffOperator.of` makes them) with the groups of one
+    shape stacked, at most `STACK_ENTRIES` a call: the same kernel class, number of terminals
+    and riders' positions, no terminal on an empty sequence; folds share their kernel, a
+    board's showdowns become a member of a kernel of the stack's boards (`board_of`: a kernel's
+    board, -1 for the folds). A stack is one group whose classes are [G, N] (G groups of N
+    terminals), its factors [G, ...], its rows each group's in turn (riders after their group's
+    terminals); `card_values` takes its reach as [G, N, T_o], every group a member. The
+    stacked group stands where the first of its groups stood.
+
+    Example:
+        >>> import torch, tensorcfr
+        >>> spot = "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)"
+        >>> cg = tensorcfr.compile(spot, form="public")
+        >>> [len(PublicPayoffOperator.of(cg, torch.float64, stack=on).cards[1][0]) for on in (False, True)]
+        [13, 3]
+    """
+    def key(g):
+        kernel, cls, other_rows, own_rows, factors, riders, once = g
+        if other_rows[1].numel() or own_rows[1].numel() or cls.dim() != 1 or kernel.members != 1:
+            return None  # alone
+        return (type(kernel), board_of.get(id(kernel), -1) < 0 and id(kernel), len(cls),
+                None if riders is None else tuple(riders[0].tolist()))
+    buckets: dict = {}
+    for i, g in enumerate(groups):
+        k = key(g)
+        buckets.setdefault(i if k is None else k, []).append(g)
+    out = []
+    for gs in buckets.values():
+        kernel, cls = gs[0][0], gs[0][1]
+        n_r = 0 if gs[0][5] is None else len(gs[0][5][0])
+        per = max(1, STACK_ENTRIES // ((len(cls) + n_r) * kernel.row_entries))
+        for lo in range(0, len(gs), per):
+            chunk = gs[lo:lo + per]
+            out.append(chunk[0] if len(chunk) == 1 else _stack(chunk, sd, player, board_of))
+    return tuple(out)
+
+
+def _stack(chunk: list, sd, player: int, board_of: dict) -> tuple:
+    """One group of the groups `chunk` (see `_stacked`)."""
+    kernel = chunk[0][0]
+    boards = [board_of.get(id(g[0]), -1) for g in chunk]
+    if boards[0] >= 0:  # showdowns: a member a board, each with its board's tables
+        cards = [sd.cards[h] for h in sd.hands]
+        at = torch.tensor(boards, device=sd.strength.device)
+        s = [sd.strength.index_select(0, at)[:, h] for h in sd.hands]  # [G, T_p] a player
+        kernel = type(kernel)(cards[player], cards[1 - player], s[player], s[1 - player])
+    cat = lambda i, j: torch.cat([g[i][j] for g in chunk])  # noqa: E731
+    empty = chunk[0][2][1]
+    own_rows = (cat(3, 0), empty)
+    factors = tuple(torch.stack([g[4][j] for g in chunk]) for j in range(4))  # [G, 1, T] d, [G, N, 1] a, b
+    riders = None if chunk[0][5] is None else (chunk[0][5][0], torch.stack([g[5][1] for g in chunk]))
+    return (kernel, torch.stack([g[1] for g in chunk]), (cat(2, 0), empty), own_rows, factors, riders,
+            len(torch.unique(own_rows[0])) == len(own_rows[0]))
 
 
 def _distinct(cg: "PublicCompiledGame") -> tuple[bool, bool]:
