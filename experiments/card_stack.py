@@ -10,7 +10,8 @@ Both solvers are built from one compiled game, one with `stack=True`, the other 
 (`PublicPayoffOperator.of`), and take turns, `--repeats` blocks of `--iterations` each, so a
 machine whose speed swings does not read as a difference between them; medians are reported.
 The operations are counted on the CPU with the compiled loops off (`TENSORCFR_FUSE=0`), torch's
-path: on a GPU each is a kernel, inside a CUDA graph too, and a group's call is a dozen of them.
+path in CUDA's layout: on a GPU each is a kernel, inside a CUDA graph too, and a group's call is
+a dozen of them.
 On the CPU the solvers run as shipped otherwise (the groups alone take the C loop where it
 serves, the stacked groups torch's path).
 """
@@ -29,7 +30,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import tensorcfr
-from tensorcfr.operators import public
+from tensorcfr.operators import cards, public
 
 
 class _Count(TorchDispatchMode):
@@ -60,9 +61,11 @@ def _sync(device: str) -> None:
 
 
 def _operations(game: str, algo: str, dtype, stack: bool) -> int:
-    """Torch operations of one iteration on the CPU, the compiled loops off."""
-    old = os.environ.get("TENSORCFR_FUSE")
+    """Torch operations of one iteration on the CPU, the compiled loops off and the card
+    showdown in CUDA's layout (`cards.TRANSPOSED_DEVICES`)."""
+    old, layout = os.environ.get("TENSORCFR_FUSE"), cards.TRANSPOSED_DEVICES
     os.environ["TENSORCFR_FUSE"] = "0"
+    cards.TRANSPOSED_DEVICES = ()
     try:
         s = _solver(tensorcfr.compile(game, form="public"), algo, dtype, "cpu", stack)
         s.step(2)
@@ -70,6 +73,7 @@ def _operations(game: str, algo: str, dtype, stack: bool) -> int:
             s.step(1)
         return c.n
     finally:
+        cards.TRANSPOSED_DEVICES = layout
         if old is None:
             del os.environ["TENSORCFR_FUSE"]
         else:

@@ -43,15 +43,15 @@ CARD_ENTRIES = 1 << 18
 # chance path: a turn spot's 48 river cards, royal Rhode Island's 189 boards) are stacked into
 # one call (`_stacked`): on a GPU each group's call is a dozen kernels of microseconds each, and
 # an H100 ran royal Rhode Island at 21.9 ms an iteration (2026-11-27), 75 times the bytes-moved
-# floor, with 403 groups a player; stacked (8 a player), an iteration's torch operations go from
-# 16,423 to 839 (the full-range turn spot's from 25,100 to 1,140; counted on the CPU by
-# `experiments/card_stack.py`, which times both on any device). The CPU keeps its
-# groups: the prefix sums' arrays stay in the caches there (`CARD_ENTRIES`) and the C loop
-# (`card_loop`) takes them (the turn spot stacked on torch's path: 609 against 408 ms an
-# iteration), and a spot alone must give a batch member's numbers to the last bit, which a
-# batch (not stacked) would not; the dense products' groups would gain there (royal Rhode
-# Island's DCFR at float32 on 2 threads: 71.5 against 37.7 ms an iteration, 2026-11-27;
-# `of(..., stack=True)` stacks them)
+# floor, with 403 groups a player. Stacked, 8 a player, and an iteration's torch operations go
+# from 16,423 to 839; the full-range turn spot's 241 groups become 7, its 25,099 operations
+# 1,507 (`experiments/card_stack.py`, counted on the CPU in CUDA's layout; it times both ways
+# on any device). The CPU keeps its groups: the prefix sums' arrays stay in the caches there
+# (`CARD_ENTRIES`) and the C loop (`card_loop`) takes them (the turn stacked: 503 against 138 ms
+# an iteration, 2 threads, float32), and a spot alone must give its batch member's numbers to
+# the last bit, which a batch (not stacked) would not. The dense products' groups would gain
+# there (royal Rhode Island's DCFR, float32, 2 threads: 73.4 against 37.3 ms an iteration,
+# 2026-11-27; `of(..., stack=True)` stacks them)
 STACK_DEVICES = ("cuda",)
 # entries of the largest array of a stacked call ([rows, 52 (width + 1)] per-card prefix sums):
 # 64 MB at float32
