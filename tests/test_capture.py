@@ -223,6 +223,32 @@ def test_an_iteration_replayed_from_a_recording_equals_eager(game, algo, device)
     assert_same_trajectory(expected, replayed, device)
 
 
+def test_stacked_card_groups_record_as_they_run(monkeypatch):
+    """The card showdown's stacked groups (`operators.public._stacked`, CUDA's default), forced
+    on the CPU: a static iteration reads nothing back to the host, and one recorded (`make_fx`,
+    as above) and replayed gives the eager trajectory."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    import tensorcfr.operators.public as public_module
+
+    monkeypatch.setattr(public_module, "STACK_DEVICES", ("cpu",))
+    cg = tensorcfr.compile("holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, suits=sh)",
+                           form="public")
+    eager, solver = (tensorcfr.Solver(cg, "dcfr", device="cpu", capture=c) for c in ("none", "static"))
+    assert any(g[1].dim() == 2 for g in solver.op.cards[1][0]), "the groups are stacked"
+    expected = trajectory(eager)
+    replayed = trajectory(solver, 2)
+    sc = solver.captured.refresh(3)
+    with HostTraffic() as seen:
+        recording = make_fx(lambda: solver.captured.run(sc))()
+    assert seen.found == []
+    solver.iteration = 3
+    replayed.append(snapshot(solver))
+    solver.captured.run = lambda sc: recording()
+    replayed += trajectory(solver, ITERATIONS - 3)
+    assert_same_trajectory(expected, replayed, "cpu")
+
+
 def test_capture_options_are_checked():
     with pytest.raises(tensorcfr.TensorCFRError, match="capture must be one of"):
         tensorcfr.Solver("kuhn", capture="graph", device="cpu")
