@@ -312,8 +312,8 @@ def _stacked(groups: list, sd, player: int, board_of: dict) -> tuple:
         kernel, cls, other_rows, own_rows, factors, riders, once = g
         if other_rows[1].numel() or own_rows[1].numel() or cls.dim() != 1 or kernel.members != 1:
             return None  # alone
-        return (type(kernel), board_of.get(id(kernel), -1) < 0 and id(kernel), len(cls),
-                None if riders is None else tuple(riders[0].tolist()))
+        shared = id(kernel) if board_of.get(id(kernel), -1) < 0 else None  # the folds' one kernel
+        return (type(kernel), shared, len(cls), None if riders is None else tuple(riders[0].tolist()))
     buckets: dict = {}
     for i, g in enumerate(groups):
         k = key(g)

@@ -112,7 +112,7 @@ def _gc_paused():
         >>> with _gc_paused():
         ...     gc.isenabled()
         False
-"""
+    """
     gc.collect()
     was = gc.isenabled()
     gc.disable()
