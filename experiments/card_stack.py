@@ -6,8 +6,9 @@ after the runs (which must agree), on one device.
     python experiments/card_stack.py --device cuda --games "rhode_island(royal=True)" \
         "holdem_turn(board=Ks7d2c9h, pot=10, stack=100, bets=(0.5,1,allin), cap=2)"
 
-Both solvers are built from one compiled game, one with `stack=True`, the other `stack=False`
-(`PublicPayoffOperator.of`), and take turns, `--repeats` blocks of `--iterations` each, so a
+Both solvers are built from one compiled game, one's operator with `stack=True`, the other's
+with `stack=False` (`PublicPayoffOperator.of`; by default a GPU stacks every group and the CPU
+the dense products'), and take turns, `--repeats` blocks of `--iterations` each, so a
 machine whose speed swings does not read as a difference between them; medians are reported.
 The operations are counted on the CPU with the compiled loops off (`TENSORCFR_FUSE=0`), torch's
 path in CUDA's layout: on a GPU each is a kernel, inside a CUDA graph too, and a group's call is
@@ -46,13 +47,11 @@ class _Count(TorchDispatchMode):
 
 
 def _solver(cg, algo: str, dtype, device: str, stack: bool):
-    """A solver whose payoff operator stacks its groups or not."""
-    old = public.STACK_DEVICES
-    public.STACK_DEVICES = (torch.device(device).type,) if stack else ()
-    try:
-        return tensorcfr.Solver(cg, algo, dtype=dtype, device=device)
-    finally:
-        public.STACK_DEVICES = old
+    """A solver whose payoff operator stacks every group of one shape, or none (its operator
+    replaced before its first iteration, which is what a CUDA graph records)."""
+    s = tensorcfr.Solver(cg, algo, dtype=dtype, device=device)
+    s.op = public.PublicPayoffOperator.of(s.game, s.dtype, stack=stack)
+    return s
 
 
 def _sync(device: str) -> None:

@@ -18,7 +18,8 @@ import torch
 
 from tensorcfr.operators import card_loop, dense_loop
 from tensorcfr.operators.card_loop import add_group_values
-from tensorcfr.operators.cards import card_values, factor_sets, fold_kernels, kernels, terminal_factors
+from tensorcfr.operators.cards import (DenseCardKernel, card_values, factor_sets, fold_kernels, kernels,
+                                       terminal_factors)
 from tensorcfr.spaces.public import PublicTreeplex, add_rows, adds_in_order, pick_rows, put_rows
 
 if TYPE_CHECKING:
@@ -39,19 +40,19 @@ SMALL_CLASS = 64  # payoff classes of fewer terminals share one batched product 
 # 2^16, 220-226 with 2^19 (the same spot, 2026-11-26)
 CARD_ENTRIES = 1 << 18
 
-# Device types on which a card game's groups of one shape (the same terminals' layout under each
-# chance path: a turn spot's 48 river cards, royal Rhode Island's 189 boards) are stacked into
-# one call (`_stacked`): on a GPU each group's call is a dozen kernels of microseconds each, and
-# an H100 ran royal Rhode Island at 21.9 ms an iteration (2026-11-27), 75 times the bytes-moved
-# floor, with 403 groups a player. Stacked, 8 a player, and an iteration's torch operations go
-# from 16,423 to 839; the full-range turn spot's 241 groups become 7, its 25,099 operations
-# 1,507 (`experiments/card_stack.py`, counted on the CPU in CUDA's layout; it times both ways
-# on any device). The CPU keeps its groups: the prefix sums' arrays stay in the caches there
-# (`CARD_ENTRIES`) and the C loop (`card_loop`) takes them (the turn stacked: 503 against 138 ms
-# an iteration, 2 threads, float32), and a spot alone must give its batch member's numbers to
-# the last bit, which a batch (not stacked) would not. The dense products' groups would gain
-# there (royal Rhode Island's DCFR, float32, 2 threads: 73.4 against 37.3 ms an iteration,
-# 2026-11-27; `of(..., stack=True)` stacks them)
+# Device types on which every card game's groups of one shape (the same terminals' layout under
+# each chance path: a turn spot's 48 river cards, royal Rhode Island's 189 boards) are stacked
+# into one call (`_stacked`); elsewhere only the dense products' groups (`cards.DenseCardKernel`,
+# few types) are. On a GPU each group's call is a dozen kernels of microseconds each: an H100 ran
+# royal Rhode Island at 21.9 ms an iteration (2026-11-27), 75 times the bytes-moved floor, with
+# 403 groups a player. Stacked, 8 a player, and an iteration's torch operations go from 16,423 to
+# 839; the full-range turn spot's 241 groups become 7, its 25,099 operations 1,507
+# (`experiments/card_stack.py`, counted on the CPU in CUDA's layout; it times both ways on any
+# device). On the CPU (2 threads, float32, 2026-11-27, taking turns) the dense products gain:
+# royal Rhode Island 77.1 -> 40.0 ms an iteration, a narrow-range turn spot 4.1 -> 1.1, a flop
+# spot's 1,679 groups a player become 19 and 166 -> 30 ms; the prefix sums keep their groups,
+# whose arrays stay in the caches (`CARD_ENTRIES`) and which the C loop (`card_loop`) takes (the
+# full-range turn stacked: 503 against 138 ms)
 STACK_DEVICES = ("cuda",)
 # entries of the largest array of a stacked call ([rows, 52 (width + 1)] per-card prefix sums):
 # 64 MB at float32
@@ -103,8 +104,10 @@ class PublicPayoffOperator:
            stack: bool | None = None) -> "PublicPayoffOperator":
         """The operator of `cg` in `dtype`; `showdown=False` takes the dense matrices of a card
         game (`PublicCompiledGame.showdown`) instead of its card-removal showdown. `stack`: a
-        card game's groups of one shape in one call each (`_stacked`; by default on the device
-        types of `STACK_DEVICES`; one game, not a batch)."""
+        card game's groups of one shape in one call each (`_stacked`): every group (True), none
+        (False), or by default every group on the device types of `STACK_DEVICES` (one game, not
+        a batch) and the dense products' groups elsewhere (a batch's too, a member at a time, so
+        that each member computes what its spot alone does)."""
         if cg.showdown is not None and showdown:  # (a ranked game has no showdown factors)
             sd = cg.showdown
             counts = cg.class_offsets.diff()
@@ -145,11 +148,13 @@ class PublicPayoffOperator:
                     groups[p].append((kernel[p], cls[part], _rows_of(cg.terminal_seq[1 - p, part]), own_rows,
                                       terminal_factors(sd, cls[part], p, dtype, d, ab, shared=True), ride,
                                       len(torch.unique(own_rows[0])) == len(own_rows[0])))
+            which = {True: "all", False: None}.get(stack)
             if stack is None:
-                stack = cg.device.type in STACK_DEVICES
-            if stack and sd.members == 1 and cg.batch_size == 1:
+                alone = sd.members == 1 and cg.batch_size == 1
+                which = "all" if cg.device.type in STACK_DEVICES and alone else "dense"
+            if which:
                 board_of = {id(k): g - 1 for g, (_, pair) in enumerate(ks) for k in pair}
-                groups = tuple(_stacked(groups[p], sd, p, board_of) for p in (0, 1))
+                groups = tuple(_stacked(groups[p], sd, p, board_of, which == "dense") for p in (0, 1))
             none = _rows_of(cg.terminal_seq[0, :0])
             return PublicPayoffOperator(cg.treeplexes, ((), ()), (), small_seq=(none, none),
                                         small_weights=torch.zeros(0, dtype=dtype, device=cg.device),
@@ -215,13 +220,8 @@ class PublicPayoffOperator:
                         and add_group_values(kernel, src, other_rows[0], out, own_rows[0], factors, riders, put)):
                     continue
                 rows = self._rows(x_other, src, other_rows)  # [B, N, T_o]
-                if cls.dim() == 2:  # G groups stacked (`_stacked`): a call a plan, its rows [G, N, T_o]
-                    # (B is 1 in a solver's iteration; several plans at once come from evaluations
-                    # and tests). The values go back in the own rows' order: each group's
-                    # terminals, then its riders
-                    each = [card_values(sd, kernel, cls, r.view(*cls.shape, r.shape[-1]), player,
-                                        factors=factors, riders=riders).view(1, -1, out.shape[-1]) for r in rows.split(1)]
-                    vals = each[0] if len(each) == 1 else torch.cat(each)
+                if cls.dim() == 2:  # G groups stacked (`_stacked`)
+                    vals = _stack_values(sd, kernel, cls, rows, player, factors, riders)
                 else:
                     vals = card_values(sd, kernel, cls, rows, player, factors=factors, riders=riders)  # [B, N + riders, T_p]
                 self._add(flat, out, own_rows, vals, self.distinct[player])
@@ -291,7 +291,29 @@ def _ranked_values(rows: torch.Tensor, ab: torch.Tensor, player: int) -> torch.T
     return out.add_((a - sb) * x.sum(-1, keepdim=True))
 
 
-def _stacked(groups: list, sd, player: int, board_of: dict) -> tuple:
+def _stack_values(sd, kernel, cls: torch.Tensor, rows: torch.Tensor, player: int, factors: tuple,
+                  riders: tuple | None) -> torch.Tensor:
+    """[B, G (N + n_r), T_p]: `card_values` of a stack of G groups of N terminals (`_stacked`;
+    cls [G, N]) against the other player's rows [B_x, G N, T_o], a call a member or plan (B is
+    1 in a solver's iteration of one game; several plans at once come from evaluations), each
+    with its rows [G, N, T_o], its factors [G, ...] and its kernel (a batch on boards of its own
+    has one a member), so that each member computes what its spot alone does. The values are in
+    the own rows' order: each group's terminals, then its riders."""
+    pick = lambda x, b: x if x.dim() < 4 else x[b if x.shape[0] > 1 else 0]  # noqa: E731  (a member's [G, ...])
+    B = max(rows.shape[0], len(kernel) if isinstance(kernel, list) else 1,
+            *(f.shape[0] for f in (*factors, *(riders[1:] if riders else ())) if f.dim() == 4))
+    out = []
+    for b in range(B):  # batch members, not nodes: a call each
+        r = rows[b if rows.shape[0] > 1 else 0]
+        k = kernel[b] if isinstance(kernel, list) else kernel
+        ride = None if riders is None else (riders[0], pick(riders[1], b))
+        v = card_values(sd, k, cls, r.view(*cls.shape, r.shape[-1]), player, factors=tuple(pick(f, b) for f in factors),
+                        riders=ride)  # [G, N + n_r, T_p]
+        out.append(v.view(1, -1, v.shape[-1]))
+    return out[0] if B == 1 else torch.cat(out)
+
+
+def _stacked(groups: list, sd, player: int, board_of: dict, dense_only: bool = False) -> tuple:
     """`groups` (one player's, as `PublicPayoffOperator.of` makes them) with the groups of one
     shape stacked, at most `STACK_ENTRIES` a call: the same kernel class, number of terminals
     and riders' positions, no terminal on an empty sequence; folds share their kernel, a
@@ -299,7 +321,9 @@ def _stacked(groups: list, sd, player: int, board_of: dict) -> tuple:
     board, -1 for the folds). A stack is one group whose classes are [G, N] (G groups of N
     terminals), its factors [G, ...], its rows each group's in turn (riders after their group's
     terminals); `card_values` takes its reach as [G, N, T_o], every group a member. The
-    stacked group stands where the first of its groups stood.
+    stacked group stands where the first of its groups stood. A batch's factors stack behind
+    its member dimension ([B, G, ...]); on boards of their own its kernel is a list, a stacked
+    kernel a member. `dense_only`: only the dense products' groups (`DenseCardKernel`).
 
     Example:
         >>> import torch, tensorcfr
@@ -310,7 +334,8 @@ def _stacked(groups: list, sd, player: int, board_of: dict) -> tuple:
     """
     def key(g):
         kernel, cls, other_rows, own_rows, factors, riders, once = g
-        if other_rows[1].numel() or own_rows[1].numel() or cls.dim() != 1 or kernel.members != 1:
+        if (other_rows[1].numel() or own_rows[1].numel() or cls.dim() != 1 or kernel.members not in (1, sd.members)
+                or (dense_only and not isinstance(kernel, DenseCardKernel))):
             return None  # alone
         shared = id(kernel) if board_of.get(id(kernel), -1) < 0 else None  # the folds' one kernel
         return (type(kernel), shared, len(cls), None if riders is None else tuple(riders[0].tolist()))
@@ -336,13 +361,18 @@ def _stack(chunk: list, sd, player: int, board_of: dict) -> tuple:
     if boards[0] >= 0:  # showdowns: a member a board, each with its board's tables
         cards = [sd.cards[h] for h in sd.hands]
         at = torch.tensor(boards, device=sd.strength.device)
-        s = [sd.strength.index_select(0, at)[:, h] for h in sd.hands]  # [G, T_p] a player
-        kernel = type(kernel)(cards[player], cards[1 - player], s[player], s[1 - player])
+
+        def of(strength):  # the stack's kernel on the boards' strengths [boards, H]
+            s = [strength.index_select(0, at)[:, h] for h in sd.hands]  # [G, T_p] a player
+            return type(kernel)(cards[player], cards[1 - player], s[player], s[1 - player])
+        kernel = of(sd.strength) if sd.strength_batch is None else [of(x) for x in sd.strength_batch]
     cat = lambda i, j: torch.cat([g[i][j] for g in chunk])  # noqa: E731
+    # each group's [..., n, x] tensors stacked before their last two dimensions: [(B,) G, n, x]
+    stack = lambda ts: torch.stack(ts, ts[0].dim() - 2)  # noqa: E731
     empty = chunk[0][2][1]
     own_rows = (cat(3, 0), empty)
-    factors = tuple(torch.stack([g[4][j] for g in chunk]) for j in range(4))  # [G, 1, T] d, [G, N, 1] a, b
-    riders = None if chunk[0][5] is None else (chunk[0][5][0], torch.stack([g[5][1] for g in chunk]))
+    factors = tuple(stack([g[4][j] for g in chunk]) for j in range(4))  # [(B,) G, 1, T] d, [(B,) G, N, 1] a, b
+    riders = None if chunk[0][5] is None else (chunk[0][5][0], stack([g[5][1] for g in chunk]))
     return (kernel, torch.stack([g[1] for g in chunk]), (cat(2, 0), empty), own_rows, factors, riders,
             len(torch.unique(own_rows[0])) == len(own_rows[0]))
 
