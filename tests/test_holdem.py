@@ -248,8 +248,9 @@ def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, layout,
     of operators/cards.py (or its dense per-board kernels, taken for few types) against the
     dense W_k products of the same compiled game. The prefix sums with the reach transposed
     (the CPU's layout: in the C loop of `card_loop`, as the CPU runs them, and in torch's
-    passes) and by rows (CUDA's), and the groups of one shape stacked into one call each
-    (`public._stacked`, CUDA's), every board a member of one kernel."""
+    passes) and by rows (CUDA's), each group a call, and the groups of one shape stacked into
+    one call each (`public._stacked`: CUDA's, and the CPU's for dense kernels), every board a
+    member of one kernel."""
     import tensorcfr.operators.card_loop as card_loop
     import tensorcfr.operators.cards as cards_module
     import tensorcfr.operators.public as public_module
@@ -261,19 +262,17 @@ def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, layout,
         monkeypatch.setattr(card_loop, "_library", lambda: None)
     if layout in ("rows", "stacked"):
         monkeypatch.setattr(cards_module, "TRANSPOSED_DEVICES", ())
-    if layout == "stacked":
-        monkeypatch.setattr(public_module, "STACK_DEVICES", ("cpu",))
     cg = tensorcfr.compile(spec, form="public")
     assert cg.showdown is not None
     if layout == "stacked":
-        groups = cg.operator(torch.float64).cards[1]
+        groups = public_module.PublicPayoffOperator.of(cg, torch.float64, stack=True).cards[1]
         alone = public_module.PublicPayoffOperator.of(cg, torch.float64, stack=False).cards[1]
         for p in (0, 1):
             assert sum(len(g[1].view(-1)) for g in groups[p]) == sum(len(g[1]) for g in alone[p])  # every terminal
             stacked = [g for g in groups[p] if g[1].dim() == 2]
             if len(groups[p]) < len(alone[p]):
                 assert stacked and all(g[1].shape[0] > 1 for g in stacked)
-    assert_card_values_equal_dense(cg)
+    assert_card_values_equal_dense(cg, stack=layout == "stacked")
 
 
 @pytest.mark.parametrize("pairs", [0, 1 << 30], ids=["prefix sums", "dense kernels"])
@@ -450,14 +449,15 @@ def test_classes_share_their_factors_where_a_distinct_row_count_says_and_folds_r
         assert sum(len(g[5][0]) for g in op.cards[1][p] if g[5] is not None) > 0
 
 
-def assert_card_values_equal_dense(cg):
+def assert_card_values_equal_dense(cg, stack=None):
     """Both players' counterfactual values against random reach, at float64: the card
-    showdown's operator against the dense W_k products of the same compiled game, to 1e-12
-    (a batch: a row of reach per member, each against its own matrices)."""
+    showdown's operator (its groups stacked as `stack` says: `PublicPayoffOperator.of`) against
+    the dense W_k products of the same compiled game, to 1e-12 (a batch: a row of reach per
+    member, each against its own matrices)."""
     from tensorcfr.operators.public import PublicPayoffOperator
 
     dense = PublicPayoffOperator.of(cg, torch.float64, showdown=False)
-    cards = PublicPayoffOperator.of(cg, torch.float64)
+    cards = PublicPayoffOperator.of(cg, torch.float64, stack=stack)
     g = torch.Generator().manual_seed(0)
     rows = cg.batch_size if cg.batch_size > 1 else 2
     for p in (0, 1):
