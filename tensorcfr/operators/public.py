@@ -148,6 +148,8 @@ class PublicPayoffOperator:
                     groups[p].append((kernel[p], cls[part], _rows_of(cg.terminal_seq[1 - p, part]), own_rows,
                                       terminal_factors(sd, cls[part], p, dtype, d, ab, shared=True), ride,
                                       len(torch.unique(own_rows[0])) == len(own_rows[0])))
+            if stack not in (None, True, False):
+                raise ValueError(f"stack must be True, False or None, got {stack!r}")
             which = {True: "all", False: None}.get(stack)
             if stack is None:
                 alone = sd.members == 1 and cg.batch_size == 1
