@@ -46,10 +46,10 @@ class _Count(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def _solver(cg, algo: str, dtype, device: str, stack: bool):
+def _solver(cg, algo: str, dtype, device: str, stack: bool, capture: str = "auto"):
     """A solver whose payoff operator stacks every group of one shape, or none (its operator
     replaced before its first iteration, which is what a CUDA graph records)."""
-    s = tensorcfr.Solver(cg, algo, dtype=dtype, device=device)
+    s = tensorcfr.Solver(cg, algo, dtype=dtype, device=device, capture=capture)
     s.op = public.PublicPayoffOperator.of(s.game, s.dtype, stack=stack)
     return s
 
@@ -79,11 +79,11 @@ def _operations(game: str, algo: str, dtype, stack: bool) -> int:
             os.environ["TENSORCFR_FUSE"] = old
 
 
-def measure(game: str, algo: str, dtype, device: str, iterations: int, repeats: int) -> dict:
+def measure(game: str, algo: str, dtype, device: str, iterations: int, repeats: int, capture: str = "auto") -> dict:
     t0 = time.perf_counter()
     cg = tensorcfr.compile(game, form="public")
     compile_s = time.perf_counter() - t0
-    solvers = {name: _solver(cg, algo, dtype, device, name == "stacked") for name in ("alone", "stacked")}
+    solvers = {name: _solver(cg, algo, dtype, device, name == "stacked", capture) for name in ("alone", "stacked")}
     groups = {name: [len(g) for g in s.op.cards[1]] for name, s in solvers.items()}
     for s in solvers.values():
         s.step(3)  # (a CUDA graph records after its first iteration)
@@ -96,7 +96,8 @@ def measure(game: str, algo: str, dtype, device: str, iterations: int, repeats: 
             _sync(device)
             times[name].append((time.perf_counter() - t) / iterations * 1e3)
     out = {"game": game, "algorithm": algo, "dtype": str(dtype).replace("torch.", ""), "device": device,
-           "compile_s": round(compile_s, 2), "iterations": 3 + iterations * repeats}
+           "capture": solvers["stacked"].describe()["capture"], "compile_s": round(compile_s, 2),
+           "iterations": 3 + iterations * repeats}
     for name, s in solvers.items():
         out[name] = {"groups_a_player": groups[name], "ms": round(statistics.median(times[name]), 3),
                      "ms_blocks": [round(x, 3) for x in times[name]],
@@ -112,6 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--algo", default="dcfr")
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--capture", default="auto", help="the solvers' capture (auto, none, static, cuda-graph, compile)")
     ap.add_argument("--threads", type=int, default=None, help="torch's CPU threads (default: torch's)")
     ap.add_argument("--iterations", type=int, default=5, help="iterations a block")
     ap.add_argument("--repeats", type=int, default=5, help="blocks of each, taking turns")
@@ -123,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{platform.machine()}, {where}, torch {torch.__version__}, {torch.get_num_threads()} threads", flush=True)
     rows = []
     for game in a.games:
-        row = measure(game, a.algo, getattr(torch, a.dtype), a.device, a.iterations, a.repeats)
+        row = measure(game, a.algo, getattr(torch, a.dtype), a.device, a.iterations, a.repeats, a.capture)
         rows.append(row)
         print(json.dumps(row), flush=True)
         al, st = row["alone"], row["stacked"]
