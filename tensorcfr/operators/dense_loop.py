@@ -151,7 +151,12 @@ def values(op, player: int, x_other: torch.Tensor, least: int | None = None) -> 
     Example:
         >>> import torch, tensorcfr
         >>> cg = tensorcfr.compile("kuhn", form="public")
-        >>> values(cg.operator(torch.float64), 0, torch.ones(1, cg.treeplexes[1].num_sequences, dtype=torch.float64))
+        >>> y = torch.ones(1, cg.treeplexes[1].num_sequences, dtype=torch.float64)
+        >>> values(cg.operator(torch.float64), 0, y) is None  # Kuhn's 12 entries: below LOOP_ENTRIES
+        True
+        >>> g = values(cg.operator(torch.float64), 0, y, least=0)  # told to serve: torch's numbers
+        >>> g is None or torch.allclose(g, cg.operator(torch.float64).cfv(0, y))
+        True
     """
     sp, so = op.spaces[player], op.spaces[1 - player]
     dtype = x_other.dtype

@@ -150,13 +150,14 @@ class PublicPayoffOperator:
                                       len(torch.unique(own_rows[0])) == len(own_rows[0])))
             if stack not in (None, True, False):
                 raise ValueError(f"stack must be True, False or None, got {stack!r}")
-            which = {True: "all", False: None}.get(stack)
-            if stack is None:
+            if stack is None:  # every group of one game on a GPU, else the dense products' groups
                 alone = sd.members == 1 and cg.batch_size == 1
-                which = "all" if cg.device.type in STACK_DEVICES and alone else "dense"
-            if which:
+                stack, dense_only = True, not (cg.device.type in STACK_DEVICES and alone)
+            else:
+                dense_only = False
+            if stack:
                 board_of = {id(k): g - 1 for g, (_, pair) in enumerate(ks) for k in pair}
-                groups = tuple(_stacked(groups[p], sd, p, board_of, which == "dense") for p in (0, 1))
+                groups = tuple(_stacked(groups[p], sd, p, board_of, dense_only) for p in (0, 1))
             none = _rows_of(cg.terminal_seq[0, :0])
             return PublicPayoffOperator(cg.treeplexes, ((), ()), (), small_seq=(none, none),
                                         small_weights=torch.zeros(0, dtype=dtype, device=cg.device),
@@ -302,8 +303,8 @@ def _stack_values(sd, kernel, cls: torch.Tensor, rows: torch.Tensor, player: int
     has one a member), so that each member computes what its spot alone does. The values are in
     the own rows' order: each group's terminals, then its riders."""
     pick = lambda x, b: x if x.dim() < 4 else x[b if x.shape[0] > 1 else 0]  # noqa: E731  (a member's [G, ...])
-    B = max(rows.shape[0], len(kernel) if isinstance(kernel, list) else 1,
-            *(f.shape[0] for f in (*factors, *(riders[1:] if riders else ())) if f.dim() == 4))
+    batched = (*factors, *((riders[1],) if riders else ()))  # [B, G, ...] where a batch's
+    B = max(rows.shape[0], len(kernel) if isinstance(kernel, list) else 1, *(f.shape[0] for f in batched if f.dim() == 4))
     out = []
     for b in range(B):  # batch members, not nodes: a call each
         r = rows[b if rows.shape[0] > 1 else 0]

@@ -577,10 +577,7 @@ class PublicTreeplex:
         """The realisation plan x [B, S] of sigma [B, S], with `average` [B, S] multiplied by
         `discount` (where not None) and x times `weight` added into it, all in one compiled walk
         down the tree; or None where that loop does not serve (nothing changed)."""
-        if not public_loop.serves(self, sigma, average):  # (no array made for nothing)
-            return None
-        x = torch.empty_like(sigma)
-        return x if public_loop.plan(self, sigma, x, average=average, weight=weight, discount=discount) else None
+        return public_loop.averaged_plan(self, sigma, average, weight, discount)
 
     def softmax_bottom_up(self, u: torch.Tensor, temperature: torch.Tensor):
         """`treeplex.softmax_bottom_up` over the public tree, temperatures [B or 1, I]."""

@@ -397,6 +397,28 @@ def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, a
     return True
 
 
+def averaged_plan(tp, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None,
+                  least: int | None = None) -> torch.Tensor | None:
+    """The realisation plan x [B, S] of sigma [B, S] in a new array, with `average` [B, S]
+    multiplied by `discount` (where not None) and x times `weight` added into it, in one walk
+    down tp; or None where the walks do not serve (`serves`; nothing changed, no array made).
+    What both treeplexes' `averaged_plan` run.
+
+    Example:
+        >>> import torch, tensorcfr
+        >>> tp = tensorcfr.compile("kuhn").treeplexes[0]
+        >>> sigma = tp.normalize(torch.ones(1, tp.num_sequences, dtype=torch.float64))
+        >>> avg = torch.zeros_like(sigma)
+        >>> x = averaged_plan(tp, sigma, avg, 1.0, least=0)
+        >>> x is None or (torch.equal(x, tp.sequence_form(sigma)) and torch.equal(avg, x))
+        True
+    """
+    if not serves(tp, sigma, average, least=least):
+        return None
+    x = torch.empty_like(sigma)
+    return x if plan(tp, sigma, x, least=least, average=average, weight=weight, discount=discount) else None
+
+
 def _rows(t: torch.Tensor | None, batch: int) -> list[int | None]:
     """The addresses of each member's row of a contiguous [B, S] (None for None)."""
     if t is None:

@@ -243,11 +243,7 @@ class Treeplex:
         `discount` (where not None) and x times `weight` added into it, all in one compiled walk
         down the treeplex; or None where that walk does not serve (nothing changed), and
         `sequence_form` and the iteration's own average serve (`iteration._averaged_plan`)."""
-        if not public_loop.serves(self, sigma, average, least=WALK_SEQUENCES):  # (no array made for nothing)
-            return None
-        x = torch.empty_like(sigma)
-        return x if public_loop.plan(self, sigma, x, least=WALK_SEQUENCES, average=average, weight=weight,
-                                     discount=discount) else None
+        return public_loop.averaged_plan(self, sigma, average, weight, discount, least=WALK_SEQUENCES)
 
     def entropy_weights(self, scheme: str = "unit") -> torch.Tensor:
         """`dilated_entropy_weights(self, scheme)` [I] float64."""
