@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -122,7 +123,10 @@ def _rank(ch: str, item: str, what: str) -> int:
     return r
 
 
-def _class_hands(r1: int, r2: int, kind: str) -> list[int]:
+# cached (169 rank pairs x 3 kinds): a batch reads hundreds of ranges of 169 weighted classes
+# each, 1.28 ms a range uncached against 0.40 ms (2026-11-27)
+@functools.lru_cache(maxsize=None)
+def _class_hands(r1: int, r2: int, kind: str) -> tuple[int, ...]:
     """The hands of rank pair (r1, r2) (r1 >= r2): pairs (6), suited (4), offsuit (12) or both."""
     out = []
     for s1 in range(4):
@@ -133,7 +137,7 @@ def _class_hands(r1: int, r2: int, kind: str) -> list[int]:
             if (kind == "s" and s1 != s2) or (kind == "o" and s1 == s2):
                 continue
             out.append(hand_index((a, b)))
-    return out
+    return tuple(out)
 
 
 _CLASS = re.compile(r"^([2-9TJQKA])([2-9TJQKA])([so]?)$")

@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from typing import Sequence
@@ -24,6 +25,7 @@ from tensorcfr.compiler.members import members_of
 from tensorcfr.compiler.sizes import MAX_LEVELS, too_deep
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.forms.public import PublicCompiledGame
+from tensorcfr.memory import small_pages
 from tensorcfr.operators.cards import CardShowdown, apart_hands
 from tensorcfr.spaces.public import PublicTreeplex
 
@@ -93,6 +95,9 @@ class _DensePaths:
     def __len__(self) -> int:
         return len(self.m)
 
+    def nbytes(self) -> int:
+        return sum(m.nbytes for m in self.m)
+
     def values(self, idx: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
         """[m, k]: path idx[i]'s probability at the pairs (t0[j], t1[j])."""
         return np.stack([self.m[i][t0, t1] for i in idx.tolist()]) if len(idx) else np.zeros((0, len(t0)))
@@ -159,6 +164,11 @@ class _CardPaths:
 
     def __len__(self) -> int:
         return len(self.q)
+
+    def nbytes(self) -> int:
+        """Bytes of its arrays: the [T0, T1] pairs the deal allows, the cards each type holds and
+        the paths' masks."""
+        return int(self.pb.nbytes + sum(h.nbytes for h in self.holds) + sum(m.nbytes for ms in self.m for m in ms))
 
     def masks(self) -> tuple[np.ndarray, np.ndarray]:
         """[paths, T_p] per player, stacked once for as many paths as there are (the showdown's
@@ -351,7 +361,7 @@ class _PublicWalk:
         cols = np.flatnonzero(live.any(0))  # [T1] player 1's types
         self.type_values = [c0, cols]
         self.P = pr0[0, c0][:, None] * pr[:, cols]  # [T0, T1]
-        self.deals = live[:, cols].astype(np.int64)
+        self.deals = live[:, cols].astype(np.uint8)  # (0 or 1: a byte a pair, not 8, for the walks a batch keeps)
         self.deal_nodes, self.deal_levels = 1 + len(c0), 2
         # the states after the deal below some or all of player 0's types: decisions, with the
         # two types set and the rest one public state
@@ -366,8 +376,12 @@ class _PublicWalk:
         self.root = _set_hands(s2[:1], self.hands, self.type_values[0][0], self.type_values[1][0])
 
     def nbytes(self) -> int:
-        """Bytes of its [T0, T1] tables (the deal's probabilities and counts; a ranked deal has none)."""
-        return 0 if self.ranked and not hasattr(self, "P") else int(self.P.nbytes + self.deals.nbytes)
+        """Bytes of its [T0, T1] tables (the deal's probabilities and counts, its chance paths'; a
+        ranked deal has none)."""
+        if self.ranked and not hasattr(self, "P"):
+            return 0
+        paths = getattr(self, "paths", None)
+        return int(self.P.nbytes + self.deals.nbytes + (paths.nbytes() if paths is not None else 0))
 
     def widen(self, types: list[np.ndarray]) -> None:
         """Take the types `types` (per player, sorted hand values, a superset of this deal's) as
@@ -377,7 +391,7 @@ class _PublicWalk:
         at = [np.searchsorted(types[p], self.type_values[p]) for p in (0, 1)]
         P = np.zeros((len(types[0]), len(types[1])))
         P[np.ix_(at[0], at[1])] = self.P
-        deals = np.zeros(P.shape, np.int64)
+        deals = np.zeros(P.shape, self.deals.dtype)
         deals[np.ix_(at[0], at[1])] = self.deals
         self.type_values, self.P, self.deals = [np.asarray(t) for t in types], P, deals
         self.root = _set_hands(self.root, self.hands, self.type_values[0][0], self.type_values[1][0])
@@ -601,9 +615,15 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         if not has_public_form(g):
             raise TensorCFRError(f"{g.name} has no public-tree form (its private information is not dealt once "
                                  "at the start); use form='generic'")
+    with small_pages() if len(members) > 1 else contextlib.nullcontext():  # (`memory.small_pages`: why)
+        return _compile_members(members, ranked)
+
+
+def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiledGame:
+    """`compile_public`'s walks and assembly, of games known to have the public-tree form."""
     # each member's walk of its deal; those past KEEP_WALK_BYTES in all are dropped once their
-    # types are known and made again in their turn (a hold'em spot's holds 25 MB of [T0, T1]
-    # tables: a thousand spots would keep 25 GB)
+    # types are known and made again in their turn (a river spot's holds 15 MB of [T0, T1]
+    # tables: a thousand spots would keep 15 GB)
     walks, types, kept = [], [], 0
     for g in members:
         w = _PublicWalk(g, ranked)
@@ -661,7 +681,8 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
                                  f"public tree and types of member 0, {_short(members[0].name)}; "
                                  "a batch may differ in payoffs and in the probabilities of the same deals only "
                                  "(hold'em spots: one bet tree; boards, ranges, pots)")
-        deals_differ |= not np.allclose(other.P, walk.P, rtol=0, atol=1e-15)
+        # (once one member differs the batch's deals do: no more [T0, T1] comparisons)
+        deals_differ = deals_differ or not np.allclose(other.P, walk.P, rtol=0, atol=1e-15)
         if widened:  # its own public states, to name its infosets (a turn's river card is its own)
             own_states.append([_compact(raw_g["info"][p]["state"][orders[p]]) for p in (0, 1)])
         if showdown is not None:
