@@ -111,6 +111,21 @@ def test_a_key_that_sees_the_other_players_card_has_no_public_form():
         tensorcfr.compile(g, form="public")
 
 
+def test_a_batch_member_that_sees_the_other_players_card_is_refused():
+    """The checks run on every member of a batch, not the first alone (the members after it on
+    fewer sampled types, `MEMBER_CHECKED_TYPES`: Kuhn's three are all checked)."""
+
+    class Peeking(CardPokerVector):
+        def infoset(self, s):
+            return super().infoset(s) * 3 + np.where(super().player(s) == 0, s[:, 1], s[:, 0])
+
+        def infoset_names(self, keys):
+            return [f"{n}/{k % 3}" for n, k in zip(super().infoset_names(keys // 3), keys.tolist())]
+
+    with pytest.raises(tensorcfr.TensorCFRError, match="infoset key here depends on the other player's private type"):
+        compile_public([vkuhn(CardPokerVector), vkuhn(Peeking)], ranked=False)
+
+
 def test_a_ranked_deal_is_held_to_the_deal_it_claims():
     """`ranked_deal` promises every ordered pair of distinct cards equally likely; a deal that
     is valid but not uniform is solved by the generic form and refused by the ranked one."""

@@ -630,6 +630,33 @@ def test_a_wrong_dealt_by_type_claim_is_named(spec):
         tensorcfr.compile(g, form="public")
 
 
+@pytest.mark.parametrize("spec", [
+    "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, range0='AA,KK:0.5,AKs,T9s+,A5o-A2o:0.25', range1='22+,AT+,KQ')",
+    SMALL_TURN, "kuhn", "leduc"])
+def test_the_types_read_ahead_of_a_walk_are_the_walks(spec):
+    """`_PublicWalk.types_of`, the first pass over a batch's members past its kept walks, reads
+    the types a walk of the deal finds (a deal by type from its two chance levels only)."""
+    from tensorcfr.compiler.public import _PublicWalk
+    g = games.make(spec)
+    ahead, walked = _PublicWalk.types_of(g), _PublicWalk(g).type_values
+    assert len(ahead) == len(walked) == 2
+    for a, w in zip(ahead, walked):
+        np.testing.assert_array_equal(a, w)
+
+
+def test_a_batch_member_walked_in_its_turn_is_checked(monkeypatch):
+    """A member past the walks a batch keeps is read ahead for its types only, then walked in its
+    turn: the walk checks its deal as a spot's alone (here a second hand misdealt, the claim of
+    `dealt_by_type` false)."""
+    import tensorcfr.compiler.public as cp
+    monkeypatch.setattr(cp, "KEEP_WALK_BYTES", 0)
+    good, bad = games.make(BATCHES["turn"][0]), games.make(BATCHES["turn"][1])
+    bad._vector = _MisdealtSecondHand(bad)
+    assert [len(t) for t in cp._PublicWalk.types_of(bad)] == [len(t) for t in cp._PublicWalk.types_of(good)]
+    with pytest.raises(TensorCFRError, match=r"its dealt_by_type\(\) does not describe its deal"):
+        tensorcfr.compile([good, bad], form="public")
+
+
 RIVER_BATCH = "holdem_river(board=AsKhQsJh9s, ranks=AKQJT9, suits=shd, bets=(1,allin), cap=1{})"
 # ranges over the same hands with weights of their own, and another pot: one board and tree
 BATCH_RANGE = ("AA,KK:0.5,QQ,JJ,TT:0.1,99,AK,AQ,AJ,KQ:0.25,KJ,QJ,AT,KT,QT,JT:0.75,A9,K9,Q9,J9,T9:0.3")

@@ -55,6 +55,10 @@ CHECKED_ROWS = 1 << 18
 # the walks of a batch's deals kept at once (`compile_public`); those past it are made again
 KEEP_WALK_BYTES = 1 << 30
 CHECKED_TYPES = 64  # of a player with more types, this many, evenly spaced, are checked
+# ... and this many in a batch's members after the first, whose public tree is compared whole with
+# the first's: 4,096 pairs of types a public node cost a river spot 16 of its 55 ms in a batch
+# of 200 on boards of their own (2 cores, 2026-11-27)
+MEMBER_CHECKED_TYPES = 16
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -257,8 +261,8 @@ class _CardPaths:
 class _PublicWalk:
     """Breadth-first expansion of the public tree, a whole level of public nodes per step."""
 
-    def __init__(self, game: Game, ranked: bool | None = None):
-        self.game = game
+    def __init__(self, game: Game, ranked: bool | None = None, checked_types: int = CHECKED_TYPES):
+        self.game, self.checked_types = game, checked_types
         self.vg = vg = vector_form(game)
         self.hands = vg.public_hands
         problem = actions_problem(vg.actions)
@@ -336,22 +340,11 @@ class _PublicWalk:
         """`_deal` for a game whose deal is two chance levels, player 0's type and then player
         1's, each outcome the type's value (`VectorGame.dealt_by_type`): the same products and
         sums, without making the million states after the deal (a hold'em spot: 1.07 million);
-        the claim is checked on the states below `CHECKED_TYPES` evenly spaced hands of player 0,
+        the claim is checked on the states below `checked_types` evenly spaced hands of player 0,
         or all of them where they are at most `CHECKED_ROWS`."""
         vg = self.vg
-        fail = TensorCFRError(f"{self.game.name}: its dealt_by_type() does not describe its deal (two chance "
-                              "levels, player 0's type and then player 1's, then one public state)")
-        s0 = vg.initial()
-        if not (vg.player(s0) == CHANCE).all():
-            raise fail
-        pr0 = np.asarray(vg.chance(s0), dtype=np.float64)  # [1, C]
-        self._check_chance(pr0, s0)
-        c0 = np.flatnonzero(pr0[0] > 0)  # [T0]
-        s1 = vg.next(np.repeat(s0, len(c0), axis=0), c0)  # [T0, width]
-        if not ((vg.player(s1) == CHANCE).all() and np.array_equal(s1[:, self.hands[0]], c0)):
-            raise fail
-        pr = np.asarray(vg.chance(s1), dtype=np.float64)  # [T0, C]
-        self._check_chance(pr, s1)
+        fail = _typed_fail(self.game)
+        s0, pr0, c0, s1, pr = _typed_levels(vg, self.hands, fail, self._check_chance)
         # `_table` of the deals (c0[i], c) with probabilities pr0 pr, i, c = np.nonzero(pr > 0),
         # made densely: each pair is dealt once, so its cell of the bincount is that one product,
         # the same bits as pr0[t0] pr[t0, t1] here (and 0 where pr is 0); the million deals are
@@ -374,6 +367,23 @@ class _PublicWalk:
                 and np.array_equal(s2[:, self.hands[1]], c) and (s2[:, rest] == s2[:1, rest]).all()):
             raise fail
         self.root = _set_hands(s2[:1], self.hands, self.type_values[0][0], self.type_values[1][0])
+
+    @staticmethod
+    def types_of(game: Game, ranked: bool | None = None) -> list[np.ndarray]:
+        """Its `type_values` (per player, the sorted hand values it deals), made without the rest
+        of the walk where the game deals by type (`VectorGame.dealt_by_type`): the first pass
+        over a batch's members past `KEEP_WALK_BYTES`, whose walks are made whole in their turn
+        (which checks what this reads).
+
+        Example:
+            >>> [len(t) for t in _PublicWalk.types_of(members_of("holdem_river(board=Ks7d2c9h4s)")[0])]
+            [1081, 1081]
+        """
+        vg = vector_form(game)
+        if not vg.dealt_by_type() or (ranked is not False and vg.ranked_deal() is not None):
+            return _PublicWalk(game, ranked).type_values
+        _, _, c0, _, pr = _typed_levels(vg, vg.public_hands, _typed_fail(game))
+        return [c0, np.flatnonzero((pr > 0).any(0))]
 
     def nbytes(self) -> int:
         """Bytes of its [T0, T1] tables (the deal's probabilities and counts, its chance paths'; a
@@ -421,9 +431,9 @@ class _PublicWalk:
             raise self._fail(f"chance probabilities {pr[i][pr[i] != 0].tolist()} do not sum to 1", states[i])
 
     def _sampled_types(self) -> tuple[np.ndarray, np.ndarray]:
-        """Indices of the types `_check_level` evaluates, per player: all, or `CHECKED_TYPES`
+        """Indices of the types `_check_level` evaluates, per player: all, or `checked_types`
         evenly spaced ones (the first and last included)."""
-        return tuple(np.unique(np.linspace(0, len(v) - 1, min(len(v), CHECKED_TYPES)).round().astype(np.int64))
+        return tuple(np.unique(np.linspace(0, len(v) - 1, min(len(v), self.checked_types)).round().astype(np.int64))
                      for v in self.type_values)
 
     def _check_level(self, states: np.ndarray, pl: np.ndarray, legal: dict, path: np.ndarray) -> None:
@@ -619,14 +629,44 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         return _compile_members(members, ranked)
 
 
+def _typed_fail(game: Game) -> TensorCFRError:
+    return TensorCFRError(f"{game.name}: its dealt_by_type() does not describe its deal (two chance "
+                          "levels, player 0's type and then player 1's, then one public state)")
+
+
+def _typed_levels(vg, hands, fail: TensorCFRError, check=None):
+    """The two chance levels of a deal by type (`VectorGame.dealt_by_type`): the root s0 [1, width]
+    and its probabilities pr0 [1, C], player 0's types c0 [T0], the states after them s1 [T0,
+    width] and their probabilities pr [T0, C]; `check(pr, states)` is called on each level's."""
+    s0 = vg.initial()
+    if not (vg.player(s0) == CHANCE).all():
+        raise fail
+    pr0 = np.asarray(vg.chance(s0), dtype=np.float64)  # [1, C]
+    if check is not None:
+        check(pr0, s0)
+    c0 = np.flatnonzero(pr0[0] > 0)  # [T0]
+    s1 = vg.next(np.repeat(s0, len(c0), axis=0), c0)  # [T0, width]
+    if not ((vg.player(s1) == CHANCE).all() and np.array_equal(s1[:, hands[0]], c0)):
+        raise fail
+    pr = np.asarray(vg.chance(s1), dtype=np.float64)  # [T0, C]
+    if check is not None:
+        check(pr, s1)
+    return s0, pr0, c0, s1, pr
+
+
 def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiledGame:
     """`compile_public`'s walks and assembly, of games known to have the public-tree form."""
-    # each member's walk of its deal; those past KEEP_WALK_BYTES in all are dropped once their
-    # types are known and made again in their turn (a river spot's holds 15 MB of [T0, T1]
-    # tables: a thousand spots would keep 15 GB)
-    walks, types, kept = [], [], 0
-    for g in members:
-        w = _PublicWalk(g, ranked)
+    # each member's walk of its deal, kept while they hold KEEP_WALK_BYTES in all (a river
+    # spot's holds 15 MB of [T0, T1] tables: a thousand spots would keep 15 GB); past that only
+    # the types they deal are read (`_PublicWalk.types_of`), and the walk made in its turn
+    walks, types, kept, size = [], [], 0, 0
+    for i, g in enumerate(members):
+        # (the previous walk's size stands for this one's, which is not made whole past the budget)
+        if walks and kept + size > KEEP_WALK_BYTES:
+            types.append(_PublicWalk.types_of(g, ranked))
+            walks.append(None)
+            continue
+        w = _PublicWalk(g, ranked, CHECKED_TYPES if i == 0 else MEMBER_CHECKED_TYPES)
         types.append(w.type_values)
         size = w.nbytes()
         keep = not walks or kept + size <= KEEP_WALK_BYTES
@@ -669,7 +709,7 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
     lives = None if walk.ranked else [[walk.paths.live_types(p)[at[p]] for p in (0, 1)]]
     own_states = [None]  # per member from 1, where members name infosets apart: its public states
     for i, g in enumerate(members[1:], 1):  # payoffs, deals and boards differ only
-        other = walks[i] if walks[i] is not None else _PublicWalk(g, ranked)
+        other = walks[i] if walks[i] is not None else _PublicWalk(g, ranked, MEMBER_CHECKED_TYPES)
         walks[i] = None  # (dropped with this turn)
         if widened:
             other.widen(union)
