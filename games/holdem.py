@@ -124,7 +124,9 @@ class HoldemSpot(Game):
                 raise GameError(f"{kind}: range{p} {text!r} holds no hand that the board and deck leave possible")
             self.weights.append(w / w.max())  # relative weights: 1e-300 each would vanish in the products below
         self.compat = _compat()
-        mass = self.weights[1] @ self.compat.T  # [1326] player 1's weight left beside each hand of player 0
+        # [1326] player 1's weight left beside each hand of player 0 (the relation is symmetric;
+        # its float copy is the product's own cast, made once: 3.0 -> 0.2 ms a spot)
+        mass = self.weights[1] @ _compat_float()
         deal0 = self.weights[0] * mass
         if not deal0.sum() > 0:
             raise GameError(f"{kind}: every pair of hands of the two ranges shares a card; nothing can be dealt")
@@ -251,7 +253,7 @@ class HoldemSpot(Game):
         showdown's factors (T0 + T1 a class), from the exact count of payoff classes (`_classes`:
         the compile's 22 on the river spot of the docs, 12,012 on the turn, 299,688 on the flop)."""
         public = self._subtree(0)
-        t1 = (self.weights[1] > 0) & (self.weights[0] @ self.compat > 0)
+        t1 = (self.weights[1] > 0) & (self.weights[0] @ _compat_float() > 0)
         types = (int(np.count_nonzero(self.deal0)), int(np.count_nonzero(t1)))
         classes = self._classes()
         return public, types, classes * types[0] * types[1], classes * sum(types)
@@ -485,6 +487,14 @@ def _compat() -> np.ndarray:
     compat = ~share
     compat.setflags(write=False)
     return compat
+
+
+@functools.lru_cache(maxsize=1)
+def _compat_float() -> np.ndarray:
+    """`_compat()` as float64 (14 MB, once): the vector products of a spot's deal read it."""
+    out = _compat().astype(np.float64)
+    out.setflags(write=False)
+    return out
 
 
 def holdem_river(board: str, pot: float = 10, stack: float = 100, range0: str | None = None,

@@ -644,6 +644,25 @@ def test_the_types_read_ahead_of_a_walk_are_the_walks(spec):
         np.testing.assert_array_equal(a, w)
 
 
+def test_a_walk_made_within_a_batchs_types_equals_one_widened():
+    """A member walked in its turn takes the batch's types at once (`within`): the same deal
+    table, counts, root and chance paths as its walk widened afterwards, to the last bit."""
+    from tensorcfr.compiler.public import _PublicWalk
+    gs = [games.make(s) for s in OTHER_BOARDS]
+    union = [np.unique(np.concatenate([_PublicWalk.types_of(g)[p] for g in gs])) for p in (0, 1)]
+    for g in gs:
+        at_once, widened = _PublicWalk(g, within=union), _PublicWalk(g)
+        widened.widen(union)
+        for p in (0, 1):
+            np.testing.assert_array_equal(at_once.type_values[p], widened.type_values[p])
+        for name in ("P", "deals", "root"):
+            np.testing.assert_array_equal(getattr(at_once, name), getattr(widened, name))
+        assert at_once.deals.dtype == widened.deals.dtype
+        np.testing.assert_array_equal(at_once.paths.pb, widened.paths.pb)
+    with pytest.raises(TensorCFRError, match="its types are not among the batch's"):
+        _PublicWalk(gs[0], within=[union[0][1:], union[1]])
+
+
 def test_a_batch_member_walked_in_its_turn_is_checked(monkeypatch):
     """A member past the walks a batch keeps is read ahead for its types only, then walked in its
     turn: the walk checks its deal as a spot's alone (here a second hand misdealt, the claim of

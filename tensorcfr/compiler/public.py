@@ -261,7 +261,10 @@ class _CardPaths:
 class _PublicWalk:
     """Breadth-first expansion of the public tree, a whole level of public nodes per step."""
 
-    def __init__(self, game: Game, ranked: bool | None = None, checked_types: int = CHECKED_TYPES):
+    def __init__(self, game: Game, ranked: bool | None = None, checked_types: int = CHECKED_TYPES,
+                 within: list[np.ndarray] | None = None):
+        """`within`: a batch's types (per player, sorted, a superset of this game's), taken as its
+        own as `widen` takes them."""
         self.game, self.checked_types = game, checked_types
         self.vg = vg = vector_form(game)
         self.hands = vg.public_hands
@@ -282,10 +285,13 @@ class _PublicWalk:
             self.root = _set_hands(root, self.hands, 0, 0)
         else:
             if vg.dealt_by_type():
-                self._typed_deal()
+                self._typed_deal(within)
+                within = None
             else:
                 self._deal()
         self.paths = self._paths()
+        if within is not None:
+            self.widen(within)
 
     def _paths(self):
         """`_CardPaths` where the game's public chance deals cards (`VectorGame.card_chance`) to
@@ -336,12 +342,13 @@ class _PublicWalk:
         # dice each deals (1, 2) and (2, 1), one type, two histories below every public node
         self.deals = np.bincount(pair, minlength=shape[0] * shape[1]).reshape(shape).astype(np.int64, copy=False)
 
-    def _typed_deal(self) -> None:
+    def _typed_deal(self, within: list[np.ndarray] | None = None) -> None:
         """`_deal` for a game whose deal is two chance levels, player 0's type and then player
         1's, each outcome the type's value (`VectorGame.dealt_by_type`): the same products and
         sums, without making the million states after the deal (a hold'em spot: 1.07 million);
         the claim is checked on the states below `checked_types` evenly spaced hands of player 0,
-        or all of them where they are at most `CHECKED_ROWS`."""
+        or all of them where they are at most `CHECKED_ROWS`. `within`: as `widen(within)` after
+        it, without making the narrower tables first."""
         vg = self.vg
         fail = _typed_fail(self.game)
         s0, pr0, c0, s1, pr = _typed_levels(vg, self.hands, fail, self._check_chance)
@@ -353,12 +360,22 @@ class _PublicWalk:
         live = pr > 0  # [T0, C]
         cols = np.flatnonzero(live.any(0))  # [T1] player 1's types
         self.type_values = [c0, cols]
-        self.P = pr0[0, c0][:, None] * pr[:, cols]  # [T0, T1]
-        self.deals = live[:, cols].astype(np.uint8)  # (0 or 1: a byte a pair, not 8, for the walks a batch keeps)
         self.deal_nodes, self.deal_levels = 1 + len(c0), 2
+        if within is None:
+            self.P = pr0[0, c0][:, None] * pr[:, cols]  # [T0, T1]
+            self.deals = live[:, cols].astype(np.uint8)  # (0 or 1: a byte a pair, not 8, for the walks a batch keeps)
+        else:  # `widen(within)` made at once: the same products, written where the wider types put them
+            at = np.searchsorted(within[0], c0)
+            if not (np.array_equal(within[0][np.minimum(at, len(within[0]) - 1)], c0)
+                    and np.isin(cols, within[1]).all()):
+                raise TensorCFRError(f"{self.game.name}: its types are not among the batch's")
+            self.P = np.zeros((len(within[0]), len(within[1])))
+            self.P[at] = pr0[0, c0][:, None] * np.take(pr, within[1], axis=1)  # (0 where pr is: never dealt)
+            self.deals = np.zeros(self.P.shape, np.uint8)
+            self.deals[at] = live[:, within[1]]
         # the states after the deal below some or all of player 0's types: decisions, with the
         # two types set and the rest one public state
-        rows = np.arange(len(c0)) if int(self.deals.sum()) <= CHECKED_ROWS else self._sampled_types()[0]
+        rows = np.arange(len(c0)) if int(live.sum()) <= CHECKED_ROWS else self._sampled_types()[0]
         i, c = np.nonzero(live[rows])
         i = rows[i]
         s2 = vg.next(s1[i], c)
@@ -366,6 +383,8 @@ class _PublicWalk:
         if not ((vg.player(s2) != CHANCE).all() and np.array_equal(s2[:, self.hands[0]], c0[i])
                 and np.array_equal(s2[:, self.hands[1]], c) and (s2[:, rest] == s2[:1, rest]).all()):
             raise fail
+        if within is not None:
+            self.type_values = [np.asarray(t) for t in within]
         self.root = _set_hands(s2[:1], self.hands, self.type_values[0][0], self.type_values[1][0])
 
     @staticmethod
@@ -709,10 +728,13 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
     lives = None if walk.ranked else [[walk.paths.live_types(p)[at[p]] for p in (0, 1)]]
     own_states = [None]  # per member from 1, where members name infosets apart: its public states
     for i, g in enumerate(members[1:], 1):  # payoffs, deals and boards differ only
-        other = walks[i] if walks[i] is not None else _PublicWalk(g, ranked, MEMBER_CHECKED_TYPES)
+        if walks[i] is not None:
+            other = walks[i]
+            if widened:
+                other.widen(union)
+        else:
+            other = _PublicWalk(g, ranked, MEMBER_CHECKED_TYPES, within=union if widened else None)
         walks[i] = None  # (dropped with this turn)
-        if widened:
-            other.widen(union)
         raw_g = other.run()
         same = _same_tree(walk, raw, other, raw_g, same_support=not widened)
         c, w, first_g = _payoff_classes(other, raw_g, factored=True, members=B) if same else (None, None, None)
