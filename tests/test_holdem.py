@@ -4,6 +4,7 @@ sizes by formula equal to the walked ones, the exact value of a spot with no bet
 on a small deck, and bad input named in one line. The forms' conformance suite
 (tests/test_forms.py) holds the public form to the generic one on small river and turn spots."""
 
+import dataclasses
 import itertools
 from collections import Counter
 
@@ -930,3 +931,56 @@ def test_spots_as_deep_in_pots_have_the_same_payoff_classes():
     a, b = games.make(spec.format(10, 100)), games.make(spec.format(11.4286, 114.286))
     nodes = np.arange(len(a.tree.mover))
     assert np.array_equal(a.tree.payoff_key(nodes), b.tree.payoff_key(nodes))
+
+
+def _assert_same_compiled(a, b):
+    """Two compiled batches hold the same numbers, tensor by tensor, and name the same infosets."""
+    def same(x, y, where):
+        if isinstance(x, torch.Tensor):
+            assert isinstance(y, torch.Tensor) and x.dtype == y.dtype and torch.equal(x, y), where
+        elif isinstance(x, (tuple, list)):
+            assert len(x) == len(y), where
+            for i, (u, v) in enumerate(zip(x, y)):
+                same(u, v, f"{where}[{i}]")
+        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+            for f in dataclasses.fields(x):
+                same(getattr(x, f.name), getattr(y, f.name), f"{where}.{f.name}")
+        elif x is None or isinstance(x, (bool, int, float, str, dict)):
+            assert x == y, where
+    for name, value in vars(a).items():
+        same(value, getattr(b, name), name)
+    for m in range(a.batch_size):
+        for ta, tb in zip(a.treeplexes, b.treeplexes):
+            assert [k for _, k, _ in ta.infosets(m)] == [k for _, k, _ in tb.infosets(m)]
+
+
+@pytest.mark.parametrize("batch", ["river", "other boards", "turn boards"])
+def test_a_batch_walked_by_worker_processes_equals_one_walked_here(batch, monkeypatch):
+    """Its members walked by two forked workers (`compiler.parallel`), the batch's compiled game
+    equals the one walked in this process, tensor by tensor and key by key (and the members are
+    held to their spots alone by the tests above)."""
+    specs = {"river": BATCHES["river"], "other boards": OTHER_BOARDS, "turn boards": TURN_BOARDS}[batch]
+    monkeypatch.setenv("TENSORCFR_COMPILE_WORKERS", "1")
+    here = tensorcfr.compile(specs, form="public")
+    monkeypatch.setenv("TENSORCFR_COMPILE_WORKERS", "2")
+    calls = []
+    import tensorcfr.compiler.parallel as parallel
+    real = parallel.ordered_map
+    monkeypatch.setattr(parallel, "ordered_map", lambda fn, items, procs: calls.append(procs) or real(fn, items, procs))
+    forked = tensorcfr.compile(specs, form="public")
+    assert calls == [2, 2]  # the types, then the walks
+    _assert_same_compiled(forked, here)
+
+
+def test_an_error_in_a_worker_is_raised_as_here(monkeypatch):
+    """A member that fails in a worker process raises the error it raises here, and the first
+    member's in order."""
+    monkeypatch.setenv("TENSORCFR_COMPILE_WORKERS", "2")
+    other_tree = RIVER_BATCH.format("").replace("bets=(1,allin)", "bets=(0.5,allin)")
+    with pytest.raises(TensorCFRError, match=r"batch member 2, .*, does not have the public tree"):
+        tensorcfr.compile([RIVER_BATCH.format(""), RIVER_BATCH.format(", pot=7"), other_tree, other_tree],
+                          form="public")
+    good, bad = games.make(BATCHES["turn"][0]), games.make(BATCHES["turn"][1])
+    bad._vector = _MisdealtSecondHand(bad)
+    with pytest.raises(TensorCFRError, match=r"its dealt_by_type\(\) does not describe its deal"):
+        tensorcfr.compile([good, good, bad], form="public")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import time
 from typing import Sequence
 
 import numpy as np
@@ -21,6 +22,7 @@ import torch
 from tensorcfr.games import CHANCE, TERMINAL, Game
 from tensorcfr.games.checks import actions_problem, chance_rows, utility_rows
 from tensorcfr.games.vector import vector_form
+from tensorcfr.compiler import parallel
 from tensorcfr.compiler.members import members_of
 from tensorcfr.compiler.sizes import MAX_LEVELS, too_deep
 from tensorcfr.errors import TensorCFRError
@@ -677,18 +679,32 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
     """`compile_public`'s walks and assembly, of games known to have the public-tree form."""
     # each member's walk of its deal, kept while they hold KEEP_WALK_BYTES in all (a river
     # spot's holds 15 MB of [T0, T1] tables: a thousand spots would keep 15 GB); past that only
-    # the types they deal are read (`_PublicWalk.types_of`), and the walk made in its turn
-    walks, types, kept, size = [], [], 0, 0
-    for i, g in enumerate(members):
+    # the types they deal are read (`_PublicWalk.types_of`), and the walk made in its turn.
+    # Where the members' walks add up to seconds, worker processes walk them (`parallel`), and
+    # none is kept here
+    started = time.perf_counter()
+    walks = [_PublicWalk(members[0], ranked)]
+    # (a member's walk, run and checks take about twice its deal's walk)
+    procs = parallel.workers(len(members) - 1, 2 * (time.perf_counter() - started))
+    types, kept = [walks[0].type_values], walks[0].nbytes()
+    size = kept
+    if procs > 1:
+        for t in parallel.ordered_map(lambda i: _PublicWalk.types_of(members[i], ranked), range(1, len(members)),
+                                      procs):
+            if isinstance(t, Exception):
+                raise t
+            types.append(t)
+            walks.append(None)
+    for g in members[1:] if procs == 1 else ():
         # (the previous walk's size stands for this one's, which is not made whole past the budget)
-        if walks and kept + size > KEEP_WALK_BYTES:
+        if kept + size > KEEP_WALK_BYTES:
             types.append(_PublicWalk.types_of(g, ranked))
             walks.append(None)
             continue
-        w = _PublicWalk(g, ranked, CHECKED_TYPES if i == 0 else MEMBER_CHECKED_TYPES)
+        w = _PublicWalk(g, ranked, MEMBER_CHECKED_TYPES)
         types.append(w.type_values)
         size = w.nbytes()
-        keep = not walks or kept + size <= KEEP_WALK_BYTES
+        keep = kept + size <= KEEP_WALK_BYTES
         walks.append(w if keep else None)
         kept += size if keep else 0
         if not keep:
@@ -727,38 +743,55 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
     at = [raw["info"][p]["path"][orders[p]] for p in (0, 1)]
     lives = None if walk.ranked else [[walk.paths.live_types(p)[at[p]] for p in (0, 1)]]
     own_states = [None]  # per member from 1, where members name infosets apart: its public states
-    for i, g in enumerate(members[1:], 1):  # payoffs, deals and boards differ only
-        if walks[i] is not None:
-            other = walks[i]
-            if widened:
-                other.widen(union)
-        else:
-            other = _PublicWalk(g, ranked, MEMBER_CHECKED_TYPES, within=union if widened else None)
+    seen = {"differs": False}  # (here: whether some member's deals differ from member 0's already)
+
+    def part(i: int) -> dict | None:
+        """Member i's walk, checked against member 0's, and what the batch takes of it (None
+        where its tree or types differ); numpy and plain values only, where a worker made it."""
+        other = walks[i]
         walks[i] = None  # (dropped with this turn)
+        if other is None:
+            other = _PublicWalk(members[i], ranked, MEMBER_CHECKED_TYPES, within=union if widened else None)
+        elif widened:
+            other.widen(union)
         raw_g = other.run()
         same = _same_tree(walk, raw, other, raw_g, same_support=not widened)
         c, w, first_g = _payoff_classes(other, raw_g, factored=True, members=B) if same else (None, None, None)
         if c is None or not np.array_equal(c, cls):
+            return None
+        out = {"w": w,
+               # (once one member differs the batch's deals do: no more [T0, T1] comparisons)
+               "differs": seen["differs"] or not np.allclose(other.P, walk.P, rtol=0, atol=1e-15),
+               # its own public states, to name its infosets (a turn's river card is its own)
+               "states": [_compact(raw_g["info"][p]["state"][orders[p]]) for p in (0, 1)] if widened else None,
+               "sd": None if showdown is None else _numpy_fields(_card_showdown(other, raw_g, first_g, w)),
+               "lives": None if lives is None else [other.paths.live_types(p)[at[p]] for p in (0, 1)]}
+        other.paths = None  # (a cycle: freed now, not whenever the collector runs)
+        return out
+
+    for i, got in enumerate(parallel.ordered_map(part, range(1, B), procs), 1):  # payoffs, deals, boards differ only
+        g = members[i]
+        if isinstance(got, Exception):
+            raise got
+        if got is None:
             raise TensorCFRError(f"compile: batch member {i}, {_short(g.name)}, does not have the "
                                  f"public tree and types of member 0, {_short(members[0].name)}; "
                                  "a batch may differ in payoffs and in the probabilities of the same deals only "
                                  "(hold'em spots: one bet tree; boards, ranges, pots)")
-        # (once one member differs the batch's deals do: no more [T0, T1] comparisons)
-        deals_differ = deals_differ or not np.allclose(other.P, walk.P, rtol=0, atol=1e-15)
-        if widened:  # its own public states, to name its infosets (a turn's river card is its own)
-            own_states.append([_compact(raw_g["info"][p]["state"][orders[p]]) for p in (0, 1)])
+        deals_differ = seen["differs"] = deals_differ or got["differs"]
+        if widened:
+            own_states.append(got["states"])
         if showdown is not None:
-            sd = _same_boards(_card_showdown(other, raw_g, first_g, w), showdown.board)
+            sd = _same_boards(_torch_fields(got["sd"]), showdown.board)
             if not (sd.strength.shape == showdown.strength.shape and torch.equal(sd.board, showdown.board)):
                 raise TensorCFRError(f"compile: batch member {i}, {_short(g.name)}, does not show down "
                                      f"on as many boards as member 0, {_short(members[0].name)}, in its order")
             factors.append(sd)
         if weights is not None:
-            weights.append(w)
+            weights.append(got["w"])
         if lives is not None:
-            lives.append([other.paths.live_types(p)[at[p]] for p in (0, 1)])
-        other.paths = None  # (a cycle: freed now, not whenever the collector runs)
-        del other, raw_g
+            lives.append(got["lives"])
+        del got
     order = np.argsort(cls, kind="stable")
     offsets = np.searchsorted(cls[order], np.arange(len(first) + 1))
     namer = _Namer(walk, states, members if widened else None, own_states if widened else None)
@@ -783,6 +816,33 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
         terminal_seq=torch.from_numpy(e[:, order].copy()), class_offsets=torch.from_numpy(offsets.astype(np.int64)),
         payoff_weights=stacked, counts=_counts(walk, raw), ranked=walk.ranked,
         deal=None if walk.ranked else torch.from_numpy(walk.P), showdown=showdown, deals_differ=deals_differ)
+
+
+def _numpy_fields(sd: CardShowdown) -> CardShowdown:
+    """`sd` with numpy arrays for its tensors (CPU tensors, shared), to be sent between processes
+    as plain arrays; `_torch_fields` turns them back."""
+    def np_(v):
+        if isinstance(v, tuple):
+            return tuple(np_(x) for x in v)
+        return v.numpy() if isinstance(v, torch.Tensor) else v
+    return dataclasses.replace(sd, **{f.name: np_(getattr(sd, f.name)) for f in dataclasses.fields(sd)})
+
+
+def _torch_fields(sd: CardShowdown) -> CardShowdown:
+    """`_numpy_fields` undone: tensors sharing the arrays' memory.
+
+    Example:
+        >>> sd = CardShowdown(hands=(torch.arange(2), torch.arange(3)), cards=torch.zeros(2, 1), d=(None, None),
+        ...                   ab=torch.ones(1, 2), strength=torch.zeros(1, 2), board=torch.zeros(1))
+        >>> back = _torch_fields(_numpy_fields(sd))
+        >>> torch.equal(back.hands[1], sd.hands[1]), type(_numpy_fields(sd).ab).__name__
+        (True, 'ndarray')
+    """
+    def t_(v):
+        if isinstance(v, tuple):
+            return tuple(t_(x) for x in v)
+        return torch.from_numpy(v) if isinstance(v, np.ndarray) else v
+    return dataclasses.replace(sd, **{f.name: t_(getattr(sd, f.name)) for f in dataclasses.fields(sd)})
 
 
 def _live(masks: list[np.ndarray] | None) -> torch.Tensor | None:
