@@ -182,6 +182,9 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             The public form is held to the limits above by its own closed-form size
             (`Game.public_size_hint`, `sizes.public_estimate_bytes`). Both forms run the
             same checks of the game (`games/checks.py`) and implement `forms.CompiledForm`.
+            A batch in the public form walks its members on forked worker processes where
+            that would take seconds (`compiler.parallel`; `TENSORCFR_COMPILE_WORKERS=1` keeps
+            them in this process), with the same result.
     chance: also build the chance tree (`cg.chance`, `tensorcfr.compiler.chance.ChanceTree`) that
             Monte-Carlo sampling needs (generic form only; never cached).
     shard:  (rank, world): the generic form keeps only rank's block of the payoff (contiguous

@@ -393,8 +393,8 @@ class _PublicWalk:
     def types_of(game: Game, ranked: bool | None = None) -> list[np.ndarray]:
         """Its `type_values` (per player, the sorted hand values it deals), made without the rest
         of the walk where the game deals by type (`VectorGame.dealt_by_type`): the first pass
-        over a batch's members past `KEEP_WALK_BYTES`, whose walks are made whole in their turn
-        (which checks what this reads).
+        over a batch's members that are not kept (past `KEEP_WALK_BYTES`, or walked by worker
+        processes), whose walks are made whole in their turn (which checks what this reads).
 
         Example:
             >>> [len(t) for t in _PublicWalk.types_of(members_of("holdem_river(board=Ks7d2c9h4s)")[0])]
