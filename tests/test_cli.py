@@ -128,3 +128,22 @@ def test_version_and_every_flag_has_help_with_its_default():
                 assert action.help, f"{name} {action.option_strings[0]} has no help text"
     solve = subs["solve"].format_help()
     assert "(default: 1000)" in solve and "(default: float64)" in solve, solve
+
+
+def test_a_batch_header_names_its_count_and_long_names_are_cut():
+    """The header line of a batch of four shows its count, first and last; a hold'em spot whose
+    range runs to thousands of characters is named in 120 on each line, whole in the JSON."""
+    r = run("solve", "kuhn(ante=1)", "kuhn(ante=2)", "kuhn(ante=3)", "kuhn(ante=4)", "--iterations", "5", "--no-log")
+    assert r.returncode == 0, r.stderr
+    assert "batch=[4 games: 'kuhn', ..., 'kuhn(ante=4)']" in r.stdout.splitlines()[0]
+    rng = ",".join(f"{a}{b}s:0.{i + 1}" for i, (a, b) in enumerate(zip("AKQJT98765", "KQJT987654")))
+    spots = [f"holdem_river(board=Ks7d2c9h4s, pot={p}, stack={10 * p}, range0='{rng}', range1='AA,KK,QQ,{rng}')"
+             for p in (10, 20)]
+    r = run("solve", *spots, "--iterations", "3", "--no-log")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines[0]) < 1000 and lines[0].count("...") == 3  # the game and both members, cut
+    members = [line for line in lines if ": exploitability" in line and line.startswith("  ")]
+    assert len(members) == 2 and all(len(line.split(": exploitability")[0].strip()) == 120 for line in members)
+    out = json.loads(run("solve", *spots, "--iterations", "3", "--no-log", "--json").stdout)
+    assert [len(m["member"]) > 120 for m in out["members"]] == [True, True]

@@ -28,7 +28,7 @@ import torch
 from tensorcfr import games as games_pkg
 
 from tensorcfr.cli.parser import NOT_SETTINGS, build_parser, compile_limits
-from tensorcfr.errors import TensorCFRError
+from tensorcfr.errors import TensorCFRError, short_name
 from tensorcfr.memory import keep_freed_memory
 from tensorcfr.io.files import dumps
 from tensorcfr.io.policies import check_policy_path
@@ -225,7 +225,7 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
             if solver.iteration >= args.iterations:
                 print(f"already done: {solver.iteration} of {args.iterations} iterations; nothing to run "
                       f"(--iterations N continues it to N in all)")
-        print("tensorcfr solve: " + " ".join(f"{k}={v}" for k, v in config.items()))
+        print("tensorcfr solve: " + " ".join(f"{k}={_shown(k, v)}" for k, v in config.items()))
         if run_dir is not None:  # on stderr: stdout keeps its one-line-per-evaluation shape
             print(f"run directory: {run_dir}", file=sys.stderr)
         print(f"{'iteration':>10}  {'exploitability':>14}  {'(current)':>14}  {'game value':>12}  {'ms/iter':>10}")
@@ -280,7 +280,8 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
         out["members"] = [{"member": name, **evaluation_row(solver, b, ev)} for b, name in enumerate(solver.member_names())]
         if not args.json:
             for m in out["members"]:
-                print(f"  {m['member']}: exploitability {m['exploitability']:.6e}  game value {m['game_value']:+.6f}")
+                print(f"  {short_name(m['member'])}: exploitability {m['exploitability']:.6e}  "
+                      f"game value {m['game_value']:+.6f}")
     if args.save_policy:
         out["policy_layout"] = _save_policy(args.save_policy, solver)
         out["policy_file"] = args.save_policy
@@ -296,6 +297,22 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
     elif rows.stopped != "iterations" and not args.json:
         print(f"stopped at iteration {solver.iteration}: {rows.stopped.replace('_', ' ')} reached")
     return out
+
+
+def _shown(key: str, value) -> str:
+    """A setting of the run's header line, each game's name cut to 120 characters, a batch of
+    more than three games as its count, its first and its last (a batch of 1,000 hold'em spots
+    named each, ranges and all, would print megabytes).
+
+    Example:
+        >>> _shown("batch", ["a", "b", "c", "d"]), _shown("batch", ["kuhn"]), _shown("dtype", "float64")
+        ("[4 games: 'a', ..., 'd']", "['kuhn']", 'float64')
+    """
+    if key == "batch" and isinstance(value, (list, tuple)):
+        if len(value) > 3:
+            return f"[{len(value)} games: {short_name(value[0])!r}, ..., {short_name(value[-1])!r}]"
+        return str([short_name(v) for v in value])
+    return short_name(value) if key == "game" and isinstance(value, str) else str(value)
 
 
 def _summary_table(results: list[dict]) -> None:

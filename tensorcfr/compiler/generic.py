@@ -31,7 +31,7 @@ from tensorcfr.compiler.chance import build as chance_tree
 from tensorcfr.compiler import walks
 from tensorcfr.compiler.walks import RawTree, _index_dtype, _LevelWalk, _Walk
 from tensorcfr.compiler.sizes import walk_limit
-from tensorcfr.errors import TensorCFRError
+from tensorcfr.errors import TensorCFRError, short_name
 from tensorcfr.forms.generic import CompiledGame
 from tensorcfr.paths import compiled_dir
 from tensorcfr.spaces.treeplex import Treeplex
@@ -226,7 +226,8 @@ def compile_generic(members: list[Game], method: str = "auto", nodes: bool | Non
                 and all(a.infoset_keys == b.infoset_keys and a.action_names == b.action_names
                         for a, b in zip(tps, tps_b)))
         if not same:
-            raise TensorCFRError(f"compile: {g.name} does not have the tree of {members[0].name}; "
+            raise TensorCFRError(f"compile: {short_name(g.name)} does not have the tree of "
+                                 f"{short_name(members[0].name)}; "
                                  "a batch must differ in payoffs only")
     if chance:
         nodes_a["chance"] = dataclasses.replace(trees[0], payoff=torch.cat([t.payoff for t in trees]))

@@ -25,7 +25,7 @@ from tensorcfr.games.vector import vector_form
 from tensorcfr.compiler import parallel
 from tensorcfr.compiler.members import members_of
 from tensorcfr.compiler.sizes import MAX_LEVELS, too_deep
-from tensorcfr.errors import TensorCFRError
+from tensorcfr.errors import TensorCFRError, short_name
 from tensorcfr.forms.public import PublicCompiledGame
 from tensorcfr.memory import small_pages
 from tensorcfr.operators.cards import CardShowdown, apart_hands
@@ -774,8 +774,8 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
         if isinstance(got, Exception):
             raise got
         if got is None:
-            raise TensorCFRError(f"compile: batch member {i}, {_short(g.name)}, does not have the "
-                                 f"public tree and types of member 0, {_short(members[0].name)}; "
+            raise TensorCFRError(f"compile: batch member {i}, {short_name(g.name)}, does not have the "
+                                 f"public tree and types of member 0, {short_name(members[0].name)}; "
                                  "a batch may differ in payoffs and in the probabilities of the same deals only "
                                  "(hold'em spots: one bet tree; boards, ranges, pots)")
         deals_differ = seen["differs"] = deals_differ or got["differs"]
@@ -784,8 +784,8 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
         if showdown is not None:
             sd = _same_boards(_torch_fields(got["sd"]), showdown.board)
             if not (sd.strength.shape == showdown.strength.shape and torch.equal(sd.board, showdown.board)):
-                raise TensorCFRError(f"compile: batch member {i}, {_short(g.name)}, does not show down "
-                                     f"on as many boards as member 0, {_short(members[0].name)}, in its order")
+                raise TensorCFRError(f"compile: batch member {i}, {short_name(g.name)}, does not show down "
+                                     f"on as many boards as member 0, {short_name(members[0].name)}, in its order")
             factors.append(sd)
         if weights is not None:
             weights.append(got["w"])
@@ -881,11 +881,6 @@ def _same_boards(sd: CardShowdown, board: torch.Tensor) -> CardShowdown:
     own = torch.empty(G, dtype=torch.int64)
     own[pairs[0]] = pairs[1]  # member 0's board g is this member's own[g]
     return dataclasses.replace(sd, strength=sd.strength[own], board=board.clone())
-
-
-def _short(name: str, most: int = 100) -> str:
-    """A game's name for a message: hold'em spots with ranges run to thousands of characters."""
-    return name if len(name) <= most else name[:most - 3] + "..."
 
 
 def _same_tree(a: _PublicWalk, raw_a: dict, b: _PublicWalk, raw_b: dict, same_support: bool = True) -> bool:
