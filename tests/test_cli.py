@@ -147,3 +147,16 @@ def test_a_batch_header_names_its_count_and_long_names_are_cut():
     assert len(members) == 2 and all(len(line.split(": exploitability")[0].strip()) == 120 for line in members)
     out = json.loads(run("solve", *spots, "--iterations", "3", "--no-log", "--json").stdout)
     assert [len(m["member"]) > 120 for m in out["members"]] == [True, True]
+
+
+def test_an_argument_file_stands_for_its_lines(tmp_path):
+    """`@FILE` gives the specs of a batch a line each (a thousand spots with ranges are past what
+    a command line holds): blank lines and # comments skipped, the same run as the specs named."""
+    specs = tmp_path / "specs.txt"
+    specs.write_text("# two antes\nkuhn(ante=1)\n\n   kuhn(ante=2)  \n")
+    named = json.loads(run("solve", "kuhn(ante=1)", "kuhn(ante=2)", "--iterations", "20", "--no-log", "--json").stdout)
+    read = json.loads(run("solve", f"@{specs}", "--iterations", "20", "--no-log", "--json").stdout)
+    assert [m["member"] for m in read["members"]] == [m["member"] for m in named["members"]] == ["kuhn", "kuhn(ante=2)"]
+    assert read["exploitability"] == named["exploitability"]
+    r = run("solve", f"@{tmp_path / 'missing.txt'}")
+    assert r.returncode == 2 and r.stderr.startswith("tensorcfr: error:") and "missing.txt" in r.stderr

@@ -43,6 +43,12 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit code 2
         self.exit(2, f"tensorcfr: error: {message}\n")
 
+    def convert_arg_line_to_args(self, line: str) -> list[str]:
+        """An argument file's line (`@FILE`): one argument, stripped; blank lines and lines that
+        start with # give none."""
+        line = line.strip()
+        return [] if not line or line.startswith("#") else [line]
+
 
 def _threads(text: str) -> int | str:
     if text == "auto":
@@ -146,7 +152,7 @@ def compile_limits(args) -> dict:
 def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]) -> None:
     s.add_argument("game", nargs="+", metavar="GAME",
                    help="game spec, e.g. kuhn, 'kuhn(ante=2)', leduc; several specs over one tree "
-                        "are solved together as a batch")
+                        "are solved together as a batch (@FILE: the specs in FILE, one a line)")
     s.add_argument("--algo", nargs="+", default=several_algos_default,
                    help=f"algorithm preset(s): {', '.join(PRESETS)}; parameters as "
                         "'dcfr(alpha=1.5,beta=0,gamma=2)'; several run one after another with the same "
@@ -231,8 +237,12 @@ def _training_flags(s: argparse.ArgumentParser, several_algos_default: list[str]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # @FILE reads arguments from FILE, one a line: a batch of a thousand hold'em spots with
+    # ranges is some 2 MB of specs, past what a command line may hold
     p = _Parser(prog="tensorcfr", description="Solve two-player zero-sum imperfect-information games "
-                "with CFR as tensor operations.")
+                "with CFR as tensor operations. An argument @FILE stands for the lines of FILE, one "
+                "argument a line (blank lines and # comments skipped): a batch of many game specs.",
+                fromfile_prefix_chars="@")
     from tensorcfr import __version__
 
     p.add_argument("--version", action="version", version=f"tensorcfr {__version__}")
