@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 from typing import Callable
 
@@ -66,7 +67,9 @@ def _start() -> None:
     """A worker's set-up: freed memory kept for its next member (`memory.keep_heap`), and one
     BLAS thread (numpy's OpenBLAS starts a pool of threads a process, and with one a worker
     they spin against each other: 200 river spots on two workers took 10.1 s, 3.8 s on one
-    thread each, 2026-11-27)."""
+    thread each, 2026-11-27). Ctrl-C is left to the parent, which stops the pool: a terminal
+    sends it to every process of the group, and each worker would print its own traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     keep_heap()
     try:
         from threadpoolctl import threadpool_limits
