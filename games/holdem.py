@@ -382,18 +382,15 @@ class HoldemVector(VectorGame):
         g = self.game
         if len(s) and (s[:, 0] >= 0).all() and (s[:, 1] < 0).all():
             # player 1's hand below each of player 0's (the compiler asks for them all at once):
-            # made in place, not written into a zeroed [n, 1326] through a mask (a batch of
+            # returned as made, not written into a zeroed [n, 1326] through a mask (a batch of
             # spots makes these a thousand times)
-            w = g.weights[1][None] * g.compat[s[:, 0]]  # [n, 1326]
-            w /= w.sum(axis=1, keepdims=True)
-            return w
+            return self._second(s[:, 0])
         out = np.zeros((len(s), NUM_HANDS))
         first = s[:, 0] < 0
         out[first] = g.deal0
         second = ~first & (s[:, 1] < 0)
         if second.any():
-            w = g.weights[1][None] * g.compat[s[second, 0]]  # [m, 1326]
-            out[second] = w / w.sum(axis=1, keepdims=True)
+            out[second] = self._second(s[second, 0])
         card = ~first & ~second
         if card.any():
             held = np.zeros((int(card.sum()), NUM_CARDS), bool)
@@ -406,6 +403,12 @@ class HoldemVector(VectorGame):
             left = g.deck[None] & ~held
             out[card, :NUM_CARDS] = left / left.sum(axis=1, keepdims=True)
         return out
+
+    def _second(self, h0: np.ndarray) -> np.ndarray:
+        """[n, 1326]: player 1's hand dealt after player 0's hands h0 [n], each row summing to 1."""
+        w = self.game.weights[1][None] * self.game.compat[h0]
+        w /= w.sum(axis=1, keepdims=True)
+        return w
 
     def next(self, s, a):
         g = self.game
