@@ -26,6 +26,18 @@ from peak import added_peak
 WARMUP, BLOCKS = 2, 5  # as bench.py
 
 
+def turn_based(name: str) -> str:
+    """OpenSpiel's name of the game with its simultaneous moves taken in turn (Goofspiel):
+    noregret's `OpenSpielGame` reads a node whose player is not 0 or 1 as chance, and a
+    simultaneous node then fails in `chance_outcomes`. The turn-based game is the one the
+    other peers and tensorcfr's importer solve (`pyspiel.convert_to_turn_based`)."""
+    import pyspiel
+
+    if pyspiel.load_game(name).get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+        return f"turn_based_simultaneous_game(game={name})"
+    return name
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("game", help="OpenSpiel game name, e.g. leduc_poker")
@@ -53,7 +65,7 @@ def main(argv=None) -> None:
         cpu = nr.FPKer()
         t0 = time.perf_counter()
         ker = nr.CUDAKer() if args.cuda else cpu
-        game = nr.to_efg(ker, nr.OpenSpielGame(cpu, args.game))
+        game = nr.to_efg(ker, nr.OpenSpielGame(cpu, turn_based(args.game)))
         setup_s = time.perf_counter() - t0
         rows, cols = R_type(ker, game.row_sequence_form_polytope), R_type(ker, game.column_sequence_form_polytope)
         stamps.append(time.perf_counter())

@@ -300,6 +300,21 @@ def test_bench_targets_name_the_worst_row_of_each_bar():
     assert "| GPU, games under 10^5 histories: < 100 µs an iteration | slowest 120 µs" in bench.targets_markdown(rows)
 
 
+def test_noregret_loads_a_simultaneous_game_turn_based():
+    """noregret reads a simultaneous node as chance; `noregret_peer.turn_based` hands it OpenSpiel's
+    turn-based Goofspiel, whose size is the game the other peers solve, and leaves Leduc as it is."""
+    pyspiel = pytest.importorskip("pyspiel")
+    import noregret_peer
+
+    name = "goofspiel(num_cards=4,imp_info=True,points_order=descending)"
+    wrapped = noregret_peer.turn_based(name)
+    assert wrapped == f"turn_based_simultaneous_game(game={name})"
+    assert noregret_peer.turn_based("leduc_poker") == "leduc_poker"
+    g = pyspiel.load_game(wrapped)
+    assert g.get_type().dynamics == pyspiel.GameType.Dynamics.SEQUENTIAL
+    assert str(g) == str(pyspiel.convert_to_turn_based(pyspiel.load_game(name)))
+
+
 def test_bench_table_gains_noregret_columns_only_where_it_ran():
     import bench
 
