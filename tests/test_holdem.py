@@ -984,3 +984,16 @@ def test_an_error_in_a_worker_is_raised_as_here(monkeypatch):
     bad._vector = _MisdealtSecondHand(bad)
     with pytest.raises(TensorCFRError, match=r"its dealt_by_type\(\) does not describe its deal"):
         tensorcfr.compile([good, good, bad], form="public")
+
+
+def test_a_long_batch_compile_says_how_far_it_is(monkeypatch, capsys):
+    """A batch compile that runs past `PROGRESS_EVERY` seconds prints a line on stderr as it
+    goes (here at every member), and nothing on stdout."""
+    import tensorcfr.compiler.public as cp
+    monkeypatch.setattr(cp, "PROGRESS_EVERY", 0.0)
+    monkeypatch.setenv("TENSORCFR_COMPILE_WORKERS", "1")
+    tensorcfr.compile(OTHER_BOARDS, form="public")
+    out, err = capsys.readouterr()
+    import re
+    lines = [re.fullmatch(r"tensorcfr: compiling a batch of 3 games: (\d) walked, \d+ s", x) for x in err.splitlines()]
+    assert out == "" and all(lines) and [m.group(1) for m in lines] == ["2", "3"]

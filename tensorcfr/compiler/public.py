@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import sys
 import time
 from typing import Sequence
 
@@ -61,6 +62,7 @@ CHECKED_TYPES = 64  # of a player with more types, this many, evenly spaced, are
 # the first's: 4,096 pairs of types a public node cost a river spot 16 of its 55 ms in a batch
 # of 200 on boards of their own (2 cores, 2026-11-27)
 MEMBER_CHECKED_TYPES = 16
+PROGRESS_EVERY = 10.0  # seconds between a long batch compile's lines on stderr
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -769,10 +771,16 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
         other.paths = None  # (a cycle: freed now, not whenever the collector runs)
         return out
 
+    said = started
     for i, got in enumerate(parallel.ordered_map(part, range(1, B), procs), 1):  # payoffs, deals, boards differ only
         g = members[i]
         if isinstance(got, Exception):
             raise got
+        now = time.perf_counter()
+        if now - said >= PROGRESS_EVERY:  # a long batch says how far it is, as a long solve does
+            said = now
+            print(f"tensorcfr: compiling a batch of {B:,} games: {i + 1:,} walked"
+                  f"{f' on {procs} processes' if procs > 1 else ''}, {now - started:,.0f} s", file=sys.stderr, flush=True)
         if got is None:
             raise TensorCFRError(f"compile: batch member {i}, {short_name(g.name)}, does not have the "
                                  f"public tree and types of member 0, {short_name(members[0].name)}; "
