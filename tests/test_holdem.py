@@ -997,3 +997,16 @@ def test_a_long_batch_compile_says_how_far_it_is(monkeypatch, capsys):
     import re
     lines = [re.fullmatch(r"tensorcfr: compiling a batch of 3 games: (\d) walked, \d+ s", x) for x in err.splitlines()]
     assert out == "" and all(lines) and [m.group(1) for m in lines] == ["2", "3"]
+
+
+def test_a_batch_is_held_to_the_memory_limit_as_a_whole():
+    """Each member within --max-memory, the batch past it: refused before it is built, in one
+    line naming the batch (its members' state, factors and matrices add up)."""
+    from tensorcfr.compiler.sizes import public_estimate_bytes
+    hints = [games.make(s).public_size_hint() for s in BATCHES["river"]]
+    budget = max(public_estimate_bytes(h[0], h[1], matrix_entries=h[2], factor_entries=h[3]) for h in hints)
+    for spec in BATCHES["river"]:
+        tensorcfr.compile(spec, form="public", max_memory=budget)
+    with pytest.raises(TensorCFRError, match=r"^a batch of 3 games \(holdem_river\(.*\), \.\.\.\): its public-tree form "
+                                             r"\(.* types a member\) needs .* a smaller batch"):
+        tensorcfr.compile(BATCHES["river"], form="public", max_memory=budget)

@@ -24,7 +24,7 @@ from tensorcfr.compiler.generic import cache_file, compile_generic  # noqa: F401
 from tensorcfr.compiler.members import members_of
 from tensorcfr.compiler.public import RANKED_MIN_PAIRS, compile_public, has_public_form
 from tensorcfr.compiler.sizes import public_limit, walk_limit
-from tensorcfr.errors import TensorCFRError
+from tensorcfr.errors import TensorCFRError, short_name
 from tensorcfr.forms import CompiledForm
 from tensorcfr.memory import returning_freed_memory
 
@@ -62,6 +62,27 @@ FORMS: dict[str, Form] = {
     "public": Form("public", "[public sequence x private type] tensors; games dealt once", _takes_public,
                    _compile_public),
 }
+
+def public_limits(members: list[Game], max_histories: int | None, max_memory: int | str | None) -> None:
+    """`sizes.public_limit` for each member, then for a batch as a whole: its members' state
+    and factors add up (the largest member's sizes, times the members), though each member
+    alone may pass.
+
+    Example:
+        >>> public_limits(members_of(["kuhn", "kuhn(ante=2)"]), None, "auto")
+    """
+    hints = []
+    for g in members:
+        hints.append(g.public_size_hint())
+        public_limit(g.name, hints[-1], g.size_hint(), max_histories, max_memory)
+    if len(members) < 2 or any(h is None for h in hints):
+        return
+    # the largest of each size, a member's: the nodes and the types, the matrix and factor entries
+    most = [max(h[0] for h in hints), tuple(max(h[1][p] for h in hints) for p in (0, 1))]
+    most += [max(h[k] for h in hints) for k in range(2, min(len(h) for h in hints))]
+    public_limit(f"a batch of {len(members):,} games ({short_name(members[0].name)}, ...)", tuple(most), None,
+                 None, max_memory, members=len(members))
+
 
 # `choose`'s threshold: the public-tree form from this many histories (experiments/form_rule.py)
 PUBLIC_FROM_HISTORIES = 1_000_000
@@ -110,8 +131,8 @@ def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling
         for g in members:
             walk_limit(g.name, g.size_hint(), "vectorized", max_histories, max_memory)
     except TensorCFRError:
-        for g in members:  # past the limits in the public form too: say so, in its terms
-            public_limit(g.name, g.public_size_hint(), g.size_hint(), max_histories, max_memory)
+        # past the limits in the public form too: say so, in its terms
+        public_limits(members, max_histories, max_memory)
         if all(_takes_public(g) for g in members):
             return FORMS["public"]
         raise
@@ -216,12 +237,10 @@ def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance
     if form == "public":
         # refused before the walk, as below, and before the game's vectorised form is made
         # (dudo(100,5,5)'s would enumerate 8e15 deals)
-        for g in members:
-            public_limit(g.name, g.public_size_hint(), g.size_hint(), max_histories, max_memory)
+        public_limits(members, max_histories, max_memory)
     chosen = choose(members, form, sampling=chance, max_histories=max_histories, max_memory=max_memory,
                           generic_only=method != "auto" or nodes is not None or cache is not None)
     if chosen.name == "public" and form == "auto":  # (choose checked it only where the generic form is too large)
-        for g in members:
-            public_limit(g.name, g.public_size_hint(), g.size_hint(), max_histories, max_memory)
+        public_limits(members, max_histories, max_memory)
     return chosen.compile(members, method=method, nodes=nodes, cache=cache, max_histories=max_histories,
                           max_memory=max_memory, chance=chance, shard=shard)

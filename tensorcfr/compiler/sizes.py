@@ -96,7 +96,8 @@ def approx(n: int) -> str:
 
 
 def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes: int = 4,
-                          matrix_entries: int | None = None, factor_entries: int | None = None) -> int:
+                          matrix_entries: int | None = None, factor_entries: int | None = None,
+                          members: int = 1) -> int:
     """Peak bytes to compile a game in the public-tree form and solve it on the CPU with
     per-sequence arrays of `dtype_bytes` (4: float32, the least it can need): the larger of the
     walk's arrays (~300 B a public node, freed before the solve) and the solve's, which are the
@@ -109,22 +110,38 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     given: its showdown factors, T0 + T1 float64 a payoff class) keeps its matrices only up to
     `DENSE_ENTRIES`, and its factors always: the flop spot of the hold'em tutorial, solved by
     the CLI for 4 iterations at float32 with its evaluations, peaked at 7.5 GB; estimated 8.3 GB
-    (6.5 GB before the factors' 1.8 GB were counted)."""
+    (6.5 GB before the factors' 1.8 GB were counted).
+
+    `members`: a batch of that many games over one tree, each of these sizes. The index tensors
+    and the walk's arrays are one member's (the walk takes a member at a time); the state, the
+    factors and the kept matrices are every member's. 1,000 river spots on boards of their own
+    (`experiments/holdem_batch.py --boards`): 3.7 GB estimated; 5.0 GB measured for the
+    compile, 3 DCFR iterations and an evaluation at float32 (2026-11-27).
+
+    Example:
+        >>> one = public_estimate_bytes(100, (1000, 1000), matrix_entries=0, factor_entries=10_000)
+        >>> public_estimate_bytes(100, (1000, 1000), matrix_entries=0, factor_entries=10_000, members=10) > 9 * (
+        ...     one - FIXED_BYTES)
+        True
+    """
     entries = [(public_nodes // 2 + 1) * t for t in types]
-    solve = 100 * public_nodes + dtype_bytes * (3 * sum(entries) + 6 * max(entries))
+    solve = 100 * public_nodes + members * dtype_bytes * (3 * sum(entries) + 6 * max(entries))
     matrices = types[0] * types[1] if matrix_entries is None else matrix_entries
     if factor_entries is not None:
         from tensorcfr.compiler.public import DENSE_ENTRIES  # (the compiler's rule; sizes.py is imported by it)
 
-        solve += 8 * factor_entries
-        matrices = matrices if matrices <= DENSE_ENTRIES else 0
-    return FIXED_BYTES + max(300 * public_nodes, solve) + 200 * matrices  # and the rows the walk evaluates them on
+        solve += 8 * factor_entries * members
+        matrices = matrices if members * matrices <= DENSE_ENTRIES else 0
+    # the rows the walk evaluates a member's matrices on, and the other members' matrices kept
+    # (float64 in the compiled game, and the solver's copy)
+    return FIXED_BYTES + max(300 * public_nodes, solve) + 200 * matrices + 12 * matrices * (members - 1)
 
 
 def public_limit(name: str, hint, histories: tuple[int, bool] | None, max_histories: int | None,
-                 max_memory: int | str | None) -> None:
+                 max_memory: int | str | None, members: int = 1) -> None:
     """Refuse a game whose public-tree form passes a limit, from its closed-form sizes `hint`
-    ((public nodes, types[, payoff-matrix entries]), or None: not known, not checked)."""
+    ((public nodes, types[, payoff-matrix entries[, factor entries]]), or None: not known, not
+    checked); `members`: a batch of that many such games, `name` naming it."""
     memory = parse_bytes(max_memory)
     budget = max(available_memory() - MARGIN, 0) if memory == "auto" else memory
     if histories is not None and max_histories is not None and histories[0] > max_histories:
@@ -132,13 +149,15 @@ def public_limit(name: str, hint, histories: tuple[int, bool] | None, max_histor
     if hint is None or budget is None:
         return
     need = public_estimate_bytes(hint[0], hint[1], matrix_entries=hint[2] if len(hint) > 2 else None,
-                                 factor_entries=hint[3] if len(hint) > 3 else None)
+                                 factor_entries=hint[3] if len(hint) > 3 else None, members=members)
     if need > budget:
         source = "available" if memory == "auto" else "allowed by --max-memory"
         size = "" if histories is None else f"{'' if histories[1] else 'at least '}{approx(histories[0])} histories; "
+        each = " a member" if members > 1 else ""
         raise TensorCFRError(f"{name}: {size}its public-tree form ({approx(hint[0])} public nodes, {hint[1][0]} x "
-                             f"{hint[1][1]} types) needs {_gb(need)} to compile and solve, {_gb(budget)} {source}; "
-                             "a smaller game, or --max-memory if the estimate is too cautious")
+                             f"{hint[1][1]} types{each}) needs {_gb(need)} to compile and solve, {_gb(budget)} {source}; "
+                             f"a smaller {'batch' if members > 1 else 'game'}, or --max-memory if the estimate is too "
+                             "cautious")
 
 
 def walk_limit(name: str, hint: tuple[int, bool] | None, method: str, max_histories: int | None,
