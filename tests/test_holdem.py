@@ -1010,3 +1010,24 @@ def test_a_batch_is_held_to_the_memory_limit_as_a_whole():
     with pytest.raises(TensorCFRError, match=r"^a batch of 3 games \(holdem_river\(.*\), \.\.\.\): its public-tree form "
                                              r"\(.* types a member\) needs .* a smaller batch"):
         tensorcfr.compile(BATCHES["river"], form="public", max_memory=budget)
+
+
+def test_a_batchs_payoff_extent_is_its_members(monkeypatch):
+    """A batch without dense matrices reads its extent from its factors, all members at once, a
+    slice of members at a time (`class_totals`): each member's class totals are its own alone,
+    and the batch's total, largest and smallest entries are the extremes of its spots'."""
+    import tensorcfr.compiler.public as cp
+    import tensorcfr.operators.cards as cards
+    monkeypatch.setattr(cp, "DENSE_ENTRIES", 0)
+    monkeypatch.setattr(cards, "TOTALS_ENTRIES", 1)  # a member a slice
+    cg = tensorcfr.compile(OTHER_BOARDS, form="public")
+    nz, sums = cards.class_totals(cg.showdown)
+    assert nz.shape == sums.shape == (3, cg.showdown.ab.shape[0])
+    for b in range(3):
+        one_nz, one_sums = cards.class_totals(cg.showdown.member(b))
+        assert torch.equal(nz[b], one_nz) and torch.allclose(sums[b], one_sums, rtol=1e-13, atol=0)
+    batch, alone = cg.payoff_extent(), [tensorcfr.compile(s, form="public").payoff_extent() for s in OTHER_BOARDS]
+    assert batch.total == pytest.approx(max(e.total for e in alone), rel=1e-12)
+    assert batch.largest == pytest.approx(max(e.largest for e in alone), rel=1e-12)
+    assert batch.smallest == pytest.approx(min(e.smallest for e in alone), rel=1e-12)
+    assert batch.where("largest").startswith("payoff class ") and batch.where("smallest").endswith("at least")

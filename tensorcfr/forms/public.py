@@ -229,30 +229,28 @@ class PublicCompiledGame:
         (`operators.cards.class_totals`), the largest entry an upper bound and the smallest
         nonzero one a lower bound (each class's largest factors times its largest |a + b s|, and
         likewise the smallest), which is the safe side of each check in `run.numbers`; of a
-        batch, the largest total and entry and the smallest entry over its members."""
-        each = [self._member_extent(self.showdown.member(b), counts) for b in range(self.showdown.members)]
-        total, large, small = max(e.total for e in each), max(each, key=lambda e: e.largest), min(
-            each, key=lambda e: e.smallest if e.smallest > 0 else math.inf)
-        return PayoffExtent(total, large.largest, small.smallest,
-                            lambda which: (large if which == "largest" else small).where(which))
-
-    @staticmethod
-    def _member_extent(sd: CardShowdown, counts: torch.Tensor) -> PayoffExtent:
-        total = float((class_totals(sd)[1] * counts.to(sd.ab.device)).sum())
-        a, b = sd.ab[:, 0], sd.ab[:, 1]
-        coef = torch.stack([a.abs(), (a + b).abs(), (a - b).abs()], 1)  # [K, 3]
-        hi = sd.d[0].amax(1) * sd.d[1].amax(1) * coef.amax(1)  # [K]
+        batch, the largest total and entry and the smallest entry over its members (all members
+        at once: [B, K] below where a batch's)."""
+        sd = self.showdown
+        (d0, d1), ab = sd.factors()  # [(B,) K, T_p], [(B,) K, 2]
+        total = (class_totals(sd)[1] * counts.to(ab.device)).sum(-1)  # [(B,)]
+        a, b = ab[..., 0], ab[..., 1]
+        coef = torch.stack([a.abs(), (a + b).abs(), (a - b).abs()], -1)  # [(B,) K, 3]
+        hi = (d0.amax(-1) * d1.amax(-1) * coef.amax(-1)).reshape(-1)  # [(B) K]
         pos = lambda x: torch.where(x > 0, x, math.inf)  # noqa: E731
-        lo = pos(sd.d[0]).amin(1) * pos(sd.d[1]).amin(1) * pos(coef).amin(1)
-        k_large, k_small = int(hi.argmax()), int(lo.argmin())
-        t_large = (int(sd.d[0][k_large].argmax()), int(sd.d[1][k_large].argmax()))
+        lo = (pos(d0).amin(-1) * pos(d1).amin(-1) * pos(coef).amin(-1)).reshape(-1)
+        K = ab.shape[-2]
+        large, small = int(hi.argmax()) if hi.numel() else 0, int(lo.argmin()) if lo.numel() else 0
+        k_large, k_small = large % max(K, 1), small % max(K, 1)
+        t_large = (int(d0.reshape(-1, K, d0.shape[-1])[large // max(K, 1), k_large].argmax()),
+                   int(d1.reshape(-1, K, d1.shape[-1])[large // max(K, 1), k_large].argmax())) if hi.numel() else (0, 0)
 
         def where(which: str) -> str:
             if which == "largest":
                 return f"payoff class {k_large}, at most, types {t_large[0]} and {t_large[1]}"
             return f"payoff class {k_small}, at least"
         smallest = float(lo.min()) if lo.numel() else 0.0
-        return PayoffExtent(total, float(hi.max()) if hi.numel() else 0.0,
+        return PayoffExtent(float(total.max()) if total.numel() else 0.0, float(hi.max()) if hi.numel() else 0.0,
                             0.0 if smallest == math.inf else smallest, where)
 
     def to(self, device) -> "PublicCompiledGame":
