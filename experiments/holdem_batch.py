@@ -68,10 +68,17 @@ def spots(n: int, seed: int, board: str | None = "Ks7d2c9h4s", ranks: str = RANK
                         r1=random_range(rng, ranks, suits), deck=deck) for i in range(n)]
 
 
-def run(game, algo: str, iterations: int, dtype, threads: int, device: str = "cpu") -> tuple[float, list[float]]:
+def run(game, algo: str, iterations: int, dtype, threads: int, device: str = "cpu",
+        built: list | None = None) -> tuple[float, list[float]]:
     """(solving seconds, exploitability of each member's average strategy in chips), on `threads`
-    threads (named: the library's choice follows the machine's load, which a run changes)."""
+    threads (named: the library's choice follows the machine's load, which a run changes); the
+    seconds the solver took to build are appended to `built`."""
+    t0 = time.perf_counter()
     s = tensorcfr.Solver(game, algo, dtype=dtype, threads=threads, device=device)
+    if s.device.type == "cuda":
+        torch.cuda.synchronize()
+    if built is not None:
+        built.append(time.perf_counter() - t0)
     t0 = time.perf_counter()
     s.step(iterations)
     if s.device.type == "cuda":
@@ -107,11 +114,15 @@ def main(argv=None) -> int:
     cg = tensorcfr.compile(specs, form="public")
     compile_batch = time.perf_counter() - t0
     print(f"batch of {a.spots}: compiled in {compile_batch:.1f} s (at {time.time():.1f})", flush=True)
-    batch_s, batch_x = run(cg, a.algo, a.iterations, dtype, a.threads, a.device)
+    built = []
+    started = time.perf_counter()
+    batch_s, batch_x = run(cg, a.algo, a.iterations, dtype, a.threads, a.device, built)
+    end_to_end = compile_batch + time.perf_counter() - started  # the build, iterations and evaluation too
     peak = peak_mb()
     pct = [100 * x / p for x, p in zip(batch_x, pots)]
     gpu_peak = torch.cuda.max_memory_allocated() / 2**20 if a.device.startswith("cuda") else None
-    print(f"batch of {a.spots}: compile {compile_batch:.1f} s, {a.iterations} iterations {batch_s:.2f} s "
+    print(f"batch of {a.spots}: compile {compile_batch:.1f} s, solver built in {built[0]:.1f} s, "
+          f"{a.iterations} iterations {batch_s:.2f} s, {end_to_end:.1f} s from the specs to the evaluated strategies "
           f"(ended at {time.time():.1f}), peak {peak:,.0f} MB" + (f", GPU peak {gpu_peak:,.0f} MB" if gpu_peak else "")
           + f"; exploitability {min(pct):.3f}% to {max(pct):.3f}% of the pot", flush=True)
     if a.batch_only:
@@ -145,6 +156,7 @@ def main(argv=None) -> int:
             "torch": torch.__version__, "threads": a.threads, "dtype": a.dtype, "device": a.device,
             "gpu_peak_mb": gpu_peak, "command": command("holdem_batch.py", argv),
             "spots": a.spots, "iterations": a.iterations, "algorithm": a.algo, "compile_batch_s": compile_batch,
+            "build_batch_s": built[0], "end_to_end_batch_s": end_to_end,
             "solve_batch_s": batch_s, "compile_solo_s": compile_solo, "solve_solo_s": solo_s, "peak_mb": peak,
             "solve_batch_runs_s": batch_times, "solve_solo_runs_s": solo_times, "ratio_runs": ratios,
             "percent_pot": pct, "percent_pot_solo": pct_solo, "hands": sizes["types"], "classes": sizes["payoff_classes"],
