@@ -972,6 +972,13 @@ def test_a_batch_walked_by_worker_processes_equals_one_walked_here(batch, monkey
     _assert_same_compiled(forked, here)
 
 
+def test_a_bad_worker_count_is_a_one_line_error(monkeypatch):
+    monkeypatch.setenv("TENSORCFR_COMPILE_WORKERS", "two")
+    with pytest.raises(TensorCFRError, match=r"^TENSORCFR_COMPILE_WORKERS must be a whole number of processes, "
+                                             r"got 'two'$"):
+        tensorcfr.compile(OTHER_BOARDS, form="public")
+
+
 def test_an_error_in_a_worker_is_raised_as_here(monkeypatch):
     """A member that fails in a worker process raises the error it raises here, and the first
     member's in order."""

@@ -4,8 +4,11 @@ A batch of a thousand hold'em spots spends its compile walking each member's dea
 member after another, each in numpy on one core. `ordered_map` hands the members to forked
 worker processes instead. They inherit the compiler's state (the games, member 0's walk) from
 the parent at the fork, so nothing large is pickled on the way there, and they send back only
-numpy arrays and plain values. A worker runs numpy only: no torch operation that could enter
-an OpenMP region the fork left behind, and nothing on a GPU.
+numpy arrays and plain values. A worker computes in numpy only (torch merely wraps its arrays):
+no torch operation that could enter an OpenMP region the fork left behind, and nothing on a
+GPU. Python 3.12 and later warn (a DeprecationWarning) when a process with threads forks, as
+this one has (OpenBLAS's and torch's); the workers hold their BLAS to one thread and leave
+torch's alone.
 
 The pool is used where it pays: on Linux (fork), with more than one core, and where the
 members' serial work is estimated at `POOL_MIN_SECONDS` or more. `TENSORCFR_COMPILE_WORKERS`
@@ -21,6 +24,7 @@ import sys
 from typing import Callable
 
 from tensorcfr.devices import available_cores
+from tensorcfr.errors import TensorCFRError
 from tensorcfr.memory import keep_heap
 
 POOL_MIN_SECONDS = 2.0  # estimated serial seconds from which a batch's members go to a pool
@@ -45,7 +49,7 @@ def workers(items: int, seconds_each: float) -> int:
         try:
             return max(1, min(int(wanted), items))
         except ValueError:
-            raise ValueError(f"{ENV} must be a whole number of processes, got {wanted!r}") from None
+            raise TensorCFRError(f"{ENV} must be a whole number of processes, got {wanted!r}") from None
     if items * seconds_each < POOL_MIN_SECONDS:
         return 1
     return max(1, min(available_cores(), MAX_WORKERS, items))
