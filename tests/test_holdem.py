@@ -1038,3 +1038,17 @@ def test_a_batchs_payoff_extent_is_its_members(monkeypatch):
     assert batch.largest == pytest.approx(max(e.largest for e in alone), rel=1e-12)
     assert batch.smallest == pytest.approx(min(e.smallest for e in alone), rel=1e-12)
     assert batch.where("largest").startswith("payoff class ") and batch.where("smallest").endswith("at least")
+
+
+def test_the_worker_count_follows_the_work_and_what_comes_back(monkeypatch):
+    """Workers where the members' work adds up to seconds and each sends back little (a river
+    spot's factors; a full-range turn spot's 217 MB are made here); the variable overrides."""
+    import sys
+    from tensorcfr.compiler import parallel
+    from tensorcfr.devices import available_cores
+    monkeypatch.delenv(parallel.ENV, raising=False)
+    many = min(available_cores(), parallel.MAX_WORKERS) if sys.platform.startswith("linux") else 1
+    assert parallel.workers(999, 0.02) == many
+    assert parallel.workers(999, 0.02, light=False) == 1 and parallel.workers(10, 0.01) == 1
+    monkeypatch.setenv(parallel.ENV, "3")
+    assert parallel.workers(999, 0.02, light=False) == (3 if sys.platform.startswith("linux") else 1)

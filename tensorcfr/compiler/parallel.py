@@ -34,9 +34,10 @@ ENV = "TENSORCFR_COMPILE_WORKERS"
 _work: Callable | None = None  # what the forked workers call; set just before the fork
 
 
-def workers(items: int, seconds_each: float) -> int:
+def workers(items: int, seconds_each: float, light: bool = True) -> int:
     """Processes for `items` tasks of about `seconds_each` seconds each: 1 (do them here) unless
-    they add up to `POOL_MIN_SECONDS` on a Linux machine with cores to spare; `ENV` overrides.
+    they add up to `POOL_MIN_SECONDS` on a Linux machine with cores to spare, and what each
+    sends back is `light` (cheap to send beside the work); `ENV` overrides.
 
     Example:
         >>> workers(1, 10.0)
@@ -50,7 +51,7 @@ def workers(items: int, seconds_each: float) -> int:
             return max(1, min(int(wanted), items))
         except ValueError:
             raise TensorCFRError(f"{ENV} must be a whole number of processes, got {wanted!r}") from None
-    if items * seconds_each < POOL_MIN_SECONDS:
+    if not light or items * seconds_each < POOL_MIN_SECONDS:
         return 1
     return max(1, min(available_cores(), MAX_WORKERS, items))
 

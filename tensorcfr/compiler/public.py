@@ -63,6 +63,10 @@ CHECKED_TYPES = 64  # of a player with more types, this many, evenly spaced, are
 # of 200 on boards of their own (2 cores, 2026-11-27)
 MEMBER_CHECKED_TYPES = 16
 PROGRESS_EVERY = 10.0  # seconds between a long batch compile's lines on stderr
+# a member's arrays a worker process may send back (its showdown factors, the pairs chance
+# reaches, its matrices): a river spot's 0.5 MB go; a full-range turn spot's 217 MB of factors
+# cost more to send than to make here (4 turn spots: 8.1 s on two workers, 5.2 s without)
+MAX_RESULT_BYTES = 32 << 20
 
 
 def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -682,12 +686,12 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
     # each member's walk of its deal, kept while they hold KEEP_WALK_BYTES in all (a river
     # spot's holds 15 MB of [T0, T1] tables: a thousand spots would keep 15 GB); past that only
     # the types they deal are read (`_PublicWalk.types_of`), and the walk made in its turn.
-    # Where the members' walks add up to seconds, worker processes walk them (`parallel`), and
-    # none is kept here
+    # Where the members' deals add up to seconds, worker processes read their types
+    # (`parallel`), and no walk is kept here
     started = time.perf_counter()
     walks = [_PublicWalk(members[0], ranked)]
-    # (a member's walk, run and checks take about twice its deal's walk)
-    procs = parallel.workers(len(members) - 1, 2 * (time.perf_counter() - started))
+    deal_s = time.perf_counter() - started  # member 0's deal, the yardstick of the others'
+    procs = parallel.workers(len(members) - 1, deal_s)
     types, kept = [walks[0].type_values], walks[0].nbytes()
     size = kept
     if procs > 1:
@@ -719,6 +723,7 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
                and not all(np.array_equal(t[p], walk.type_values[p]) for t in types for p in (0, 1)))
     union = [np.unique(np.concatenate([t[p] for t in types])) for p in (0, 1)] if widened else None
     del types
+    rest_started = time.perf_counter()
     if widened:
         walk.widen(union)
     raw = walk.run()
@@ -746,6 +751,12 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
     lives = None if walk.ranked else [[walk.paths.live_types(p)[at[p]] for p in (0, 1)]]
     own_states = [None]  # per member from 1, where members name infosets apart: its public states
     seen = {"differs": False}  # (here: whether some member's deals differ from member 0's already)
+    # worker processes walk the members where member 0's work, times the others, comes to
+    # seconds and what each sends back is small (`MAX_RESULT_BYTES`)
+    sent = (0 if showdown is None else sum(x.numel() * x.element_size() for x in showdown.d)) + (
+        0 if lives is None else sum(m.nbytes for m in lives[0])) + (0 if weights is None else weights[0].nbytes)
+    member_s = deal_s + time.perf_counter() - rest_started
+    procs = parallel.workers(B - 1, member_s, light=sent <= MAX_RESULT_BYTES)
 
     def part(i: int) -> dict | None:
         """Member i's walk, checked against member 0's, and what the batch takes of it (None
