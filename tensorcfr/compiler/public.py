@@ -692,30 +692,26 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
     walks = [_PublicWalk(members[0], ranked)]
     deal_s = time.perf_counter() - started  # member 0's deal, the yardstick of the others'
     procs = parallel.workers(len(members) - 1, deal_s)
-    types, kept = [walks[0].type_values], walks[0].nbytes()
-    size = kept
-    if procs > 1:
-        for t in parallel.ordered_map(lambda i: _PublicWalk.types_of(members[i], ranked), range(1, len(members)),
-                                      procs):
-            if isinstance(t, Exception):
-                raise t
-            types.append(t)
-            walks.append(None)
-    for g in members[1:] if procs == 1 else ():
+    types = [walks[0].type_values] + [None] * (len(members) - 1)
+    kept = size = walks[0].nbytes()
+    for i, g in enumerate(members[1:], 1):
+        walks.append(None)
         # (the previous walk's size stands for this one's, which is not made whole past the budget)
-        if kept + size > KEEP_WALK_BYTES:
-            types.append(_PublicWalk.types_of(g, ranked))
-            walks.append(None)
+        if procs > 1 or kept + size > KEEP_WALK_BYTES:
             continue
         w = _PublicWalk(g, ranked, MEMBER_CHECKED_TYPES)
-        types.append(w.type_values)
-        size = w.nbytes()
-        keep = kept + size <= KEEP_WALK_BYTES
-        walks.append(w if keep else None)
-        kept += size if keep else 0
-        if not keep:
+        types[i], size = w.type_values, w.nbytes()
+        if kept + size <= KEEP_WALK_BYTES:
+            walks[i], kept = w, kept + size
+        else:
             w.paths = None  # (its paths point back at it: a cycle only the collector would free)
         del w
+    # the types of the members not walked above, read ahead (on workers where that pays)
+    ahead = [i for i, t in enumerate(types) if t is None]
+    for i, t in zip(ahead, parallel.ordered_map(lambda i: _PublicWalk.types_of(members[i], ranked), ahead, procs)):
+        if isinstance(t, Exception):
+            raise t
+        types[i] = t
     walk = walks[0]
     # card games whose members deal other hands (hold'em spots on other boards): one set of
     # types, the union, each member dealing its own with the others' probability 0
@@ -742,7 +738,7 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
     cls, weights, first = _payoff_classes(walk, raw, factored=True, members=B)
     showdown = _card_showdown(walk, raw, first, weights)
     weights = None if weights is None else [weights]
-    factors, deals_differ = [], False
+    factors = []
     # per member, the pairs (public infoset, type) chance can reach: kept per member where they
     # differ ([B, U, T]: spots on other boards deal other hands, and a turn's river cards rule out
     # others), so that a rule that reads them (dilated entropy: what passes to a parent) treats
@@ -750,7 +746,7 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
     at = [raw["info"][p]["path"][orders[p]] for p in (0, 1)]
     lives = None if walk.ranked else [[walk.paths.live_types(p)[at[p]] for p in (0, 1)]]
     own_states = [None]  # per member from 1, where members name infosets apart: its public states
-    seen = {"differs": False}  # (here: whether some member's deals differ from member 0's already)
+    seen = {"differs": False}  # whether some member's deals differ from member 0's (in workers: as at the fork)
     # worker processes walk the members where member 0's work, times the others, comes to
     # seconds and what each sends back is small (`MAX_RESULT_BYTES`)
     sent = (0 if showdown is None else sum(x.numel() * x.element_size() for x in showdown.d)) + (
@@ -777,7 +773,7 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
                "differs": seen["differs"] or not np.allclose(other.P, walk.P, rtol=0, atol=1e-15),
                # its own public states, to name its infosets (a turn's river card is its own)
                "states": [_compact(raw_g["info"][p]["state"][orders[p]]) for p in (0, 1)] if widened else None,
-               "sd": None if showdown is None else _numpy_fields(_card_showdown(other, raw_g, first_g, w)),
+               "sd": None if showdown is None else _card_showdown(other, raw_g, first_g, w).mapped(torch.Tensor.numpy),
                "lives": None if lives is None else [other.paths.live_types(p)[at[p]] for p in (0, 1)]}
         other.paths = None  # (a cycle: freed now, not whenever the collector runs)
         return out
@@ -797,11 +793,11 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
                                  f"public tree and types of member 0, {short_name(members[0].name)}; "
                                  "a batch may differ in payoffs and in the probabilities of the same deals only "
                                  "(hold'em spots: one bet tree; boards, ranges, pots)")
-        deals_differ = seen["differs"] = deals_differ or got["differs"]
+        seen["differs"] = seen["differs"] or got["differs"]
         if widened:
             own_states.append(got["states"])
         if showdown is not None:
-            sd = _same_boards(_torch_fields(got["sd"]), showdown.board)
+            sd = _same_boards(got["sd"].mapped(torch.from_numpy), showdown.board)
             if not (sd.strength.shape == showdown.strength.shape and torch.equal(sd.board, showdown.board)):
                 raise TensorCFRError(f"compile: batch member {i}, {short_name(g.name)}, does not show down "
                                      f"on as many boards as member 0, {short_name(members[0].name)}, in its order")
@@ -834,34 +830,7 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
         name=members[0].name, batch_names=tuple(g.name for g in members), treeplexes=tuple(tps),
         terminal_seq=torch.from_numpy(e[:, order].copy()), class_offsets=torch.from_numpy(offsets.astype(np.int64)),
         payoff_weights=stacked, counts=_counts(walk, raw), ranked=walk.ranked,
-        deal=None if walk.ranked else torch.from_numpy(walk.P), showdown=showdown, deals_differ=deals_differ)
-
-
-def _numpy_fields(sd: CardShowdown) -> CardShowdown:
-    """`sd` with numpy arrays for its tensors (CPU tensors, shared), to be sent between processes
-    as plain arrays; `_torch_fields` turns them back."""
-    def np_(v):
-        if isinstance(v, tuple):
-            return tuple(np_(x) for x in v)
-        return v.numpy() if isinstance(v, torch.Tensor) else v
-    return dataclasses.replace(sd, **{f.name: np_(getattr(sd, f.name)) for f in dataclasses.fields(sd)})
-
-
-def _torch_fields(sd: CardShowdown) -> CardShowdown:
-    """`_numpy_fields` undone: tensors sharing the arrays' memory.
-
-    Example:
-        >>> sd = CardShowdown(hands=(torch.arange(2), torch.arange(3)), cards=torch.zeros(2, 1), d=(None, None),
-        ...                   ab=torch.ones(1, 2), strength=torch.zeros(1, 2), board=torch.zeros(1))
-        >>> back = _torch_fields(_numpy_fields(sd))
-        >>> torch.equal(back.hands[1], sd.hands[1]), type(_numpy_fields(sd).ab).__name__
-        (True, 'ndarray')
-    """
-    def t_(v):
-        if isinstance(v, tuple):
-            return tuple(t_(x) for x in v)
-        return torch.from_numpy(v) if isinstance(v, np.ndarray) else v
-    return dataclasses.replace(sd, **{f.name: t_(getattr(sd, f.name)) for f in dataclasses.fields(sd)})
+        deal=None if walk.ranked else torch.from_numpy(walk.P), showdown=showdown, deals_differ=seen["differs"])
 
 
 def _live(masks: list[np.ndarray] | None) -> torch.Tensor | None:

@@ -239,11 +239,11 @@ class PublicCompiledGame:
         hi = (d0.amax(-1) * d1.amax(-1) * coef.amax(-1)).reshape(-1)  # [(B) K]
         pos = lambda x: torch.where(x > 0, x, math.inf)  # noqa: E731
         lo = (pos(d0).amin(-1) * pos(d1).amin(-1) * pos(coef).amin(-1)).reshape(-1)
-        K = ab.shape[-2]
-        large, small = int(hi.argmax()) if hi.numel() else 0, int(lo.argmin()) if lo.numel() else 0
-        k_large, k_small = large % max(K, 1), small % max(K, 1)
-        t_large = (int(d0.reshape(-1, K, d0.shape[-1])[large // max(K, 1), k_large].argmax()),
-                   int(d1.reshape(-1, K, d1.shape[-1])[large // max(K, 1), k_large].argmax())) if hi.numel() else (0, 0)
+        K = max(ab.shape[-2], 1)
+        b_large, k_large = divmod(int(hi.argmax()) if hi.numel() else 0, K)  # (a member's, a class of it)
+        k_small = (int(lo.argmin()) if lo.numel() else 0) % K
+        t_large = tuple(int(d.reshape(-1, K, d.shape[-1])[b_large, k_large].argmax()) if hi.numel() else 0
+                        for d in (d0, d1))
 
         def where(which: str) -> str:
             if which == "largest":

@@ -55,12 +55,22 @@ class CardShowdown:
     strength_batch: torch.Tensor | None = None
 
     def to(self, device) -> "CardShowdown":
-        moved = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if v is not None:
-                moved[f.name] = tuple(t.to(device) for t in v) if isinstance(v, tuple) else v.to(device)
-        return replace(self, **moved)
+        return self.mapped(lambda t: t.to(device))
+
+    def mapped(self, fn) -> "CardShowdown":
+        """This showdown with fn applied to each of its arrays (in tuples too; None stays None):
+        moved to a device, or turned into numpy arrays and back to be sent between processes.
+
+        Example:
+            >>> sd = CardShowdown(hands=(torch.arange(2), torch.arange(3)), cards=torch.zeros(2, 1),
+            ...                   d=(None, None), ab=torch.ones(1, 2), strength=torch.zeros(1, 2), board=torch.zeros(1))
+            >>> sent = sd.mapped(lambda t: t.numpy())
+            >>> type(sent.hands[1]).__name__, torch.equal(sent.mapped(torch.from_numpy).hands[1], sd.hands[1])
+            ('ndarray', True)
+        """
+        def one(v):
+            return tuple(one(x) for x in v) if isinstance(v, tuple) else None if v is None else fn(v)
+        return replace(self, **{f.name: one(getattr(self, f.name)) for f in fields(self)})
 
     @property
     def members(self) -> int:
