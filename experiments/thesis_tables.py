@@ -145,7 +145,8 @@ def solve_row(spec: str, args: Args, writer_dir: str | None) -> dict:
     game = games.make(spec)
     chain = dudo_chain(game.faces, *game.dice) if isinstance(game, Dudo) else []
     t_chain = time.perf_counter() - t0
-    cg = tensorcfr.compile(game, form=args.form, max_memory=None if args.max_memory == "none" else args.max_memory)
+    cg = tensorcfr.compile(game, form=args.form, max_memory=None if args.max_memory == "none" else args.max_memory,
+                           dtype=args.dtype)
     t_compile = time.perf_counter() - t0 - t_chain
     solver = tensorcfr.Solver(cg, args.algo, device=args.device, dtype=args.dtype)
     ckpt_path = checkpoint_path(args, game.name)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import GameError
+from .base import CHANCE, TERMINAL, GameError
 
 FOLD0, FOLD1, SHOWDOWN = 1, 2, 3  # terminal kinds
 
@@ -86,3 +86,31 @@ class BettingTable:
     def payoff_key(self, u: np.ndarray) -> np.ndarray:
         """[n] `VectorGame.payoff_key` of terminal nodes u: the kind and the amount."""
         return self.kind[u] * (len(self.mover) + 1) + self.amount_id[u]
+
+    def payoff_classes(self, left: int) -> int:
+        """Payoff classes of the public tree (the compile's `payoff_classes`, counted without
+        it): per run of betting between two card nodes, its terminals' distinct payoff keys,
+        once per sequence of public cards dealt before it, `left - street` cards at a card node
+        of `street`. Nodes are numbered parents first (`node`).
+
+        Example:
+            >>> t = BettingTable(("check", "deal"))
+            >>> root = t.node(0, 0, (0.0, 0.0), 0, "")
+            >>> card = t.node(-1, 0, (0.0, 0.0), 0, "check")  # CHANCE: one of `left` cards
+            >>> t.link(root, "check", card)
+            >>> t.link(card, "deal", t.node(-2, SHOWDOWN, (0.0, 0.0), 1, "check/"))
+            >>> t.finish()
+            >>> t.payoff_classes(left=46)
+            46
+        """
+        seg = np.zeros(len(self.mover), np.int64)  # the run of betting (its first node) of each node
+        times = {0: 1}  # public card sequences before each run
+        for u in range(len(self.mover)):  # compile time: the betting nodes, parents first
+            for v in self.next[u][self.next[u] >= 0].tolist():
+                if self.mover[u] == CHANCE:
+                    seg[v], times[v] = v, times[int(seg[u])] * (left - int(self.street[u]))
+                else:
+                    seg[v] = seg[u]
+        term = np.flatnonzero(self.mover == TERMINAL)
+        runs = np.unique(np.stack([seg[term], self.payoff_key(term)], 1), axis=0)[:, 0]
+        return sum(times[int(r)] for r in runs)

@@ -251,28 +251,19 @@ class HoldemSpot(Game):
         """Public nodes: the betting nodes, a subtree per card the board leaves at each card node;
         the types; the entries of the dense payoff matrices (T0 x T1 a payoff class) and of the
         showdown's factors (T0 + T1 a class), from the exact count of payoff classes (`_classes`:
-        the compile's 22 on the river spot of the docs, 12,012 on the turn, 299,688 on the flop)."""
+        the compile's 22 on the river spot of the docs, 12,012 on the turn, 299,688 on the flop);
+        the terminals a board has, on average over the runs of cards still to come."""
         public = self._subtree(0)
         t1 = (self.weights[1] > 0) & (self.weights[0] @ _compat_float() > 0)
         types = (int(np.count_nonzero(self.deal0)), int(np.count_nonzero(t1)))
         classes = self._classes()
-        return public, types, classes * types[0] * types[1], classes * sum(types)
+        left = int(self.deck.sum()) - len(self.board)
+        boards = math.prod(left - i for i in range(5 - len(self.board)))  # the card sequences still to come
+        return public, types, classes * types[0] * types[1], classes * sum(types), -(-self._subtree(0, True) // boards)
 
     def _classes(self) -> int:
-        """Payoff classes of the public tree: per run of betting between two card nodes, its
-        terminals' distinct payoff keys, once per card sequence dealt before it."""
-        t, left = self.tree, int(self.deck.sum()) - len(self.board)
-        seg = np.zeros(len(t.mover), np.int64)  # the run of betting (its first node) of each node
-        times = {0: 1}  # card sequences before each run
-        for u in range(len(t.mover)):  # game construction: the betting nodes, parents first
-            for v in t.next[u][t.next[u] >= 0].tolist():
-                if t.mover[u] == CHANCE:
-                    seg[v], times[v] = v, times[int(seg[u])] * (left - int(t.street[u]))
-                else:
-                    seg[v] = seg[u]
-        term = np.flatnonzero(t.mover == TERMINAL)
-        runs = np.unique(np.stack([seg[term], t.payoff_key(term)], 1), axis=0)[:, 0]
-        return sum(times[int(r)] for r in runs)
+        """Payoff classes of the public tree (`BettingTable.payoff_classes`)."""
+        return self.tree.payoff_classes(int(self.deck.sum()) - len(self.board))
 
     # -- hand strength ------------------------------------------------------------------------
 

@@ -173,7 +173,8 @@ class RhodeIsland(Game):
         for u in range(len(pub) - 1, -1, -1):
             kids = self.tree.next[u][self.tree.next[u] >= 0]
             pub[u] += (self.n - int(self.tree.street[u]) if self.tree.mover[u] == CHANCE else 1) * pub[kids].sum()
-        return int(pub[0]), (self.n, self.n)
+        classes = self.tree.payoff_classes(self.n)
+        return int(pub[0]), (self.n, self.n), classes * self.n * self.n, classes * 2 * self.n
 
     # -- hand strength ------------------------------------------------------------------------
 

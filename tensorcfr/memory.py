@@ -7,7 +7,8 @@ and on a game of millions of sequences the kernel's page faults and zeroing then
 than the arithmetic (Dudo(6,1,2): 855 ms an iteration against 337 ms with memory kept).
 `keep_freed_memory()` asks glibc to serve every allocation from its heap and to keep up to 2
 GiB of free heap, so freed temporaries are reused. It changes the whole process's allocator
-once: the CLI calls it, and a CPU solver of a large game (`devices.LARGE_WORK`) does; a program
+once (numpy's huge pages too, `_numpy_huge_pages`): the CLI calls it, and a CPU solver of a
+large game (`devices.LARGE_WORK`) does; a program
 can call `tensorcfr.keep_freed_memory()` itself. Set TENSORCFR_KEEP_HEAP=0 (or
 TENSORCFR_KEEP_FREED=0, the same switch) to leave glibc as it is. A kept heap fragments under arrays
 of gigabytes: for the largest games `TENSORCFR_KEEP_HEAP=0 GLIBC_TUNABLES=glibc.malloc.hugetlb=1`
@@ -56,9 +57,29 @@ def keep_heap() -> bool:
         return False
     try:
         libc = ctypes.CDLL("libc.so.6")
-        return bool(libc.mallopt(_M_MMAP_MAX, 0)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, _KEEP_TRIM))
+        kept = bool(libc.mallopt(_M_MMAP_MAX, 0)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, _KEEP_TRIM))
     except (OSError, AttributeError):  # not glibc (musl, ...): nothing to tune
         return False
+    if kept:
+        _numpy_huge_pages(False)
+    return kept
+
+
+def _numpy_huge_pages(on: bool) -> bool | None:
+    """Whether numpy asks for transparent huge pages for its arrays from 4 MiB
+    (`madvise(MADV_HUGEPAGE)`), set to `on`; the setting before, or None where numpy has no
+    such switch. Off in a kept heap and in a compile (`returning_freed_memory`, `small_pages`):
+    an array that glibc places in the heap (all of them in a kept heap; up to 32 MiB otherwise,
+    its threshold for mapping rising as it goes) leaves its range marked when freed, and the
+    kernel's khugepaged later fills the heap's free holes with huge pages, which count as
+    resident. The same compile and solve of the full-range hold'em turn spot at float64 peaked
+    at 5.6 to 11.1 times its state's three arrays a player with numpy's huge pages on, from one
+    run to the next, and at 5.7 to 6.3 with them off (8 runs each, 2 cores, 2026-11-27)."""
+    import numpy as np
+
+    core = getattr(np, "_core", None) or getattr(np, "core", None)
+    switch = getattr(getattr(core, "multiarray", None), "_set_madvise_hugepage", None)
+    return None if switch is None else switch(on)
 
 
 @contextlib.contextmanager
@@ -74,20 +95,21 @@ def returning_freed_memory():
         ...     pass
     """
     global _depth
-    if not _done or _depth:  # off, or inside another (a compile that solves continuation values)
-        yield
-        return
-    libc = ctypes.CDLL("libc.so.6")
-    libc.mallopt(_M_MMAP_MAX, _DEFAULT_MMAP_MAX)
-    libc.mallopt(_M_TRIM_THRESHOLD, _DEFAULT_TRIM)
-    _depth += 1
-    try:
-        yield
-    finally:
-        _depth -= 1
-        libc.malloc_trim(0)  # the heap's free top goes back too
-        libc.mallopt(_M_MMAP_MAX, 0)
-        libc.mallopt(_M_TRIM_THRESHOLD, _KEEP_TRIM)
+    with small_pages():  # (`_numpy_huge_pages`: why, whether or not the heap is kept)
+        if not _done or _depth:  # off, or inside another (a compile that solves continuation values)
+            yield
+            return
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(_M_MMAP_MAX, _DEFAULT_MMAP_MAX)
+        libc.mallopt(_M_TRIM_THRESHOLD, _DEFAULT_TRIM)
+        _depth += 1
+        try:
+            yield
+        finally:
+            _depth -= 1
+            libc.malloc_trim(0)  # the heap's free top goes back too
+            libc.mallopt(_M_MMAP_MAX, 0)
+            libc.mallopt(_M_TRIM_THRESHOLD, _KEEP_TRIM)
 
 
 _MADV_PAGEOUT = 21  # Linux 5.4+: reclaim these pages (a clean file page is dropped, its contents stay in the file)
@@ -181,27 +203,23 @@ def all_finite_releasing(t) -> bool:
 @contextlib.contextmanager
 def small_pages():
     """Inside, numpy leaves its large arrays on ordinary pages: on Linux it asks for transparent
-    huge pages for every array from 4 MiB (`madvise(MADV_HUGEPAGE)`), and a batch of hold'em
-    spots, which keeps a [T0, T1] deal table or two of each of its members as it walks them,
-    page-faults every table in afresh: 200 river spots on boards of their own compiled in
-    10.5-10.8 s with ordinary pages against 12.8-13.0 s with huge ones (2 cores, taking turns,
-    2026-11-27). A single game's walk reuses what it frees and gains from the huge pages
-    (royal Rhode Island's 5.4-5.5 s against 5.8-6.0 s), so only a batch's walks go without.
-    Where numpy has no such switch, nothing changes.
+    huge pages for every array from 4 MiB (`madvise(MADV_HUGEPAGE)`). A compile runs so
+    (`returning_freed_memory`): huge pages left in the heap make a process's peak differ by up
+    to 2x from one run to the next (`_numpy_huge_pages`), and a batch of hold'em spots, which
+    keeps a [T0, T1] deal table or two of each of its members as it walks them, page-faults
+    every table in afresh: 200 river spots on boards of their own compiled in 10.5-10.8 s with
+    ordinary pages against 12.8-13.0 s with huge ones (2 cores, taking turns, 2026-11-27). A
+    single game's walk loses a little: royal Rhode Island compiled in 5.8-6.0 s against 5.4-5.5
+    s (7.8-9.6 s against 8.6-10.3 s with another process busy). Where numpy has no such switch,
+    nothing changes.
 
     Example:
         >>> with small_pages():
         ...     pass
     """
-    import numpy as np
-
-    core = getattr(np, "_core", None) or getattr(np, "core", None)
-    switch = getattr(getattr(core, "multiarray", None), "_set_madvise_hugepage", None)
-    if switch is None:
-        yield
-        return
-    before = switch(False)  # (returns the setting it replaces)
+    before = _numpy_huge_pages(False)
     try:
         yield
     finally:
-        switch(before)
+        if before is not None:
+            _numpy_huge_pages(before)

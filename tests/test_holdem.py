@@ -6,6 +6,7 @@ on a small deck, and bad input named in one line. The forms' conformance suite
 
 import dataclasses
 import itertools
+import math
 from collections import Counter
 
 import numpy as np
@@ -102,18 +103,22 @@ def test_sizes_by_formula_equal_the_walk():
         a = tensorcfr.compile(spec, form="generic", cache=False)
         b = tensorcfr.compile(spec, form="public")
         assert g.size_hint() == (a.num_histories, True) == (b.sizes()["histories"], True)
-        public, types, dense, factors = g.public_size_hint()
+        public, types, dense, factors, rows = g.public_size_hint()
         assert (public, types) == (b.sizes()["public_nodes"], tuple(b.sizes()["types"]))
         classes = b.sizes()["payoff_classes"]  # what the memory estimate counts
         assert (dense, factors) == (classes * types[0] * types[1], classes * sum(types))
+        # a board's terminals: on the river the public tree's all; later, their share of a run of cards
+        left = int(g.deck.sum()) - len(g.board)
+        runs = math.prod(left - i for i in range(5 - len(g.board)))
+        assert rows == -(-b.sizes()["public_terminals"] // runs) and (runs > 1 or rows == b.sizes()["public_terminals"])
         assert games.check_game(g)["nodes"] == a.num_histories
         assert games.make(g.name).name == g.name
 
 
 def test_the_full_river_is_sized_without_building_it():
     g = games.make("holdem_river(board=Ks7d2c9h4s,pot=10,stack=100,bets=(0.5,1,allin))")
-    public, types, dense, _ = g.public_size_hint()
-    assert types == (1081, 1081) and public == 123 and dense == 22 * 1081 * 1081
+    public, types, dense, _, rows = g.public_size_hint()
+    assert types == (1081, 1081) and public == 123 and dense == 22 * 1081 * 1081 and rows == 81
     assert tensorcfr.compiler.choose(g).name == "public"
 
 
@@ -1009,14 +1014,23 @@ def test_a_long_batch_compile_says_how_far_it_is(monkeypatch, capsys):
 def test_a_batch_is_held_to_the_memory_limit_as_a_whole():
     """Each member within --max-memory, the batch past it: refused before it is built, in one
     line naming the batch (its members' state, factors and matrices add up)."""
-    from tensorcfr.compiler.sizes import public_estimate_bytes
-    hints = [games.make(s).public_size_hint() for s in BATCHES["river"]]
-    budget = max(public_estimate_bytes(h[0], h[1], matrix_entries=h[2], factor_entries=h[3]) for h in hints)
+    from tensorcfr.compiler.sizes import public_need
+    budget = max(public_need(games.make(s).public_size_hint()) for s in BATCHES["river"])
     for spec in BATCHES["river"]:
         tensorcfr.compile(spec, form="public", max_memory=budget)
     with pytest.raises(TensorCFRError, match=r"^a batch of 3 games \(holdem_river\(.*\), \.\.\.\): its public-tree form "
                                              r"\(.* types a member\) needs .* a smaller batch"):
         tensorcfr.compile(BATCHES["river"], form="public", max_memory=budget)
+
+
+def test_a_batchs_estimate_counts_the_union_of_its_members_hands():
+    """Spots on boards of their own deal other hands: the batch's memory estimate counts the
+    types the compiled batch has (their union), not a member's."""
+    from tensorcfr.compiler import _batch_hint, members_of
+    members = members_of(OTHER_BOARDS)
+    hint = _batch_hint(members, [g.public_size_hint() for g in members])
+    assert hint[1] == tuple(tensorcfr.compile(OTHER_BOARDS, form="public").sizes()["types"])
+    assert hint[1][0] > members[0].public_size_hint()[1][0]
 
 
 def test_a_batchs_payoff_extent_is_its_members(monkeypatch):

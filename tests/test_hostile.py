@@ -482,6 +482,31 @@ print((status("VmHWM") - base) * 1024 / estimate_bytes(cg.num_histories))
     assert 0.6 <= ratio <= 1.1, ratio
 
 
+def test_the_public_estimate_bounds_a_measured_solve():
+    """The full-range hold'em turn spot in the public-tree form at float32: the peak above the
+    process's baseline, compiling, building a DCFR solver, 3 iterations and an evaluation, is
+    at most `compiler.host_estimate` and more than half of it (`experiments/memory_estimate.py`:
+    1.26 to 1.52 GB in 3 runs against 1.81 GB estimated, 2026-11-27)."""
+    import subprocess
+    import sys
+
+    code = """
+import torch, tensorcfr
+from tensorcfr.compiler import host_estimate
+def status(key):  # kB
+    return int(next(line.split()[1] for line in open("/proc/self/status") if line.startswith(key + ":")))
+spot = "holdem_turn(board=Ks7d2c9h, pot=10, stack=100, bets=(0.5,1,allin), cap=2)"
+need = host_estimate(spot, form="public", dtype="float32")
+open("/proc/self/clear_refs", "w").write("5")  # the peak (VmHWM) starts again from the present size
+base = status("VmRSS")
+cg = tensorcfr.compile(spot, form="public", dtype="float32")
+s = tensorcfr.Solver(cg, "dcfr", dtype=torch.float32, capture="none"); s.step(3); s.evaluate()
+print((status("VmHWM") - base) * 1024 / need)
+"""
+    ratio = float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert 0.5 <= ratio <= 1.0, ratio
+
+
 # -- interruptions ---------------------------------------------------------------------------------------
 def test_a_stopped_comparison_resumes_every_algorithm(capsys, tmp_path, monkeypatch):
     """compare stopped (as by SIGTERM) during its first algorithm: `resume` on the comparison's

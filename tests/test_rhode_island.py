@@ -59,6 +59,9 @@ def test_royal_sizes_equal_noregret_counts():
     assert s["histories"] == 120_665_601
     assert sum(s["infosets"]) == 2_702_720 and sum(s["sequences"]) == 6_756_800
     assert s["public_nodes"] == g.public_size_hint()[0] and s["types"] == [20, 20]
+    # the memory estimate's payoff classes (`BettingTable.payoff_classes`), without the walk
+    _, _, dense, factors = g.public_size_hint()
+    assert (dense, factors) == (s["payoff_classes"] * 400, s["payoff_classes"] * 40) == (187_046 * 400, 187_046 * 40)
 
 
 @pytest.mark.parametrize("spec", [SMALL, ONE_SUIT, FOUR_RANKS])
@@ -70,7 +73,8 @@ def test_walks_and_hints_agree(spec):
     assert generic["histories"] == g.size_hint()[0]
     if spec != FOUR_RANKS:  # the per-node walk of games/checks.py stops at 200,000 nodes
         assert games.check_game(g)["nodes"] == generic["histories"]
-    assert public["public_nodes"] == g.public_size_hint()[0]
+    hint = g.public_size_hint()
+    assert public["public_nodes"] == hint[0] and hint[3] == public["payoff_classes"] * sum(public["types"])
 
 
 def test_small_deck_matches_the_recursive_cfr():

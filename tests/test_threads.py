@@ -104,3 +104,35 @@ def test_keep_freed_memory_is_in_force_on_glibc_unless_turned_off(setting):
                          env={**os.environ, "TENSORCFR_KEEP_FREED": setting}).stdout.split()
     expected = str(glibc and setting == "1")
     assert out == [expected, expected]
+
+
+def test_numpy_leaves_huge_pages_alone_in_a_kept_heap_and_in_a_compile():
+    """In a fresh process on glibc: numpy asks for huge pages by default; inside a compile
+    (`memory.returning_freed_memory`) it does not, and afterwards as before; once freed memory is
+    kept, not at all (a kept heap's holes filled with huge pages made one solve's peak differ
+    by 2x from run to run: `memory._numpy_huge_pages`)."""
+    import ctypes.util
+    import os
+
+    if not (sys.platform.startswith("linux") and "libc.so.6" in (ctypes.util.find_library("c") or "")):
+        pytest.skip("glibc's malloc and numpy's huge pages are Linux settings")
+    code = """
+from tensorcfr import memory
+def on():  # read the setting, and put it back
+    before = memory._numpy_huge_pages(True)
+    memory._numpy_huge_pages(before)
+    return before
+seen = [on()]
+with memory.returning_freed_memory():
+    seen.append(on())
+seen.append(on())
+memory.keep_freed_memory()
+with memory.returning_freed_memory():
+    seen.append(on())
+seen.append(on())
+print(seen)
+"""
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMPY_MADVISE_HUGEPAGE", "TENSORCFR_KEEP_FREED",
+                                                            "TENSORCFR_KEEP_HEAP")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    assert out.split() == ["[True,", "False,", "True,", "False,", "False]"]

@@ -63,25 +63,70 @@ FORMS: dict[str, Form] = {
                    _compile_public),
 }
 
-def public_limits(members: list[Game], max_histories: int | None, max_memory: int | str | None) -> None:
+def public_limits(members: list[Game], max_histories: int | None, max_memory: int | str | None,
+                  dtype=None) -> None:
     """`sizes.public_limit` for each member, then for a batch as a whole: its members' state
-    and factors add up (the largest member's sizes, times the members), though each member
-    alone may pass.
+    and factors add up (the largest member's sizes, times the members, over the union of their
+    types), though each member alone may pass. `dtype`: the solve's (None: float64).
 
     Example:
         >>> public_limits(members_of(["kuhn", "kuhn(ante=2)"]), None, "auto")
     """
-    hints = []
+    hints, e = [], _dtype_bytes(dtype)
     for g in members:
         hints.append(g.public_size_hint())
-        public_limit(g.name, hints[-1], g.size_hint(), max_histories, max_memory)
+        public_limit(g.name, hints[-1], g.size_hint(), max_histories, max_memory, dtype_bytes=e)
     if len(members) < 2 or any(h is None for h in hints):
         return
-    # the largest of each size, a member's: the nodes and the types, the matrix and factor entries
+    public_limit(f"a batch of {len(members):,} games ({short_name(members[0].name)}, ...)",
+                 _batch_hint(members, hints), None, None, max_memory, members=len(members), dtype_bytes=e)
+
+
+def _dtype_bytes(dtype) -> int:
+    """Bytes a number of the solve's `dtype` (None: float64, the solvers' default)."""
+    import torch
+
+    from tensorcfr.devices import resolve_dtype
+
+    return 8 if dtype is None else torch.finfo(resolve_dtype(dtype)).bits // 8
+
+
+def _batch_hint(members: list[Game], hints: list[tuple]) -> tuple:
+    """A batch's sizes from its members' `public_size_hint`s: the largest of each, a member's
+    (the nodes, the matrix and factor entries, a board's rows), and as its types the union of
+    the members' where they are card games that deal other hands (`VectorGame.card_showdown`:
+    river spots on boards of their own deal the 1,326 hands between them, 1,081 each)."""
     most = [max(h[0] for h in hints), tuple(max(h[1][p] for h in hints) for p in (0, 1))]
     most += [max(h[k] for h in hints) for k in range(2, min(len(h) for h in hints))]
-    public_limit(f"a batch of {len(members):,} games ({short_name(members[0].name)}, ...)", tuple(most), None,
-                 None, max_memory, members=len(members))
+    claims = [vector_form(g).card_showdown() for g in members]
+    if all(c is not None for c in claims):
+        live = [np.any([np.asarray(c[p]) > 0 for c in claims], axis=0) for p in (1, 2)]
+        most[1] = tuple(max(m, int(v.sum())) for m, v in zip(most[1], live))
+    return tuple(most)
+
+
+def host_estimate(game: str | Game | Sequence[str | Game], form: str = "auto", dtype=None) -> int | None:
+    """The bytes of host memory that compiling `game` (or a batch) in `form` and solving it on the
+    CPU is estimated to need: what `max_memory` is held against (`sizes.estimate_bytes` of the
+    closed-form history count in the generic form, `sizes.public_need` in the public-tree form),
+    or None where the game has no closed-form size; `dtype`: the solve's (None: float64).
+    `experiments/memory_estimate.py` measures it against the peak.
+
+    Example:
+        >>> host_estimate("dudo(4,2,2)", form="generic") // 10**6
+        1496
+    """
+    from tensorcfr.compiler.sizes import estimate_bytes, public_need
+
+    members = members_of(game)
+    if choose(members, form, max_memory=None).name == "generic":
+        hints = [g.size_hint() for g in members]
+        return None if any(h is None for h in hints) else estimate_bytes(max(h[0] for h in hints))
+    hints = [g.public_size_hint() for g in members]
+    if any(h is None for h in hints):
+        return None
+    return public_need(hints[0] if len(members) == 1 else _batch_hint(members, hints), len(members),
+                       _dtype_bytes(dtype))
 
 
 # `choose`'s threshold: the public-tree form from this many histories (experiments/form_rule.py)
@@ -89,7 +134,8 @@ PUBLIC_FROM_HISTORIES = 1_000_000
 
 
 def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling: bool = False,
-           max_histories: int | None = None, max_memory: int | str | None = "auto", generic_only: bool = False) -> Form:
+           max_histories: int | None = None, max_memory: int | str | None = "auto", generic_only: bool = False,
+           dtype=None) -> Form:
     """The form a game (or a batch over one tree) is compiled in: `form` itself when it names
     one, else the rule of `form="auto"`, which `tensorcfr.compile`, `tensorcfr.Solver` and
     `tensorcfr solve` share:
@@ -132,7 +178,7 @@ def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling
             walk_limit(g.name, g.size_hint(), "vectorized", max_histories, max_memory)
     except TensorCFRError:
         # past the limits in the public form too: say so, in its terms
-        public_limits(members, max_histories, max_memory)
+        public_limits(members, max_histories, max_memory, dtype)
         if all(_takes_public(g) for g in members):
             return FORMS["public"]
         raise
@@ -174,7 +220,7 @@ def _ranked(game: Game) -> bool:
 def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes: bool | None = None,  # noqa: A001
             cache: bool | None = None, *, max_histories: int | None = None,
             max_memory: int | str | None = "auto", form: str = "auto", chance: bool = False,
-            shard: tuple[int, int] | None = None) -> CompiledForm:
+            shard: tuple[int, int] | None = None, dtype=None) -> CompiledForm:
     """Compile a game, or a list of games over one tree (a batch of payoff vectors).
 
     Accepts a spec string, a `games.Game`, or a list of them that differ only in payoffs
@@ -214,6 +260,8 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             every rank needs them; no per-node arrays unless nodes=True. Never cached. The
             public-tree form compiles whole (its walk is its treeplexes) and
             `distributed.shard` splits it afterwards.
+    dtype:  the float type a solver will iterate in (float32 or float64; None: float64, the
+            solvers' default), for the public-tree form's estimate of what the solve needs.
 
     Example:
         >>> import tensorcfr
@@ -222,10 +270,10 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
         2
     """
     with returning_freed_memory():  # the walk's arrays are unmapped when freed, not left in the heap
-        return _compile(game, method, nodes, cache, max_histories, max_memory, form, chance, shard)
+        return _compile(game, method, nodes, cache, max_histories, max_memory, form, chance, shard, dtype)
 
 
-def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance, shard=None):
+def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance, shard=None, dtype=None):
     """`compile`'s body: the checks every form shares, then the chosen form's walk."""
     if method not in METHODS:
         raise TensorCFRError(f"compile: method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -237,10 +285,10 @@ def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance
     if form == "public":
         # refused before the walk, as below, and before the game's vectorised form is made
         # (dudo(100,5,5)'s would enumerate 8e15 deals)
-        public_limits(members, max_histories, max_memory)
+        public_limits(members, max_histories, max_memory, dtype)
     chosen = choose(members, form, sampling=chance, max_histories=max_histories, max_memory=max_memory,
-                          generic_only=method != "auto" or nodes is not None or cache is not None)
+                    generic_only=method != "auto" or nodes is not None or cache is not None, dtype=dtype)
     if chosen.name == "public" and form == "auto":  # (choose checked it only where the generic form is too large)
-        public_limits(members, max_histories, max_memory)
+        public_limits(members, max_histories, max_memory, dtype)
     return chosen.compile(members, method=method, nodes=nodes, cache=cache, max_histories=max_histories,
                           max_memory=max_memory, chance=chance, shard=shard)

@@ -10,7 +10,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import sys
@@ -652,7 +651,7 @@ def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None 
         if not has_public_form(g):
             raise TensorCFRError(f"{g.name} has no public-tree form (its private information is not dealt once "
                                  "at the start); use form='generic'")
-    with small_pages() if len(members) > 1 else contextlib.nullcontext():  # (`memory.small_pages`: why)
+    with small_pages():  # (`memory.small_pages`: why; `compile` runs so too, this is for a direct call)
         return _compile_members(members, ranked)
 
 

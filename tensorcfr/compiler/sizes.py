@@ -34,6 +34,9 @@ FIXED_BYTES = 120_000_000
 BYTES_KEPT, BYTES_DROPPED, BYTES_PER_NODE_WALK = 105, 40, 380
 NODES_KEPT = 1 << 24  # the compiler keeps per-node arrays up to this many histories
 MAX_LEVELS = 10_000  # deeper than any game here: a cycle or an unbounded game
+# torch.compile's inductor, loaded and run for the public form's fused kernels at a solver's first
+# update: about 120 MB of the process (Dudo(6,1,2), its calls' peaks traced, 2026-11-27)
+FUSED_BYTES = 128 << 20
 MARGIN = 256 << 20  # "auto" allows the available memory less this (the estimate is cautious itself)
 
 
@@ -95,61 +98,85 @@ def approx(n: int) -> str:
     return f"{n:,}" if n < 10**7 else f"{float(n):.2g}" if n < 10**300 else f"about 10^{len(str(n)) - 1}"
 
 
-def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes: int = 4,
+def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes: int = 8,
                           matrix_entries: int | None = None, factor_entries: int | None = None,
-                          members: int = 1) -> int:
+                          members: int = 1, board_rows: int | None = None) -> int:
     """Peak bytes to compile a game in the public-tree form and solve it on the CPU with
-    per-sequence arrays of `dtype_bytes` (4: float32, the least it can need): the larger of the
-    walk's arrays (~300 B a public node, freed before the solve) and the solve's, which are the
-    index tensors (~100 B a public node), the state (three arrays a player: strategy, average,
-    regrets) and, during one player's update or an evaluation, about six arrays of that
-    player's size (values, plans, the rule's temporaries). A player's arrays hold (public
-    sequences ~ public nodes / 2) x types entries, and the payoff matrices `matrix_entries`
-    (default T0 T1; 0 for a ranked deal, which has none). Dudo(5,2,2) at float32: 1.31 GB
-    measured (Python and torch included), 1.09 GB estimated. A card game (`factor_entries`
-    given: its showdown factors, T0 + T1 float64 a payoff class) keeps its matrices only up to
-    `DENSE_ENTRIES`, and its factors always: the flop spot of the hold'em tutorial, solved by
-    the CLI for 4 iterations at float32 with its evaluations, peaked at 7.5 GB; estimated 8.3 GB
-    (6.5 GB before the factors' 1.8 GB were counted).
+    per-sequence arrays of `dtype_bytes` (8: float64, the default), counted from the arrays
+    the code holds, the larger of:
 
-    `members`: a batch of that many games over one tree, each of these sizes. The index tensors
-    and the walk's arrays are one member's (the walk takes a member at a time); the state, the
-    factors and the kept matrices are every member's. 1,000 river spots on boards of their own
-    (`experiments/holdem_batch.py --boards`): 3.7 GB estimated; 5.0 GB measured for the
-    compile, 3 DCFR iterations and an evaluation at float32 (2026-11-27).
+    - the walk's: ~300 B a public node, and 120 B an entry of the payoff matrices it evaluates
+      (`matrix_entries`, default T0 T1; 0 for a ranked deal, which has none);
+    - the solve's: the index tensors (~100 B a public node); per member, the state (strategy,
+      average and regrets, three arrays a player of (public sequences ~ public nodes / 2) x
+      types entries) and the temporaries of the build, an update or an evaluation (values,
+      plans, normalising sums, the rule's): measured, about four arrays of the larger player's
+      size in the solve's dtype (and in a card game two in float64: the payoff extent's and
+      the kernels' sums); the kept payoff matrices, float64 in the compiled game and a copy in
+      the solver's dtype.
 
-    Example:
-        >>> one = public_estimate_bytes(100, (1000, 1000), matrix_entries=0, factor_entries=10_000)
-        >>> public_estimate_bytes(100, (1000, 1000), matrix_entries=0, factor_entries=10_000, members=10) > 9 * (
-        ...     one - FIXED_BYTES)
-        True
+    The solve's fixed part: torch.compile's inductor (`FUSED_BYTES`), besides the process's
+    (`FIXED_BYTES`). A card game (`factor_entries` given: its showdown factors, T0 + T1 float64 a payoff
+    class) keeps its matrices only up to `DENSE_ENTRIES` (all members together) and its factors
+    always; a kernel call holds a board's terminal rows (`board_rows`, every member's) in and
+    out, float64 rows of 2 T entries; with few types (`DENSE_KERNEL_PAIRS`), a stacked call of
+    `STACK_ENTRIES` entries in and out; a batch's payoff extent, `TOTALS_ENTRIES` entries in
+    some 20 float64 arrays while the solver is built.
+
+    `members`: a batch of that many games over one tree, each of these sizes (types: the
+    batch's, the union of its members'). `experiments/memory_estimate.py` measures the
+    estimate against the peak (the guide's memory section has its table).
+
+    Example (the hold'em turn spot of the docs, `holdem_turn(board=Ks7d2c9h, ...)`, by its
+    `public_size_hint`; alone at float32 and float64, and 10 such spots at float32):
+        >>> turn = dict(matrix_entries=15_283_876_608, factor_entries=27_099_072, board_rows=554)
+        >>> [round(public_estimate_bytes(41_547, (1128, 1128), e, **turn) / 1e9, 2) for e in (4, 8)]
+        [1.81, 2.74]
+        >>> round(public_estimate_bytes(41_547, (1128, 1128), 4, **turn, members=10) / 1e9, 1)
+        15.8
     """
     entries = [(public_nodes // 2 + 1) * t for t in types]
-    solve = 100 * public_nodes + members * dtype_bytes * (3 * sum(entries) + 6 * max(entries))
+    solve = 100 * public_nodes + members * dtype_bytes * (3 * sum(entries) + 4 * max(entries))
     matrices = types[0] * types[1] if matrix_entries is None else matrix_entries
     if factor_entries is not None:
-        from tensorcfr.compiler.public import DENSE_ENTRIES  # (the compiler's rule; sizes.py is imported by it)
+        # (the compiler's and the operators' rules; sizes.py is imported by the compiler)
+        from tensorcfr.compiler.public import DENSE_ENTRIES
+        from tensorcfr.operators.cards import DENSE_KERNEL_PAIRS, TOTALS_ENTRIES
+        from tensorcfr.operators.public import STACK_ENTRIES
 
-        solve += 8 * factor_entries * members
+        solve += 8 * (factor_entries + 2 * max(entries)) * members
         matrices = matrices if members * matrices <= DENSE_ENTRIES else 0
-    # the rows the walk evaluates a member's matrices on, and the other members' matrices kept
-    # (float64 in the compiled game, and the solver's copy)
-    return FIXED_BYTES + max(300 * public_nodes, solve) + 200 * matrices + 12 * matrices * (members - 1)
+        solve += 2 * 8 * members * (board_rows or 0) * 2 * max(types)
+        if types[0] * types[1] <= DENSE_KERNEL_PAIRS:
+            solve += 2 * dtype_bytes * STACK_ENTRIES
+        if members > 1:
+            solve += 20 * 8 * TOTALS_ENTRIES
+    solve += (8 + dtype_bytes) * matrices * members
+    return FIXED_BYTES + max(300 * public_nodes + 120 * matrices, FUSED_BYTES + solve)
+
+
+def public_need(hint: tuple, members: int = 1, dtype_bytes: int = 8) -> int:
+    """`public_estimate_bytes` from a game's `public_size_hint()` ((public nodes, types[,
+    payoff-matrix entries[, factor entries[, a board's terminal rows]]])) for a batch of
+    `members` such games."""
+    return public_estimate_bytes(hint[0], hint[1], dtype_bytes, matrix_entries=hint[2] if len(hint) > 2 else None,
+                                 factor_entries=hint[3] if len(hint) > 3 else None, members=members,
+                                 board_rows=hint[4] if len(hint) > 4 else None)
 
 
 def public_limit(name: str, hint, histories: tuple[int, bool] | None, max_histories: int | None,
-                 max_memory: int | str | None, members: int = 1) -> None:
+                 max_memory: int | str | None, members: int = 1, dtype_bytes: int = 8) -> None:
     """Refuse a game whose public-tree form passes a limit, from its closed-form sizes `hint`
     ((public nodes, types[, payoff-matrix entries[, factor entries]]), or None: not known, not
-    checked); `members`: a batch of that many such games, `name` naming it."""
+    checked); `members`: a batch of that many such games, `name` naming it; `dtype_bytes`: the
+    solve's numbers."""
     memory = parse_bytes(max_memory)
     budget = max(available_memory() - MARGIN, 0) if memory == "auto" else memory
     if histories is not None and max_histories is not None and histories[0] > max_histories:
         raise TensorCFRError(f"{name}: {approx(histories[0])} histories, more than --max-histories {max_histories:,}")
     if hint is None or budget is None:
         return
-    need = public_estimate_bytes(hint[0], hint[1], matrix_entries=hint[2] if len(hint) > 2 else None,
-                                 factor_entries=hint[3] if len(hint) > 3 else None, members=members)
+    need = public_need(hint, members, dtype_bytes)
     if need > budget:
         source = "available" if memory == "auto" else "allowed by --max-memory"
         size = "" if histories is None else f"{'' if histories[1] else 'at least '}{approx(histories[0])} histories; "

@@ -639,7 +639,7 @@ def factor_sets(showdown: CardShowdown) -> torch.Tensor:
 
 
 # entries (members x classes x types) of the arrays `class_totals` holds at once in a batch
-TOTALS_ENTRIES = 1 << 22
+TOTALS_ENTRIES = 1 << 19
 
 
 def class_totals(showdown: CardShowdown, chunk: int = 1024) -> tuple[torch.Tensor, torch.Tensor]:

@@ -127,7 +127,7 @@ class Solver:
         block = process_group() if distributed else None
         cg = game if isinstance(game, (CompiledGame, PublicCompiledGame)) else \
             compile_game(game, form=spec.form, chance=sampling != "none" and spec.form != "public", shard=block,
-                         max_histories=spec.max_histories, max_memory=spec.max_memory)
+                         max_histories=spec.max_histories, max_memory=spec.max_memory, dtype=spec.dtype)
         if spec.device.type == "cpu":  # torch's intra-op threads, for the whole process
             work = cg.batch_size * sum(tp.num_sequences for tp in cg.treeplexes) + cg.payoff_bytes(torch.float64) // 8
             self.threads = pick_threads(work) if spec.threads == "auto" else spec.threads
