@@ -46,7 +46,8 @@ def deterministic(on: bool = True):
     """Within the block, torch's deterministic kernels where it has them (`on`; else nothing
     changes). On CUDA, `index_add_` and `scatter_add_` otherwise add with atomics in whatever
     order the threads run, so a sum's last bit, and through regret matching's ties at 0 a whole
-    strategy, differs from run to run; the deterministic kernels sort the indices first. An
+    strategy, differs from run to run; the deterministic kernels sort the indices first (the
+    treeplex's and the generic payoff's sums sort theirs once instead: `spaces.segments`). An
     operation with no such kernel warns rather than fails. The CPU's kernels are deterministic
     already. The previous setting is restored afterwards.
 

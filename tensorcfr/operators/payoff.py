@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from tensorcfr.spaces import segments
+
 if TYPE_CHECKING:
     from tensorcfr.forms.generic import CompiledGame
 
@@ -90,7 +92,7 @@ class PayoffOperator:
             return out
         vals = self.vals[player] * x_other.index_select(1, self.cols[player])  # [B, Z]
         out = vals.new_zeros(vals.shape[0], self.sizes[player])
-        return out.index_add_(1, self.rows[player], vals)
+        return segments.add(out, self.rows[player], vals)  # (without atomics in a deterministic GPU run)
 
     def value(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """x^T A y [B]: player 0's expected payoff."""

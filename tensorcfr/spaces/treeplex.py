@@ -12,7 +12,8 @@ regret-matching update in one call each, with the same numbers.
 
 Per-sequence tensors are [B, S] with column 0 the empty sequence; per-infoset ones [B, I].
 Reductions over an infoset's actions are ragged segment sums (`index_add_`), which on the CPU
-add in a fixed order, so batch members are bit-identical to solo runs.
+add in a fixed order, so batch members are bit-identical to solo runs; on a GPU with
+deterministic kernels, segment reductions over a layout sorted once (`segments`).
 
 Example:
     >>> import torch, tensorcfr
@@ -32,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from tensorcfr.spaces import fused, public_loop
+from tensorcfr.spaces import fused, public_loop, segments
 from tensorcfr.errors import TensorCFRError
 
 WEIGHTS = ("unit", "kroer17", "farina21")  # the dilated-entropy weight schemes
@@ -276,7 +277,7 @@ class Treeplex:
 def segment_sum(tp: Treeplex, values: torch.Tensor) -> torch.Tensor:
     """Sum `values` [B, S] over each infoset's sequences -> [B, I]."""
     out = values.new_zeros(values.shape[0], tp.num_infosets)
-    return out.index_add_(1, tp.slot_infoset, values[:, 1:])
+    return segments.add(out, tp.slot_infoset, values[:, 1:])
 
 
 def touched(tp: Treeplex, seqs: torch.Tensor):
@@ -381,8 +382,8 @@ def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None, 
         if sigma is None:
             vl.scatter_reduce_(1, lv.segment.expand(batch, -1), ql, "amax")
         else:
-            vl.index_add_(1, lv.segment, sigma[:, lv.s0:lv.s1] * ql)
-        q.index_add_(1, lv.parent, vl)
+            segments.add(vl, lv.segment, sigma[:, lv.s0:lv.s1] * ql)
+        segments.add(q, lv.parent, vl)
     return q, v
 
 
@@ -412,9 +413,9 @@ def softmax_bottom_up(tp: Treeplex, u: torch.Tensor, temperature: torch.Tensor):
         z = q[:, lv.s0:lv.s1] / tau.index_select(1, lv.segment)  # [B, m] m = sequences of the level
         top = z.new_full((batch, lv.i1 - lv.i0), -torch.inf).scatter_reduce_(1, lv.segment.expand(batch, -1), z, "amax")
         e = torch.exp(z - top.index_select(1, lv.segment))  # [B, m], in (0, 1]
-        total = e.new_zeros(batch, lv.i1 - lv.i0).index_add_(1, lv.segment, e)  # [B, n], >= 1
+        total = segments.add(e.new_zeros(batch, lv.i1 - lv.i0), lv.segment, e)  # [B, n], >= 1
         torch.div(e, total.index_select(1, lv.segment), out=sigma[:, lv.s0:lv.s1])
-        q.index_add_(1, lv.parent, tau * (top + torch.log(total)))
+        segments.add(q, lv.parent, tau * (top + torch.log(total)))
     return sigma, q[:, 0]
 
 

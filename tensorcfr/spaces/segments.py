@@ -1,0 +1,78 @@
+"""Sums into fixed segments without atomic adds, for `--deterministic` runs on a GPU.
+
+`out.index_add_(1, index, values)` on CUDA adds with atomics in whatever order the threads run,
+so a sum's last bit differs from run to run; torch's deterministic kernels
+(`devices.deterministic`) instead sort the index on every call, which made `--deterministic`
+3 to 11 times the default time on an H100 (2026-11-23). The indices of a treeplex's sums and
+of the payoff's rows are fixed when the game is compiled, so the sorting is done once here (a
+layout per index tensor, kept on it), and each call is a gather and a
+`torch.segment_reduce`, which sums each segment in order in one thread: no atomics. Empty
+segments sum to 0.
+
+`add(out, index, values)` takes that path where `SEGMENT_SUMS` says (by default: a CUDA tensor
+with torch's deterministic kernels on) and is `index_add_` elsewhere. On the CPU both add each
+segment's values in index order.
+
+Example:
+    >>> import torch
+    >>> out = torch.zeros(1, 3)
+    >>> add(out, torch.tensor([2, 0, 2]), torch.tensor([[1.0, 2.0, 3.0]]), always=True).tolist()
+    [[2.0, 0.0, 4.0]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+# "auto": segment sums on CUDA while torch's deterministic kernels are on, else index_add_;
+# "always" and "never" (tests, benchmarks) force one or the other
+SEGMENT_SUMS = "auto"
+_ATTRIBUTE = "_tensorcfr_segments"  # where an index tensor keeps its layout (it lives as long)
+
+
+def wanted(values: torch.Tensor) -> bool:
+    """Whether `add` takes segment sums for `values` (see `SEGMENT_SUMS`)."""
+    if torch.compiler.is_compiling():  # (torch.compile traces the sum as it is: a layout is made on the host)
+        return False
+    if SEGMENT_SUMS != "auto":
+        return SEGMENT_SUMS == "always"
+    return values.is_cuda and torch.are_deterministic_algorithms_enabled()
+
+
+def layout(index: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor, int, int]:
+    """(the order that sorts `index` [m] stably, or None where it is sorted; the count of each
+    value from lo to hi - 1 [hi - lo]; lo; hi) for the targets index [m], made once per index
+    tensor on the host (a copy to the CPU: before a CUDA graph is recorded, as its warm-up
+    iterations run eagerly).
+
+    Example:
+        >>> perm, lengths, lo, hi = layout(torch.tensor([3, 1, 3]))
+        >>> perm.tolist(), lengths.tolist(), lo, hi
+        ([1, 0, 2], [1, 0, 2], 1, 4)
+    """
+    got = getattr(index, _ATTRIBUTE, None)
+    if got is None:
+        idx = index.cpu().numpy().astype(np.int64)
+        lo, hi = (int(idx.min()), int(idx.max()) + 1) if len(idx) else (0, 0)
+        order = np.argsort(idx, kind="stable")
+        perm = None if (len(idx) < 2 or bool((idx[1:] >= idx[:-1]).all())) else torch.as_tensor(order, device=index.device)
+        lengths = torch.as_tensor(np.bincount(idx - lo, minlength=hi - lo), device=index.device)
+        got = (perm, lengths, lo, hi)
+        setattr(index, _ATTRIBUTE, got)
+    return got
+
+
+def add(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor, always: bool = False) -> torch.Tensor:
+    """`out.index_add_(1, index, values)` for out [B, n], index [m], values [B, m]; as segment
+    sums without atomics where `wanted` (or `always`). Returns out."""
+    if not (always and not torch.compiler.is_compiling() or wanted(values)):
+        return out.index_add_(1, index, values)
+    perm, lengths, lo, hi = layout(index)
+    if hi == lo:
+        return out
+    v = values if perm is None else values.index_select(1, perm)
+    # lengths per row of the batch (segment_reduce wants them shaped as the data's leading dims)
+    sums = torch.segment_reduce(v.contiguous(), "sum", lengths=lengths.expand(v.shape[0], -1), axis=1, unsafe=True)
+    out[:, lo:hi] += sums
+    return out
