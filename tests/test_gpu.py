@@ -60,9 +60,8 @@ def test_segment_sums_equal_index_add(monkeypatch, game, algo):
         s.step(20)
         ev = s.evaluate()["average"]
         runs.append(snapshot(s) + [ev.nash_conv, ev.game_value])
-        op, y = cg.operator(torch.float64, gather=True), torch.rand(3, cg.treeplexes[1].num_sequences,
-                                                                   dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-        runs[-1].append(op.cfv(0, y))
+        y = torch.rand(3, cg.treeplexes[1].num_sequences, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+        runs[-1].append(cg.operator(torch.float64, gather=True).cfv(0, y))
     for a, b in zip(*runs):
         assert float((a - b).abs().max()) <= 1e-10 * max(1.0, float(a.abs().max()))
     assert segments.layout(cg.treeplexes[0].slot_infoset)[0] is None  # sorted: no gather needed
