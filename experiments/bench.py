@@ -273,17 +273,18 @@ def time_liteefg(g, algo: str, iterations: int, budget_s: float) -> dict | None:
     return {**out, "peak_mb": peak}
 
 
-def time_noregret(name: str, algo: str, iterations: int, budget_s: float, python: str | None) -> dict | None:
+def time_noregret(name: str, algo: str, iterations: int, budget_s: float, python: str | None,
+                  cuda: bool = False) -> dict | None:
     """noregret as its README runs it, in its own interpreter (`noregret_peer.py`, which times
-    its iterations as `measure` does); None without an interpreter or on a game OpenSpiel does
-    not ship (our `.efg` exports)."""
+    its iterations as `measure` does; `cuda`: its CUDA kernel, `nr.CUDAKer`); None without an
+    interpreter or on a game OpenSpiel does not ship (our `.efg` exports)."""
     if not python or name == "efg":
         return None
     import subprocess
 
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "noregret_peer.py")
-    r = subprocess.run([python, script, name, algo, str(iterations), "--budget", str(budget_s)],
-                       capture_output=True, text=True)
+    r = subprocess.run([python, script, name, algo, str(iterations), "--budget", str(budget_s)]
+                       + (["--cuda"] if cuda else []), capture_output=True, text=True)
     if r.returncode:
         print(f"noregret on {name} failed: {r.stderr.strip().splitlines()[-1:]}", flush=True)
         return None
@@ -304,13 +305,14 @@ def _mb(r: dict | None) -> str:
 def markdown(rows: list[dict], machine: str, stamp: str) -> str:
     """The table of `bench.md` and of the benchmark page."""
     nr = any(r.get("noregret") for r in rows)  # noregret's columns only where it ran
+    nr_kernel = "CUDA" if any((r.get("noregret") or {}).get("cuda") for r in rows) else "CPU"
     lines = [f"Measured {stamp} on {machine}. Every solver is timed alike: {WARMUP} untimed iterations, then "
              f"the iterations listed in {BLOCKS} blocks; ms/it is the median block's, the fastest block's in "
              "brackets; speed-ups compare medians. The peers run as they ship: OpenSpiel's C++ "
              f"{PEERS['openspiel']['cfr']} / {PEERS['openspiel']['cfr+']} and LiteEFG's {PEERS['liteefg']['cfr']} / "
              f"{PEERS['liteefg']['cfr+']}, single-threaded"
-             + (f"; noregret's {PEERS['noregret']['cfr']} / {PEERS['noregret']['cfr+']} on its CPU kernel, whose "
-                "sparse products take MKL's default threads" if nr else "")
+             + (f"; noregret's {PEERS['noregret']['cfr']} / {PEERS['noregret']['cfr+']} on its {nr_kernel} kernel"
+                + (", whose sparse products take MKL's default threads" if nr_kernel == "CPU" else "") if nr else "")
              + " (a peer stopped early shows how many iterations it ran). tensorcfr "
              "rows marked *as the peers* update alternately with the threads listed; rows marked *solve default* "
              "run what `tensorcfr solve GAME --algo ALGO` runs, every setting its default (form, capture, threads "
@@ -384,6 +386,7 @@ def main(argv=None):
     ap.add_argument("--noregret-python", default=os.environ.get("NOREGRET_PYTHON"),
                     help="a Python >= 3.12 with noregret installed, which runs noregret_peer.py (default: "
                          "$NOREGRET_PYTHON; none: noregret is skipped)")
+    ap.add_argument("--noregret-cuda", action="store_true", help="noregret's CUDA kernel (nr.CUDAKer), as on a GPU")
     ap.add_argument("--compile-max-histories", type=int, default=1_000_000,
                     help="time capture='compile' on games up to this size (it pays on small games)")
     ap.add_argument("--devices", nargs="+", choices=DEVICES, default=None,
@@ -452,7 +455,8 @@ def main(argv=None):
                     peers[algo] = (time_openspiel(g, algo, iterations, args.peer_seconds) if g is not None else None,
                                    time_liteefg(g, algo, iterations, args.peer_seconds)
                                    if g is not None and histories <= args.liteefg_max_histories else None,
-                                   time_noregret(name, algo, iterations, args.peer_seconds, args.noregret_python)
+                                   time_noregret(name, algo, iterations, args.peer_seconds, args.noregret_python,
+                                                 args.noregret_cuda)
                                    if not args.no_peers and histories <= args.noregret_max_histories else None)
                 small = sizes["histories"] <= args.compile_max_histories
                 for device in [d for d in wanted if small or not d.endswith("-compile")]:

@@ -52,7 +52,10 @@ def main(argv=None) -> None:
     stamps: list[float] = []
     total = WARMUP + args.iterations
 
+    sync = (lambda: __import__("cupy").cuda.Device().synchronize()) if args.cuda else (lambda: None)
+
     def update():
+        sync()  # (on its CUDA kernel an iteration's kernels may still run: a stamp waits for them)
         stamps.append(time.perf_counter())
         done = len(stamps) - 1
         if done == WARMUP + 1:  # one timed iteration in: cut the run to the budget at this pace
@@ -68,6 +71,7 @@ def main(argv=None) -> None:
         game = nr.to_efg(ker, nr.OpenSpielGame(cpu, turn_based(args.game)))
         setup_s = time.perf_counter() - t0
         rows, cols = R_type(ker, game.row_sequence_form_polytope), R_type(ker, game.column_sequence_form_polytope)
+        sync()
         stamps.append(time.perf_counter())
         nr.regret_minimization(game, rows, cols, alternation=alternation, prediction=False, iteration_count=total,
                                update=update, progress_bar=False)
@@ -87,7 +91,7 @@ def main(argv=None) -> None:
     expl = float(game.exploitability(rows.average_strategy, cols.average_strategy))
     print(json.dumps({"ms": statistics.median(blocks), "ms_min": min(blocks), "ms_blocks": blocks, "iterations": n,
                       "warmup": WARMUP, "setup_s": setup_s, "exploitability": expl, "peak_mb": peak_mb,
-                      "updates": "alternating" if alternation else "simultaneous"}))
+                      "updates": "alternating" if alternation else "simultaneous", "cuda": args.cuda}))
 
 
 if __name__ == "__main__":

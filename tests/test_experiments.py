@@ -339,6 +339,9 @@ def test_bench_table_gains_noregret_columns_only_where_it_ran():
     measured["tensorcfr"]["peak_mb"], measured["noregret"]["peak_mb"] = 1234.4, 3.25
     assert bench.markdown([measured], "here", "today").splitlines()[4].endswith("| 1,234 / - / - / 3.2 |")
     assert bench.time_noregret("leduc_poker", "cfr", 10, 1.0, None) is None  # no interpreter named: skipped
+    assert "on its CPU kernel, whose sparse products take MKL's default threads" in both
+    measured["noregret"]["cuda"] = True  # its CUDA kernel (`--noregret-cuda`): the note says which
+    assert "on its CUDA kernel (" in bench.markdown([measured], "here", "today")
 
 
 def test_sampling_experiment_against_openspiel(tmp_path):

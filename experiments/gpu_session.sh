@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# A GPU session's checks, prepared so that a few calls of a lent machine cover the open GPU work
+# (docs/tutorials/gpu.md). The GPU image has torch, CuPy, scipy, tensorboard, threadpoolctl and
+# pytest; it lacks the packages below, which travel as wheels for its Python 3.12.
+#
+# Here, once:    bash experiments/gpu_session.sh wheels      # -> .whl/ (git-ignored: carry it)
+# There, a call: bash experiments/gpu_session.sh STEP ...     # carry [".whl"]; logs under $OUT
+#
+# Steps, in the order of the open issues' GPU items (seconds each, about):
+#   suite         the whole suite on CUDA with the default capture (SUITE_S, default 420)
+#   determinism   --deterministic's cost against the default, and whether runs repeat (150)
+#   holdem        1,000 river spots on boards of their own in one batch, end to end (200)
+#   cards         royal Rhode Island and the turn spot with stacked card groups (100)
+#   noregret      noregret's CUDA kernel beside tensorcfr's CUDA graph on the GPU peers' games (150)
+#   memory        the device estimate against the peak on games it was not fitted on (100)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-experiments/results/gpu/session}
+mkdir -p "$OUT"
+WHEELS=("phevaluator" "pokerkit" "open_spiel<2" "noregret" "ordered-set" "orjson")
+
+if [ "${1:-}" = wheels ]; then
+    for w in "${WHEELS[@]}"; do
+        python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+            --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+            --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d .whl "$w" || exit 1
+    done
+    grep -qx '/.whl/' .git/info/exclude 2>/dev/null || echo /.whl/ >> .git/info/exclude
+    du -sh .whl
+    exit 0
+fi
+
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    || { echo "the wheels: run 'bash experiments/gpu_session.sh wheels' here first and carry .whl"; exit 1; }
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+python3 -m pip install -q --no-deps --no-build-isolation -e . || exit 1
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  python3 -c "import sys, torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda, 'Python', sys.version.split()[0])"
+  git log -1 --format='code %h %cs' 2>/dev/null; date -u; } | tee "$OUT/machine.txt"
+
+run() {  # seconds, log name, command...
+    local limit=$1 name=$2
+    shift 2
+    echo "== $name: $*"
+    timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
+    echo "== $name: exit $? after ${SECONDS}s in all"
+    tail -n 25 "$OUT/$name.log"
+}
+
+for step in "$@"; do
+    case $step in
+        suite) run "${SUITE_S:-420}" suite python3 -m pytest -q -n 16 --timeout 300 -p no:cacheprovider ;;
+        determinism) run 150 determinism python3 experiments/gpu_checks.py --sections determinism --out "$OUT" \
+                         --name determinism.json ;;
+        holdem) run 200 holdem python3 experiments/holdem_batch.py --boards --spots 1000 --batch-only --device cuda \
+                    --threads 8 --repeats 1 --no-readme --out "$OUT" ;;
+        cards) run 100 cards python3 experiments/card_stack.py --device cuda --out "$OUT/card_stack.json" \
+                   --games "rhode_island(royal=True)" \
+                   "holdem_turn(board=Ks7d2c9h, pot=10, stack=100, bets=(0.5,1,allin), cap=2)" ;;
+        noregret) run 150 noregret python3 experiments/bench.py --games leduc \
+                      "goofspiel(num_cards=5,points_order=descending)" \
+                      "battleship(board_width=2,board_height=2,ship_sizes=(1,1),ship_values=(1.0,2.0),num_shots=2)" \
+                      --algos cfr+ --dtypes float64 --devices cuda-graph --noregret-python python3 --noregret-cuda \
+                      --peer-seconds 20 --no-readme --no-default-rows --out "$OUT" ;;
+        memory) run 100 memory python3 experiments/gpu_checks.py --sections memory --out "$OUT" --name memory.json \
+                    --memory-games "dudo(6,1,2):public" "ocp(2000):generic" "leduc*64:generic" ;;
+        *) echo "unknown step $step"; exit 2 ;;
+    esac
+done
