@@ -40,32 +40,45 @@ def test_deterministic_cuda_runs_repeat_bit_for_bit(form, capture, algo):
     assert all(torch.equal(a, b) for a, b in zip(*runs))
 
 
+SMALL_RIVER = "holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh)"
+
+
 @pytest.mark.parametrize("algo", ["cfr+", "dcfr", "oftrl"])
-@pytest.mark.parametrize("game", ["leduc", "dudo(4,1,2)", "random(seed=3, max_actions=3)"])
-def test_segment_sums_equal_index_add(monkeypatch, game, algo):
+@pytest.mark.parametrize("game,form", [("leduc", "generic"), ("dudo(4,1,2)", "generic"),
+                                       ("random(seed=3, max_actions=3)", "generic"), ("leduc", "public"),
+                                       ("dudo(4,1,2)", "public"), (SMALL_RIVER, "public")])
+def test_segment_sums_equal_index_add(monkeypatch, game, form, algo):
     """The sums a deterministic GPU run takes without atomics (`spaces.segments`: a layout
     sorted once, then segment reductions) equal `index_add_`'s on the CPU to rounding (they
-    add in another order: 5.6e-17 apart in Leduc's NashConv under DCFR): the generic form's
-    solver state after 20 iterations and its evaluation (the CFR family's passes and FTRL's
-    softmax), and the payoff's gather form. The CFR family runs with a
-    regret tolerance of 1e-12, so that a regret 0 in exact arithmetic cannot tip a tie."""
+    add in another order: 5.6e-17 apart in Leduc's NashConv under DCFR): the solver state
+    after 20 iterations and its evaluation (the CFR family's passes and FTRL's softmax) in both
+    forms, and the generic payoff's gather form. The CFR family runs with a regret tolerance
+    of 1e-12, so that a regret 0 in exact arithmetic cannot tip a tie."""
     from tensorcfr.spaces import segments
 
-    cg = tensorcfr.compile(game, form="generic")
+    cg = tensorcfr.compile(game, form=form)
     options = {} if algo == "oftrl" else {"regret_tolerance": 1e-12}
+    calls = {"never": 0, "always": 0}
+    real = torch.segment_reduce
     runs = []
     for how in ("never", "always"):
         monkeypatch.setattr(segments, "SEGMENT_SUMS", how)
+        monkeypatch.setattr(torch, "segment_reduce", lambda *a, _h=how, **k: calls.__setitem__(_h, calls[_h] + 1) or
+                            real(*a, **k))
         s = tensorcfr.Solver(cg, algo, device="cpu", capture="none", **options)
         s.step(20)
         ev = s.evaluate()["average"]
         runs.append(snapshot(s) + [ev.nash_conv, ev.game_value])
-        y = torch.rand(3, cg.treeplexes[1].num_sequences, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-        runs[-1].append(cg.operator(torch.float64, gather=True).cfv(0, y))
+        if form == "generic":
+            y = torch.rand(3, cg.treeplexes[1].num_sequences, dtype=torch.float64,
+                           generator=torch.Generator().manual_seed(0))
+            runs[-1].append(cg.operator(torch.float64, gather=True).cfv(0, y))
     for a, b in zip(*runs):
         assert float((a - b).abs().max()) <= 1e-10 * max(1.0, float(a.abs().max()))
-    assert segments.layout(cg.treeplexes[0].slot_infoset)[0] is None  # sorted: no gather needed
-    assert segments.layout(cg.operator(torch.float64, gather=True).rows[1])[0] is not None  # player 1's: sorted once
+    assert calls["never"] == 0 < calls["always"]  # the segment sums ran where asked, and only there
+    if form == "generic":
+        assert segments.layout(cg.treeplexes[0].slot_infoset)[0] is None  # sorted: no gather needed
+        assert segments.layout(cg.operator(torch.float64, gather=True).rows[1])[0] is not None  # sorted once
 
 
 @CUDA

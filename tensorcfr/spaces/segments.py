@@ -64,8 +64,9 @@ def layout(index: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor, int,
 
 
 def add(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor, always: bool = False) -> torch.Tensor:
-    """`out.index_add_(1, index, values)` for out [B, n], index [m], values [B, m]; as segment
-    sums without atomics where `wanted` (or `always`). Returns out."""
+    """`out.index_add_(1, index, values)` for out [B, n, ...], index [m], values [B, m, ...]
+    (the public form's rows of types too); as segment sums without atomics where `wanted` (or
+    `always`). Returns out."""
     if not (always and not torch.compiler.is_compiling() or wanted(values)):
         return out.index_add_(1, index, values)
     perm, lengths, lo, hi = layout(index)
