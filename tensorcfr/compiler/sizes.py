@@ -112,10 +112,13 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
       types entries) and the temporaries of the build, an update or an evaluation (values,
       plans, normalising sums, the rule's): measured, about four arrays of the larger player's
       size in the solve's dtype (and in a card game two in float64: the payoff extent's and
-      the kernels' sums); the kept payoff matrices, float64 in the compiled game and a copy in
-      the solver's dtype.
+      the kernels' sums), and two more in the solve's dtype for the holes of a kept heap
+      (`memory.keep_freed_memory`: 300 river spots at float64 peaked from 2.5 to 3.6 GB in three
+      runs of the same work); the kept payoff matrices, float64 in the compiled game and a
+      copy in the solver's dtype.
 
-    The solve's fixed part: torch.compile's inductor (`FUSED_BYTES`), besides the process's
+    The solve's fixed part: torch.compile's inductor (`FUSED_BYTES`) where the fused kernels
+    serve (one game, a player's arrays from `FUSE_ENTRIES` entries), besides the process's
     (`FIXED_BYTES`). A card game (`factor_entries` given: its showdown factors, T0 + T1 float64 a payoff
     class) keeps its matrices only up to `DENSE_ENTRIES` (all members together) and its factors
     always; a kernel call holds a board's terminal rows (`board_rows`, every member's) in and
@@ -131,12 +134,12 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     `public_size_hint`; alone at float32 and float64, and 10 such spots at float32):
         >>> turn = dict(matrix_entries=15_283_876_608, factor_entries=27_099_072, board_rows=554)
         >>> [round(public_estimate_bytes(41_547, (1128, 1128), e, **turn) / 1e9, 2) for e in (4, 8)]
-        [1.81, 2.74]
+        [1.99, 3.12]
         >>> round(public_estimate_bytes(41_547, (1128, 1128), 4, **turn, members=10) / 1e9, 1)
-        15.8
+        17.6
     """
     entries = [(public_nodes // 2 + 1) * t for t in types]
-    solve = 100 * public_nodes + members * dtype_bytes * (3 * sum(entries) + 4 * max(entries))
+    solve = 100 * public_nodes + members * dtype_bytes * (3 * sum(entries) + 6 * max(entries))
     matrices = types[0] * types[1] if matrix_entries is None else matrix_entries
     if factor_entries is not None:
         # (the compiler's and the operators' rules; sizes.py is imported by the compiler)
@@ -152,7 +155,10 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
         if members > 1:
             solve += 20 * 8 * TOTALS_ENTRIES
     solve += (8 + dtype_bytes) * matrices * members
-    return FIXED_BYTES + max(300 * public_nodes + 120 * matrices, FUSED_BYTES + solve)
+    from tensorcfr.spaces.fused import FUSE_ENTRIES  # (where the fused kernels serve: one member, large arrays)
+
+    fused = FUSED_BYTES if members == 1 and max(entries) >= FUSE_ENTRIES else 0
+    return FIXED_BYTES + max(300 * public_nodes + 120 * matrices, fused + solve)
 
 
 def public_need(hint: tuple, members: int = 1, dtype_bytes: int = 8) -> int:
