@@ -154,6 +154,8 @@ def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling
       no table of pairs of types, `compiler/public.py`'s `RANKED_MIN_PAIRS`);
     - the generic form otherwise.
 
+    `dtype`: the float type of the solve, for the public form's memory estimate (None: float64).
+
     Measured (experiments/form_rule.py: one thread, CFR+, float64, ms an iteration, generic /
     public): Kuhn 0.14 / 0.27, Leduc 0.26 / 0.46, Dudo(4,1,2) 1.28 / 1.48, Liar's Dice with two
     3-faced dice each (663,511 histories) 1.30 / 1.43; Dudo(5,1,2) (4.9M) 15.95 / 9.07,
