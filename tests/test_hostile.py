@@ -486,7 +486,7 @@ def test_the_public_estimate_bounds_a_measured_solve():
     """The full-range hold'em turn spot in the public-tree form at float32: the peak above the
     process's baseline, compiling, building a DCFR solver, 3 iterations and an evaluation, is
     at most `compiler.host_estimate` and more than half of it (`experiments/memory_estimate.py`:
-    1.26 to 1.52 GB in 3 runs against 1.81 GB estimated, 2026-11-27)."""
+    1.37 to 1.57 GB in 3 runs against 1.99 GB estimated, 2026-11-27)."""
     import subprocess
     import sys
 
