@@ -11,7 +11,8 @@ segments sum to 0.
 
 `add(out, index, values)` takes that path where `SEGMENT_SUMS` says (by default: a CUDA tensor
 with torch's deterministic kernels on) and is `index_add_` elsewhere. On the CPU both add each
-segment's values in index order.
+segment's values in index order. Writes to distinct positions need no order at all:
+`distinct_writes` turns torch's deterministic kernels off around them.
 
 Example:
     >>> import torch
@@ -21,6 +22,8 @@ Example:
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 import torch
@@ -77,3 +80,30 @@ def add(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor, always: bo
     sums = torch.segment_reduce(v.contiguous(), "sum", lengths=lengths.expand(v.shape[0], -1), axis=1, unsafe=True)
     out[:, lo:hi] += sums
     return out
+
+
+@contextlib.contextmanager
+def distinct_writes(values: torch.Tensor, always: bool = False):
+    """Within, torch's deterministic kernels off for writes of `values` to distinct positions
+    (the public form's `put_rows`: rows no two terminals share), which land alike in any order;
+    torch's deterministic `scatter_` would sort the index on every call. Only where `wanted`
+    (or `always`); the setting is restored afterwards.
+
+    Example:
+        >>> from tensorcfr.devices import deterministic
+        >>> with deterministic():
+        ...     with distinct_writes(torch.zeros(1), always=True):
+        ...         inside = torch.are_deterministic_algorithms_enabled()
+        ...     inside, torch.are_deterministic_algorithms_enabled()
+        (False, True)
+    """
+    if not ((always and not torch.compiler.is_compiling()) or wanted(values)) \
+            or not torch.are_deterministic_algorithms_enabled():
+        yield
+        return
+    warn = torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(False)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(True, warn_only=warn)
