@@ -119,8 +119,8 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
 
     The solve's fixed part: torch.compile's inductor (`FUSED_BYTES`) where the fused kernels
     serve (one game, a player's arrays from `FUSE_ENTRIES` entries), besides the process's
-    (`FIXED_BYTES`). A card game (`factor_entries` given: its showdown factors, T0 + T1 float64 a payoff
-    class) keeps its matrices only up to `DENSE_ENTRIES` (all members together) and its factors
+    (`FIXED_BYTES`). A card game (`factor_entries` given: its showdown factors, T0 + T1
+    float64 a payoff class) keeps its matrices only up to `DENSE_ENTRIES` (all members together) and its factors
     always; a kernel call holds a board's terminal rows (`board_rows`, every member's) in and
     out, float64 rows of 2 T entries; with few types (`DENSE_KERNEL_PAIRS`), a stacked call of
     `STACK_ENTRIES` entries in and out; a batch's payoff extent, `TOTALS_ENTRIES` entries in
@@ -138,6 +138,8 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
         >>> round(public_estimate_bytes(41_547, (1128, 1128), 4, **turn, members=10) / 1e9, 1)
         17.6
     """
+    from tensorcfr.spaces.fused import FUSE_ENTRIES  # (where the fused kernels serve: one member, large arrays)
+
     entries = [(public_nodes // 2 + 1) * t for t in types]
     solve = 100 * public_nodes + members * dtype_bytes * (3 * sum(entries) + 6 * max(entries))
     matrices = types[0] * types[1] if matrix_entries is None else matrix_entries
@@ -155,8 +157,6 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
         if members > 1:
             solve += 20 * 8 * TOTALS_ENTRIES
     solve += (8 + dtype_bytes) * matrices * members
-    from tensorcfr.spaces.fused import FUSE_ENTRIES  # (where the fused kernels serve: one member, large arrays)
-
     fused = FUSED_BYTES if members == 1 and max(entries) >= FUSE_ENTRIES else 0
     return FIXED_BYTES + max(300 * public_nodes + 120 * matrices, fused + solve)
 
