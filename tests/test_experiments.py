@@ -439,6 +439,7 @@ def test_peers_curve_runs_the_same_cfr_plus_as_openspiel(tmp_path):
     """The README's picture compares like with like: tensorcfr's cfr+ curve and OpenSpiel's
     CFRPlusSolver's are the same iterates (alternating, linear averaging) on Kuhn, so their
     exploitabilities agree at every common iteration to rounding."""
+    pytest.importorskip("pyspiel", reason="open-spiel is not installed (pip install -e '.[bench]')")
     import peers_curve
 
     assert peers_curve.main(["--game", "kuhn", "--algo", "cfr+", "--seconds", "0.05", "--out", str(tmp_path),
