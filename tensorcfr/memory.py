@@ -74,7 +74,8 @@ def _numpy_huge_pages(on: bool) -> bool | None:
     kernel's khugepaged later fills the heap's free holes with huge pages, which count as
     resident. The same compile and solve of the full-range hold'em turn spot at float64 peaked
     at 5.6 to 11.1 times its state's three arrays a player with numpy's huge pages on, from one
-    run to the next, and at 5.7 to 6.3 with them off (8 runs each, 2 cores, 2026-11-27)."""
+    run to the next (18 runs, some on one thread or with a fixed hash seed), and at 5.7 to 6.3
+    with them off (8 runs; 2 cores, 2026-11-27)."""
     import numpy as np
 
     core = getattr(np, "_core", None) or getattr(np, "core", None)
