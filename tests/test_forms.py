@@ -428,6 +428,24 @@ def test_cli_form_and_info(capsys):
     assert "no public-tree form" in capsys.readouterr().err
 
 
+def test_info_estimates_the_form_it_compiles_in(capsys):
+    """`info`'s `estimated_bytes` is the estimate the limits hold the game to, in the form it is
+    compiled in (`compiler.host_estimate`, float64): Dudo(4,2,2)'s public form by default, its
+    generic form's when asked; a game past the limits in both forms, the generic one's."""
+    from tensorcfr.compiler import host_estimate
+    from tensorcfr.compiler.sizes import estimate_bytes
+    for form in ("auto", "generic"):
+        assert main(["info", "dudo(4,2,2)", "--json", "--form", form]) == 0
+        info = json.loads(capsys.readouterr().out)
+        assert info["form"] == ("public" if form == "auto" else "generic")
+        assert info["estimated_bytes"] == host_estimate("dudo(4,2,2)", form=info["form"])
+    assert host_estimate("dudo(4,2,2)", form="public") < estimate_bytes(13_107_101) == host_estimate(
+        "dudo(4,2,2)", form="generic")
+    assert main(["info", "ocp(1000000000)", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["compiled"].startswith("no: ") and f"{info['estimated_bytes'] / 1e9:.1f} GB" in info["compiled"]
+
+
 def test_public_run_resumes_bit_identically(tmp_path, capsys):
     args = ["solve", "leduc", "--algo", "pcfr+", "--json", "--logdir", str(tmp_path), "--form", "public",
             "--deterministic"]

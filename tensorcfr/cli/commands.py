@@ -59,17 +59,24 @@ def _lp(args) -> int:
 def _info(args) -> int:
     from tensorcfr.compiler import compile as compile_game
 
+    from tensorcfr.compiler import host_estimate
     from tensorcfr.compiler.sizes import available_memory, estimate_bytes
 
     t0 = time.perf_counter()
     g = games_pkg.make(args.game)
     hint = g.size_hint()  # known without building the tree
     sizes = {"game": g.name}
+    limits = compile_limits(args)
     if hint is not None:
+        try:  # in the form it compiles in (float64, the solvers' default), as the limits hold it
+            need = host_estimate(g, form=limits["form"])
+        except TensorCFRError:  # past the limits in every form: the generic form's, as its error says
+            need = None
         sizes.update(histories_closed_form=hint[0] if hint[1] else None, histories_at_least=hint[0],
-                     estimated_bytes=estimate_bytes(hint[0]), available_bytes=available_memory())
+                     estimated_bytes=estimate_bytes(hint[0]) if need is None else need,
+                     available_bytes=available_memory())
     try:
-        cg = compile_game(g, **compile_limits(args))
+        cg = compile_game(g, **limits)
     except TensorCFRError as e:
         if hint is None:
             raise
