@@ -52,10 +52,16 @@ def main(argv=None) -> None:
     stamps: list[float] = []
     total = WARMUP + args.iterations
 
-    sync = (lambda: __import__("cupy").cuda.Device().synchronize()) if args.cuda else (lambda: None)
+    if args.cuda:  # (on its CUDA kernel an iteration's kernels may still run: a stamp waits for them)
+        import cupy
+
+        sync = cupy.cuda.Device().synchronize
+    else:
+        def sync():
+            pass
 
     def update():
-        sync()  # (on its CUDA kernel an iteration's kernels may still run: a stamp waits for them)
+        sync()
         stamps.append(time.perf_counter())
         done = len(stamps) - 1
         if done == WARMUP + 1:  # one timed iteration in: cut the run to the budget at this pace

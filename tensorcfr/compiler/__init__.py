@@ -23,7 +23,7 @@ from tensorcfr.games.vector import vector_form
 from tensorcfr.compiler.generic import cache_file, compile_generic  # noqa: F401  (cache_file: a public name)
 from tensorcfr.compiler.members import members_of
 from tensorcfr.compiler.public import RANKED_MIN_PAIRS, compile_public, has_public_form
-from tensorcfr.compiler.sizes import public_limit, walk_limit
+from tensorcfr.compiler.sizes import estimate_bytes, public_limit, public_need, walk_limit
 from tensorcfr.errors import TensorCFRError, short_name
 from tensorcfr.forms import CompiledForm
 from tensorcfr.memory import returning_freed_memory
@@ -34,12 +34,14 @@ METHODS = ("auto", "vectorized", "per-node")
 
 @dataclass(frozen=True)
 class Form:
-    """A layout: its name, which games it takes, and its compile walk."""
+    """A layout: its name, which games it takes, its compile walk, and the host memory that
+    compiling and solving a game in it is estimated to need."""
 
     name: str
     summary: str
     takes: Callable[[Game], bool]  # whether a game has this form
     compile: Callable[..., Any]  # (members, **keywords) -> CompiledForm
+    estimate: Callable[[list[Game], int], int | None]  # (members, bytes a number) -> bytes, None: no closed form
 
     def __repr__(self) -> str:
         return f"<form {self.name}>"
@@ -57,10 +59,26 @@ def _compile_public(members, **_):
     return compile_public(members)
 
 
+def _estimate_generic(members: list[Game], dtype_bytes: int) -> int | None:
+    """`sizes.estimate_bytes` of the largest member's closed-form history count (the formula
+    is fitted at any dtype)."""
+    hints = [g.size_hint() for g in members]
+    return None if any(h is None for h in hints) else estimate_bytes(max(h[0] for h in hints))
+
+
+def _estimate_public(members: list[Game], dtype_bytes: int) -> int | None:
+    """`sizes.public_need` of the members' `public_size_hint`s (a batch's: `_batch_hint`)."""
+    hints = [g.public_size_hint() for g in members]
+    if any(h is None for h in hints):
+        return None
+    return public_need(hints[0] if len(members) == 1 else _batch_hint(members, hints), len(members), dtype_bytes)
+
+
 FORMS: dict[str, Form] = {
-    "generic": Form("generic", "one sparse payoff matrix over sequences; any game", _takes_any, compile_generic),
+    "generic": Form("generic", "one sparse payoff matrix over sequences; any game", _takes_any, compile_generic,
+                    _estimate_generic),
     "public": Form("public", "[public sequence x private type] tensors; games dealt once", _takes_public,
-                   _compile_public),
+                   _compile_public, _estimate_public),
 }
 
 def public_limits(members: list[Game], max_histories: int | None, max_memory: int | str | None,
@@ -98,8 +116,8 @@ def _batch_hint(members: list[Game], hints: list[tuple]) -> tuple:
     river spots on boards of their own deal the 1,326 hands between them, 1,081 each)."""
     most = [max(h[0] for h in hints), tuple(max(h[1][p] for h in hints) for p in (0, 1))]
     most += [max(h[k] for h in hints) for k in range(2, min(len(h) for h in hints))]
-    claims = [vector_form(g).card_showdown() for g in members]
-    if all(c is not None for c in claims):
+    claims = _card_claims(members)
+    if claims is not None:
         live = [np.any([np.asarray(c[p]) > 0 for c in claims], axis=0) for p in (1, 2)]
         most[1] = tuple(max(m, int(v.sum())) for m, v in zip(most[1], live))
     return tuple(most)
@@ -116,17 +134,8 @@ def host_estimate(game: str | Game | Sequence[str | Game], form: str = "auto", d
         >>> host_estimate("dudo(4,2,2)", form="generic") // 10**6
         1496
     """
-    from tensorcfr.compiler.sizes import estimate_bytes, public_need
-
     members = members_of(game)
-    if choose(members, form, max_memory=None).name == "generic":
-        hints = [g.size_hint() for g in members]
-        return None if any(h is None for h in hints) else estimate_bytes(max(h[0] for h in hints))
-    hints = [g.public_size_hint() for g in members]
-    if any(h is None for h in hints):
-        return None
-    return public_need(hints[0] if len(members) == 1 else _batch_hint(members, hints), len(members),
-                       _dtype_bytes(dtype))
+    return choose(members, form, max_memory=None).estimate(members, _dtype_bytes(dtype))
 
 
 # `choose`'s threshold: the public-tree form from this many histories (experiments/form_rule.py)
@@ -204,13 +213,18 @@ def _deal_other_hands(members: list[Game]) -> bool:
         >>> _deal_other_hands([games.make(spot.format(b)) for b in ("AsKhQsJh9s", "AsKhQsJhTs")])
         True
     """
-    if len(members) < 2:
-        return False
-    claims = [vector_form(g).card_showdown() for g in members]
-    if any(c is None for c in claims):
+    claims = _card_claims(members) if len(members) > 1 else None
+    if claims is None:
         return False
     return any(not np.array_equal(np.asarray(c[p]) > 0, np.asarray(claims[0][p]) > 0)
                for c in claims[1:] for p in (1, 2))
+
+
+def _card_claims(members: list[Game]) -> list | None:
+    """Each member's `VectorGame.card_showdown()` (its cards and each player's weight per hand),
+    or None where some member is not such a card game."""
+    claims = [vector_form(g).card_showdown() for g in members]
+    return None if any(c is None for c in claims) else claims
 
 
 def _ranked(game: Game) -> bool:

@@ -113,7 +113,7 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
       plans, normalising sums, the rule's): measured, about four arrays of the larger player's
       size in the solve's dtype (and in a card game two in float64: the payoff extent's and
       the kernels' sums), and two more in the solve's dtype for the holes of a kept heap
-      (`memory.keep_freed_memory`: 300 river spots at float64 peaked from 2.5 to 3.6 GB in three
+      (`memory.keep_freed_memory`: 300 river spots at float64 peaked from 2,542 to 3,582 MB in three
       runs of the same work); the kept payoff matrices, float64 in the compiled game and a
       copy in the solver's dtype.
 

@@ -34,12 +34,13 @@ SEGMENT_SUMS = "auto"
 _ATTRIBUTE = "_tensorcfr_segments"  # where an index tensor keeps its layout (it lives as long)
 
 
-def wanted(values: torch.Tensor) -> bool:
-    """Whether `add` takes segment sums for `values` (see `SEGMENT_SUMS`)."""
+def wanted(values: torch.Tensor, always: bool = False) -> bool:
+    """Whether `add` takes segment sums for `values` (see `SEGMENT_SUMS`; `always` as if it
+    said "always"), never while torch.compile traces."""
     if torch.compiler.is_compiling():  # (torch.compile traces the sum as it is: a layout is made on the host)
         return False
-    if SEGMENT_SUMS != "auto":
-        return SEGMENT_SUMS == "always"
+    if always or SEGMENT_SUMS != "auto":
+        return always or SEGMENT_SUMS == "always"
     return values.is_cuda and torch.are_deterministic_algorithms_enabled()
 
 
@@ -58,8 +59,8 @@ def layout(index: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor, int,
     if got is None:
         idx = index.cpu().numpy().astype(np.int64)
         lo, hi = (int(idx.min()), int(idx.max()) + 1) if len(idx) else (0, 0)
-        order = np.argsort(idx, kind="stable")
-        perm = None if (len(idx) < 2 or bool((idx[1:] >= idx[:-1]).all())) else torch.as_tensor(order, device=index.device)
+        in_order = bool((idx[1:] >= idx[:-1]).all())
+        perm = None if in_order else torch.as_tensor(np.argsort(idx, kind="stable"), device=index.device)
         lengths = torch.as_tensor(np.bincount(idx - lo, minlength=hi - lo), device=index.device)
         got = (perm, lengths, lo, hi)
         setattr(index, _ATTRIBUTE, got)
@@ -70,7 +71,7 @@ def add(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor, always: bo
     """`out.index_add_(1, index, values)` for out [B, n, ...], index [m], values [B, m, ...]
     (the public form's rows of types too); as segment sums without atomics where `wanted` (or
     `always`). Returns out."""
-    if not (always and not torch.compiler.is_compiling() or wanted(values)):
+    if not wanted(values, always):
         return out.index_add_(1, index, values)
     perm, lengths, lo, hi = layout(index)
     if hi == lo:
@@ -97,8 +98,7 @@ def distinct_writes(values: torch.Tensor, always: bool = False):
         ...     inside, torch.are_deterministic_algorithms_enabled()
         (False, True)
     """
-    if not ((always and not torch.compiler.is_compiling()) or wanted(values)) \
-            or not torch.are_deterministic_algorithms_enabled():
+    if not (wanted(values, always) and torch.are_deterministic_algorithms_enabled()):
         yield
         return
     warn = torch.is_deterministic_algorithms_warn_only_enabled()
