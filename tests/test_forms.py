@@ -431,7 +431,7 @@ def test_cli_form_and_info(capsys):
 def test_info_estimates_the_form_it_compiles_in(capsys):
     """`info`'s `estimated_bytes` is the estimate the limits hold the game to, in the form it is
     compiled in (`compiler.host_estimate`, float64): Dudo(4,2,2)'s public form by default, its
-    generic form's when asked; a game past the limits in both forms, the generic one's."""
+    generic form's when asked; a game past the limits in both forms, the one its refusal names."""
     from tensorcfr.compiler import host_estimate
     from tensorcfr.compiler.sizes import estimate_bytes
     for form in ("auto", "generic"):
@@ -444,6 +444,12 @@ def test_info_estimates_the_form_it_compiles_in(capsys):
     assert main(["info", "ocp(1000000000)", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["compiled"].startswith("no: ") and f"{info['estimated_bytes'] / 1e9:.1f} GB" in info["compiled"]
+    # past every limit, refused at once in the form the error names (the fuzz found `info` hanging
+    # here when the estimate read the game without the limits)
+    assert main(["info", "dudo(100,5,5)", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert "its public-tree form" in info["compiled"] and f"about 10^{len(str(info['estimated_bytes'])) - 10} GB" in \
+        info["compiled"]
 
 
 def test_public_run_resumes_bit_identically(tmp_path, capsys):

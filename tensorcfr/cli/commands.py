@@ -68,10 +68,9 @@ def _info(args) -> int:
     sizes = {"game": g.name}
     limits = compile_limits(args)
     if hint is not None:
-        try:  # in the form it compiles in (float64, the solvers' default), as the limits hold it
-            need = host_estimate(g, form=limits["form"])
-        except TensorCFRError:  # past the limits in every form: the generic form's, as its error says
-            need = None
+        # in the form it compiles in (float64, the solvers' default), as the limits hold it
+        need = host_estimate(g, form=limits["form"], max_histories=limits["max_histories"],
+                             max_memory=limits["max_memory"])
         sizes.update(histories_closed_form=hint[0] if hint[1] else None, histories_at_least=hint[0],
                      estimated_bytes=estimate_bytes(hint[0]) if need is None else need,
                      available_bytes=available_memory())

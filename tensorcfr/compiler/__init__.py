@@ -123,19 +123,31 @@ def _batch_hint(members: list[Game], hints: list[tuple]) -> tuple:
     return tuple(most)
 
 
-def host_estimate(game: str | Game | Sequence[str | Game], form: str = "auto", dtype=None) -> int | None:
-    """The bytes of host memory that compiling `game` (or a batch) in `form` and solving it on the
-    CPU is estimated to need: what `max_memory` is held against (`sizes.estimate_bytes` of the
-    closed-form history count in the generic form, `sizes.public_need` in the public-tree form),
-    or None where the game has no closed-form size; `dtype`: the solve's (None: float64).
-    `experiments/memory_estimate.py` measures it against the peak.
+def host_estimate(game: str | Game | Sequence[str | Game], form: str = "auto", dtype=None,
+                  max_histories: int | None = None, max_memory: int | str | None = "auto") -> int | None:
+    """The bytes of host memory that compiling `game` (or a batch) and solving it on the CPU is
+    estimated to need, in the form `compile` would choose with the same `form` and limits: what
+    `max_memory` is held against (`Form.estimate`: `sizes.estimate_bytes` of the closed-form
+    history count in the generic form, `sizes.public_need` in the public-tree form), or None
+    where the game has no closed-form size; `dtype`: the solve's (None: float64). A game past
+    the limits in every form is estimated in the form its refusal names (the public form where
+    the game has one). `experiments/memory_estimate.py` measures it against the peak.
 
     Example:
         >>> host_estimate("dudo(4,2,2)", form="generic") // 10**6
         1496
+        >>> host_estimate("dudo(100,5,5)") > 10**300  # refused at once, not walked
+        True
     """
     members = members_of(game)
-    return choose(members, form, max_memory=None).estimate(members, _dtype_bytes(dtype))
+    try:
+        # the limits as compile's: without them, `choose` goes on to read a game past them (the
+        # vectorised form of dudo(100,5,5) would enumerate 8e15 deals)
+        chosen = choose(members, form, max_histories=max_histories, max_memory=max_memory)
+    except TensorCFRError:
+        public = form != "generic" and all(getattr(g, "public_form", False) for g in members)
+        chosen = FORMS["public" if public else "generic"]
+    return chosen.estimate(members, _dtype_bytes(dtype))
 
 
 # `choose`'s threshold: the public-tree form from this many histories (experiments/form_rule.py)
