@@ -7,7 +7,10 @@
 # There, a call: bash experiments/gpu_session.sh STEP ...     # carry [".whl"]; logs under $OUT
 #
 # Steps, in the order of the open issues' GPU items (seconds each, about):
-#   suite         the whole suite on CUDA with the default capture (SUITE_S, default 420)
+#   suite         the whole suite on CUDA with the default capture (SUITE_S, default 540: a call of its
+#                 own; it ran past 430 s on an H100 on 2026-11-27). Each failure's traceback goes to
+#                 failures.log as it happens and each test's outcome to suite.log (-v), so a run
+#                 stopped by its limit still says what failed and what had not run
 #   determinism   --deterministic's cost against the default, and whether runs repeat (150)
 #   holdem        1,000 river spots on boards of their own in one batch, end to end (200)
 #   cards         royal Rhode Island and the turn spot with stacked card groups (100)
@@ -49,7 +52,9 @@ run() {  # seconds, log name, command...
 
 for step in "$@"; do
     case $step in
-        suite) run "${SUITE_S:-420}" suite python3 -m pytest -q -n 16 --timeout 300 -p no:cacheprovider ;;
+        suite) TENSORCFR_TEST_FAILURES="$OUT/failures.log" run "${SUITE_S:-540}" suite \
+                   python3 -m pytest -v -rf -n 16 --timeout 300 -p no:cacheprovider
+               grep -h '^== ' "$OUT/failures.log" 2>/dev/null ;;
         determinism) run 150 determinism python3 experiments/gpu_checks.py --sections determinism --out "$OUT" \
                          --name determinism.json ;;
         holdem) run 200 holdem python3 experiments/holdem_batch.py --boards --spots 1000 --batch-only --device cuda \

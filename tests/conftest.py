@@ -26,3 +26,16 @@ def _value_cache(tmp_path_factory):
     os.environ["TENSORCFR_CACHE"] = str(tmp_path_factory.mktemp("cache") / "values.json")
     os.environ["TENSORCFR_LOGDIR"] = str(tmp_path_factory.mktemp("runs"))  # the CLI's default run directories
     yield
+
+
+def pytest_runtest_logreport(report):
+    """With TENSORCFR_TEST_FAILURES set to a file, each failure's report is appended to it as it
+    happens (under pytest-xdist, on the controller): a run stopped by its time limit, as on a lent
+    GPU whose minutes are counted, still names its failures and their tracebacks, which pytest
+    prints only at the end."""
+    import os
+
+    path = os.environ.get("TENSORCFR_TEST_FAILURES")
+    if path and report.failed:
+        with open(path, "a") as f:
+            f.write(f"== {report.nodeid} ({report.when}, {report.duration:.1f} s)\n{report.longreprtext}\n\n")

@@ -492,3 +492,22 @@ def test_card_stack_times_both_and_the_runs_agree(tmp_path):
     assert stacked["operations"] < alone["operations"]
     assert abs(stacked["nash_conv"] - alone["nash_conv"]) <= 1e-9 * max(1.0, alone["nash_conv"])
     assert row["iterations"] == 3 + 2 * 2
+
+
+def test_a_suite_stopped_by_its_limit_has_named_its_failures(tmp_path):
+    """`experiments/gpu_session.sh suite` sets TENSORCFR_TEST_FAILURES: each failure's traceback
+    is in that file as soon as the test fails, under pytest-xdist too, before pytest's summary
+    (which a run killed at its time limit never prints: twice on a lent H100, 2026-11-27)."""
+    import subprocess
+
+    (tmp_path / "test_two.py").write_text("def test_passes():\n    pass\n\n"
+                                          "def test_fails():\n    assert 1 + 1 == 3, 'arithmetic'\n")
+    log = tmp_path / "failures.log"
+    env = {**os.environ, "TENSORCFR_TEST_FAILURES": str(log), "PYTHONPATH": os.path.dirname(__file__)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "conftest", "-p", "no:cacheprovider",
+                           "--rootdir", str(tmp_path), str(tmp_path / "test_two.py")],
+                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    text = log.read_text()
+    assert text.startswith("== test_two.py::test_fails (call, ") and "AssertionError: arithmetic" in text
+    assert "test_passes" not in text

@@ -147,7 +147,8 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
     iterate_tol = HOLDEM_ITERATE_TOL if game.startswith(CARD_GAMES) else RTCFR_ITERATE_TOL if algo == "rtcfr+" \
         else ITERATE_TOL
     cfr = not isinstance(tensorcfr.PRESETS[algo], (tensorcfr.FTRLConfig, tensorcfr.MMDConfig))  # regret matching
-    for t in range(1, 1 + (CFR_ITERATIONS.get(game.split("(")[0], 25) if cfr else 25)):
+    iterations = CFR_ITERATIONS.get(game.split("(")[0], 25) if cfr else 25
+    for t in range(1, 1 + iterations):
         a.step()
         b.step()
         for p, (ca, cb) in enumerate(cols):
@@ -167,9 +168,16 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
     # hold'em's iterates are held looser (above), and so their evaluations: pdcfr+ on the small
     # turn, 3.6e-12 apart in the average's exploitability
     # (rtcfr+'s current strategies are held to RTCFR_STRATEGY_TOL, and its evaluation with them)
+    # An average whose weights grow as t^gamma with gamma + 1 at least the iterations run is
+    # mostly the last few iterates (hs-dcfr's gamma of 30 over 25 iterations: the last 3 hold
+    # 98% of the weight), so its evaluation inherits the current strategies' rounding: hs-dcfr on
+    # the small turn, NashConv 6.2e-12 apart on the CPU (the current's 1.1e-11), failed 1e-11 on
+    # an H100 (2026-11-27); it is held to the current's tolerance
     scale = 10 if game.startswith(CARD_GAMES) else 1
     current = 100 if algo == "rtcfr+" else 10
-    for which, tol in (("average", scale * TOL), ("current", scale * current * TOL)):
+    rule = tensorcfr.PRESETS[algo]
+    recent = getattr(rule, "averaging", None) == "power" and getattr(rule, "gamma", 0) + 1 >= iterations
+    for which, tol in (("average", scale * (current if recent else 1) * TOL), ("current", scale * current * TOL)):
         ea, eb = a.evaluate()[which], b.evaluate()[which]
         for f in ("exploitability", "nash_conv", "game_value"):
             x, y = getattr(ea, f).item(), getattr(eb, f).item()

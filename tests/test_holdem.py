@@ -699,14 +699,20 @@ BATCHES = {
 }
 
 
+@pytest.mark.parametrize("sums", ["index_add", "segments"])
 @pytest.mark.parametrize("factored", [False, True], ids=["dense matrices kept", "factors only"])
 @pytest.mark.parametrize("street", list(BATCHES))
-def test_a_batch_of_spots_solves_as_each_spot_alone(street, factored, monkeypatch):
+def test_a_batch_of_spots_solves_as_each_spot_alone(street, factored, sums, monkeypatch):
     """Spots over one board, bet tree and set of hands that differ in their ranges and pots,
     compiled as one batch: the card showdown takes every member's factors at once, equals the
     dense matrices, whose deals differ, and 10 DCFR iterations of each member equal its run
-    alone at float64."""
+    alone at float64. `sums="segments"` forces the segment sums a deterministic CUDA run takes
+    (`spaces.segments`) on any device."""
     import tensorcfr.compiler.public as cp
+    import tensorcfr.spaces.segments as segments
+
+    if sums == "segments":
+        monkeypatch.setattr(segments, "SEGMENT_SUMS", "always")
 
     specs = BATCHES[street]
     if factored:
@@ -717,7 +723,9 @@ def test_a_batch_of_spots_solves_as_each_spot_alone(street, factored, monkeypatc
     if not factored:  # the showdown of every member against its dense matrix, whose deal is its own
         assert_card_values_equal_dense(cg)
     # (deterministic: see above; and a batch's products and sums take other shapes than a spot's
-    # alone, so on CUDA they round apart: 5.3e-12 in averages of 140 on an H200, 2026-11-26)
+    # alone, so they round apart: on CUDA 5.3e-12 in averages of 140 on an H200, 2026-11-26; the
+    # flop's averages 5.6e-14 of their scale on the CPU, 1.45e-13 with segment sums, which a
+    # deterministic CUDA run takes and where both flop cases failed 1e-13 on an H100, 2026-11-27)
     kw = dict(dtype=torch.float64, capture="none", deterministic=True)
     batch = tensorcfr.Solver(cg, "dcfr", **kw)
     solos = [tensorcfr.Solver(tensorcfr.compile(s, form="public"), "dcfr", **kw) for s in specs]
@@ -727,7 +735,7 @@ def test_a_batch_of_spots_solves_as_each_spot_alone(street, factored, monkeypatc
             solo.step()
             for p in (0, 1):
                 x = solo.average[p][0]
-                assert (batch.average[p][b] - x).abs().max() <= 1e-13 * max(1.0, float(x.abs().max()))
+                assert (batch.average[p][b] - x).abs().max() <= 1e-12 * max(1.0, float(x.abs().max()))
                 assert (batch.regrets[p][b] - solo.regrets[p][0]).abs().max() <= 1e-10
     ev, alone = batch.evaluate()["average"], [s.evaluate()["average"] for s in solos]
     for b, e in enumerate(alone):
