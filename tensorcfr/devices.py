@@ -49,11 +49,17 @@ def deterministic(on: bool = True):
     strategy, differs from run to run; the deterministic kernels sort the indices first (the
     treeplex's and the generic payoff's sums sort theirs once instead: `spaces.segments`). An
     operation with no such kernel warns rather than fails. The CPU's kernels are deterministic
-    already. The previous setting is restored afterwards.
+    already. Torch's filling of fresh memory with NaN (`torch.utils.deterministic.
+    fill_uninitialized_memory`), one more kernel for each tensor an operation allocates with
+    `empty`, is off within: every tensor an iteration allocates is written before it is read, and
+    a read of one that was not would show as two runs that differ, which the GPU checks compare
+    bit for bit. The previous settings are restored afterwards.
 
     Example:
         >>> with deterministic():
-        ...     torch.are_deterministic_algorithms_enabled()
+        ...     torch.are_deterministic_algorithms_enabled(), torch.utils.deterministic.fill_uninitialized_memory
+        (True, False)
+        >>> torch.utils.deterministic.fill_uninitialized_memory
         True
     """
     if not on:
@@ -62,11 +68,14 @@ def deterministic(on: bool = True):
     # cuBLAS is deterministic only with a fixed workspace; it reads this when its handle is made
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     before, warn = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    fill = torch.utils.deterministic.fill_uninitialized_memory
     torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = False
     try:
         yield
     finally:
         torch.use_deterministic_algorithms(before, warn_only=warn)
+        torch.utils.deterministic.fill_uninitialized_memory = fill
 
 
 # Below this many numbers moved an iteration (sequences of both players plus payoff entries), a

@@ -91,8 +91,7 @@ class PayoffOperator:
                 torch.mm(a, x_other[b].reshape(-1, 1), out=out[b].view(-1, 1))  # (2x faster on the CPU)
             return out
         vals = self.vals[player] * x_other.index_select(1, self.cols[player])  # [B, Z]
-        out = vals.new_zeros(vals.shape[0], self.sizes[player])
-        return segments.add(out, self.rows[player], vals)  # (without atomics in a deterministic GPU run)
+        return segments.sum(self.rows[player], vals, self.sizes[player])  # (no atomics in a deterministic GPU run)
 
     def value(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """x^T A y [B]: player 0's expected payoff."""

@@ -10,7 +10,8 @@ layout per index tensor, kept on it), and each call is a gather and a
 segments sum to 0.
 
 `add(out, index, values)` takes that path where `SEGMENT_SUMS` says (by default: a CUDA tensor
-with torch's deterministic kernels on) and is `index_add_` elsewhere. On the CPU both add each
+with torch's deterministic kernels on) and is `index_add_` elsewhere; `sum(index, values, n)`
+is the same into a new tensor. On the CPU both add each
 segment's values in index order. Writes to distinct positions need no order at all:
 `distinct_writes` turns torch's deterministic kernels off around them.
 
@@ -67,20 +68,64 @@ def layout(index: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor, int,
     return got
 
 
+def _offsets(index: torch.Tensor, lengths: torch.Tensor, batch: int) -> torch.Tensor:
+    """The segments' offsets [batch, hi - lo + 1] in the sorted values, made once per index
+    tensor and batch size: `torch.segment_reduce` given lengths would sum them into offsets and
+    copy a broadcast of them on every call, two more kernels a sum."""
+    got = getattr(index, _ATTRIBUTE + "_offsets", None)
+    if got is None:
+        got = {}
+        setattr(index, _ATTRIBUTE + "_offsets", got)
+    if batch not in got:
+        row = torch.cat([lengths.new_zeros(1), lengths.cumsum(0)])
+        got[batch] = row.expand(batch, -1).contiguous()
+    return got[batch]
+
+
+def _segment_sums(index: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor | None, int, int]:
+    """(the sums of `values` [B, m, ...] over the segments lo..hi - 1 of `index` [m] [B, hi - lo,
+    ...], or None where the index is empty; lo; hi): a gather into sorted order where the index
+    is not sorted, and one `torch.segment_reduce`."""
+    perm, lengths, lo, hi = layout(index)
+    if hi == lo:
+        return None, lo, hi
+    v = values if perm is None else values.index_select(1, perm)
+    sums = torch.segment_reduce(v.contiguous(), "sum", offsets=_offsets(index, lengths, v.shape[0]), axis=1,
+                                unsafe=True)
+    return sums, lo, hi
+
+
 def add(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor, always: bool = False) -> torch.Tensor:
     """`out.index_add_(1, index, values)` for out [B, n, ...], index [m], values [B, m, ...]
     (the public form's rows of types too); as segment sums without atomics where `wanted` (or
     `always`). Returns out."""
     if not wanted(values, always):
         return out.index_add_(1, index, values)
-    perm, lengths, lo, hi = layout(index)
-    if hi == lo:
-        return out
-    v = values if perm is None else values.index_select(1, perm)
-    # lengths per row of the batch (segment_reduce wants them shaped as the data's leading dims)
-    sums = torch.segment_reduce(v.contiguous(), "sum", lengths=lengths.expand(v.shape[0], -1), axis=1, unsafe=True)
-    out[:, lo:hi] += sums
+    sums, lo, hi = _segment_sums(index, values)
+    if sums is not None:
+        out[:, lo:hi] += sums
     return out
+
+
+def sum(index: torch.Tensor, values: torch.Tensor, n: int, always: bool = False) -> torch.Tensor:  # noqa: A001
+    """A new [B, n, ...] holding the sums of `values` [B, m, ...] by target `index` [m] (values
+    in 0..n - 1): `add` into zeros, where the segment sums, when they span 0..n - 1, are the
+    result itself (no zeros written, no add: two kernels fewer a sum).
+
+    Example:
+        >>> sum(torch.tensor([1, 1, 0]), torch.tensor([[1.0, 2.0, 4.0]]), 3, always=True).tolist()
+        [[4.0, 3.0, 0.0]]
+    """
+    out = lambda: values.new_zeros(values.shape[0], n, *values.shape[2:])  # noqa: E731
+    if not wanted(values, always):
+        return out().index_add_(1, index, values)
+    sums, lo, hi = _segment_sums(index, values)
+    if sums is not None and lo == 0 and hi == n:
+        return sums
+    o = out()
+    if sums is not None:
+        o[:, lo:hi] += sums
+    return o
 
 
 @contextlib.contextmanager

@@ -276,8 +276,7 @@ class Treeplex:
 
 def segment_sum(tp: Treeplex, values: torch.Tensor) -> torch.Tensor:
     """Sum `values` [B, S] over each infoset's sequences -> [B, I]."""
-    out = values.new_zeros(values.shape[0], tp.num_infosets)
-    return segments.add(out, tp.slot_infoset, values[:, 1:])
+    return segments.sum(tp.slot_infoset, values[:, 1:], tp.num_infosets)
 
 
 def touched(tp: Treeplex, seqs: torch.Tensor):
@@ -413,7 +412,7 @@ def softmax_bottom_up(tp: Treeplex, u: torch.Tensor, temperature: torch.Tensor):
         z = q[:, lv.s0:lv.s1] / tau.index_select(1, lv.segment)  # [B, m] m = sequences of the level
         top = z.new_full((batch, lv.i1 - lv.i0), -torch.inf).scatter_reduce_(1, lv.segment.expand(batch, -1), z, "amax")
         e = torch.exp(z - top.index_select(1, lv.segment))  # [B, m], in (0, 1]
-        total = segments.add(e.new_zeros(batch, lv.i1 - lv.i0), lv.segment, e)  # [B, n], >= 1
+        total = segments.sum(lv.segment, e, lv.i1 - lv.i0)  # [B, n], >= 1
         torch.div(e, total.index_select(1, lv.segment), out=sigma[:, lv.s0:lv.s1])
         segments.add(q, lv.parent, tau * (top + torch.log(total)))
     return sigma, q[:, 0]
