@@ -23,7 +23,8 @@ from tensorcfr.compiler.sizes import device_estimate_bytes
 
 
 def sync():
-    torch.cuda.synchronize()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
 
 
 def ms_per_iteration(solver, n: int) -> float:
@@ -40,19 +41,19 @@ def state(solver) -> list[torch.Tensor]:
     return [*d["sigma"], *d["average"], *(t for st in d["state"] for t in st.values())]
 
 
-def determinism(games: list[tuple[str, str]], iterations: int) -> list[dict]:
+def determinism(games: list[tuple[str, str]], iterations: int, device: str = "cuda") -> list[dict]:
     """Per game, form, capture and algorithm: ms/it without and with deterministic, and whether
-    two runs of each agree bit for bit."""
+    two runs of each agree bit for bit (`device="cpu"`: eager only, as the tests run it)."""
     rows = []
     for spec, form in games:
         cg = tensorcfr.compile(spec, form=form)
-        for capture in ("none", "cuda-graph"):
+        for capture in ("none", "cuda-graph") if device == "cuda" else ("none",):
             for algo in ("cfr+", "dcfr"):
                 row = {"game": spec, "form": form, "capture": capture, "algorithm": algo}
                 for det in (False, True):
                     runs, ms = [], []
                     for _ in range(2):
-                        s = tensorcfr.Solver(cg, algo, device="cuda", capture=capture, deterministic=det)
+                        s = tensorcfr.Solver(cg, algo, device=device, capture=capture, deterministic=det)
                         ms.append(ms_per_iteration(s, iterations))
                         runs.append(state(s))
                         row[f"capture_used_{det}"] = s.capture

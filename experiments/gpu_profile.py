@@ -3,10 +3,15 @@ torch's profiler (one row per kernel name: launches and GPU microseconds an iter
 the wall-clock time of the same iteration eager and recorded as a CUDA graph, and the
 bytes-moved floor of `bench.py` (`bytes_per_iteration` over the measured copy bandwidth).
 The gap between the wall clock and the summed kernel time is launch and host overhead.
+`--deterministic` adds each game's rows with torch's deterministic kernels (`deterministic=True`:
+the segment sums of `tensorcfr.spaces.segments`), to see what that mode's time goes to.
 
     python experiments/gpu_profile.py --games "ocp(1000)" "dudo(4,2,2)" --out experiments/results/gpu  # needs CUDA
 
-Writes `gpu_profile.json` and prints one table per game and form.
+Writes `gpu_profile.json` (after each row, so a run stopped by a time limit keeps what it
+measured) and prints one table per game and form. `--device cpu` runs the same on the CPU
+(eager only, the CPU's kernels): the tests run it so, so that a GPU session does not find it
+broken.
 """
 
 from __future__ import annotations
@@ -24,51 +29,67 @@ import tensorcfr
 from bench import bytes_per_iteration, copy_bandwidth
 
 
+def sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
 def wall_ms(solver, n: int) -> float:
     """Milliseconds an iteration, best of 3 blocks of `n` after a warm-up (a capture happens there)."""
+    device = solver.device.type
     solver.step(3)
-    torch.cuda.synchronize()
+    sync(device)
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
         solver.step(n)
-        torch.cuda.synchronize()
+        sync(device)
         best = min(best, (time.perf_counter() - t0) / n)
     return 1000 * best
 
 
 def kernels(solver, n: int) -> list[dict]:
-    """GPU time per kernel name over `n` eager iterations, per iteration, largest first."""
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    """Device time per kernel name over `n` eager iterations, per iteration, largest first (on
+    the CPU, each operator's self time)."""
+    cuda = solver.device.type == "cuda"
+    with profile(activities=[ProfilerActivity.CUDA if cuda else ProfilerActivity.CPU]) as prof:
         solver.step(n)
-        torch.cuda.synchronize()
+        sync(solver.device.type)
     total = collections.defaultdict(lambda: [0, 0.0])
     for e in prof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
+        if not cuda:
+            total[e.name][0] += 1
+            total[e.name][1] += e.self_cpu_time_total
+        elif e.device_type == torch.autograd.DeviceType.CUDA:
             total[e.name][0] += 1
             total[e.name][1] += e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
     rows = [{"kernel": k[:120], "launches": c / n, "us": us / n} for k, (c, us) in total.items()]
     return sorted(rows, key=lambda r: -r["us"])
 
 
-def profile_game(spec: str, form: str, algo: str, dtype: str, n: int) -> dict:
+def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, deterministic: bool = False,
+                 device: str = "cuda") -> dict:
     cg = tensorcfr.compile(spec, form=form)
-    out = {"game": spec, "form": cg.form, "algorithm": algo, "dtype": dtype}
-    for capture in ("none", "cuda-graph"):
-        s = tensorcfr.Solver(cg, algo, device="cuda", dtype=dtype, capture=capture, updates="alternating")
+    out = {"game": spec, "form": cg.form, "algorithm": algo, "dtype": dtype, "deterministic": deterministic}
+    for capture in ("none", "cuda-graph") if device == "cuda" else ("none",):
+        s = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, capture=capture, updates="alternating",
+                             deterministic=deterministic)
         out[f"ms_{capture}"] = wall_ms(s, n)
+        out[f"capture_used_{capture}"] = s.capture
         if capture == "none":
             rows = kernels(s, n)
         del s
+    best = out.get("ms_cuda-graph", out["ms_none"])
     out["kernel_ms"] = sum(r["us"] for r in rows) / 1000
     out["launches"] = sum(r["launches"] for r in rows)
-    out["floor_ms"] = 1000 * bytes_per_iteration(cg, getattr(torch, dtype)) / copy_bandwidth(torch.device("cuda"))
-    out["x_floor_graph"] = out["ms_cuda-graph"] / out["floor_ms"]
+    out["floor_ms"] = 1000 * bytes_per_iteration(cg, getattr(torch, dtype)) / copy_bandwidth(torch.device(device))
+    out["x_floor_graph"] = best / out["floor_ms"]
     out["x_floor_kernels"] = out["kernel_ms"] / out["floor_ms"]
     out["kernels"] = rows[:25]
-    print(f"\n{spec} ({cg.form}, {algo}, {dtype}): eager {out['ms_none']:.3f} ms, graph {out['ms_cuda-graph']:.3f} ms, "
-          f"kernels {out['kernel_ms']:.3f} ms in {out['launches']:.0f} launches, floor {out['floor_ms']:.3f} ms "
-          f"(graph {out['x_floor_graph']:.1f}x, kernels {out['x_floor_kernels']:.1f}x)", flush=True)
+    print(f"\n{spec} ({cg.form}, {algo}, {dtype}{', deterministic' if deterministic else ''}): eager "
+          f"{out['ms_none']:.3f} ms, best {best:.3f} ms, kernels {out['kernel_ms']:.3f} ms in {out['launches']:.0f} "
+          f"launches, floor {out['floor_ms']:.3f} ms (best {out['x_floor_graph']:.1f}x, kernels "
+          f"{out['x_floor_kernels']:.1f}x)", flush=True)
     for r in rows[:15]:
         print(f"  {r['us']:9.1f} us {r['launches']:6.1f}x  {r['kernel']}", flush=True)
     return out
@@ -83,20 +104,23 @@ def main(argv=None):
     ap.add_argument("--iterations", type=int, default=10)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "gpu"))
     ap.add_argument("--name", default="gpu_profile.json", help="the JSON file written in OUT")
+    ap.add_argument("--deterministic", action="store_true", help="each game's rows again with deterministic=True")
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     a = ap.parse_args(argv)
-    if not torch.cuda.is_available():
-        raise SystemExit("gpu_profile.py needs CUDA")
-    out = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cuda": torch.version.cuda,
-           "copy_bandwidth_gb_s": copy_bandwidth(torch.device("cuda")) / 1e9, "rows": []}
+    if a.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("gpu_profile.py needs CUDA (or --device cpu)")
+    out = {"device": torch.cuda.get_device_name() if a.device == "cuda" else "cpu", "torch": torch.__version__,
+           "cuda": torch.version.cuda, "copy_bandwidth_gb_s": copy_bandwidth(torch.device(a.device)) / 1e9, "rows": []}
+    os.makedirs(a.out, exist_ok=True)
     for spec in a.games:
         for form in a.forms:
-            try:
-                out["rows"].append(profile_game(spec, form, a.algo, a.dtype, a.iterations))
-            except tensorcfr.TensorCFRError as e:  # a game without that form
-                print(f"{spec} ({form}): {e}", flush=True)
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, a.name), "w") as f:
-        json.dump(out, f, indent=1)
+            for det in (False, True) if a.deterministic else (False,):
+                try:
+                    out["rows"].append(profile_game(spec, form, a.algo, a.dtype, a.iterations, det, a.device))
+                except tensorcfr.TensorCFRError as e:  # a game without that form
+                    print(f"{spec} ({form}): {e}", flush=True)
+                with open(os.path.join(a.out, a.name), "w") as f:
+                    json.dump(out, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@
 #   cards         royal Rhode Island and the turn spot with stacked card groups (100)
 #   noregret      noregret's CUDA kernel beside tensorcfr's CUDA graph on the GPU peers' games (150)
 #   memory        the device estimate against the peak on games it was not fitted on (100)
+#   profile       where an iteration's time goes, kernel by kernel, by default and deterministic (150)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-experiments/results/gpu/session}
@@ -69,6 +70,8 @@ for step in "$@"; do
                       --peer-seconds 20 --no-readme --no-default-rows --out "$OUT" ;;
         memory) run 100 memory python3 experiments/gpu_checks.py --sections memory --out "$OUT" --name memory.json \
                     --memory-games "dudo(6,1,2):public" "ocp(2000):generic" "leduc*64:generic" ;;
+        profile) run 150 profile python3 experiments/gpu_profile.py --games "ocp(1000)" "dudo(4,2,2)" \
+                     --deterministic --out "$OUT" ;;
         *) echo "unknown step $step"; exit 2 ;;
     esac
 done

@@ -511,3 +511,20 @@ def test_a_suite_stopped_by_its_limit_has_named_its_failures(tmp_path):
     text = log.read_text()
     assert text.startswith("== test_two.py::test_fails (call, ") and "AssertionError: arithmetic" in text
     assert "test_passes" not in text
+
+
+def test_the_gpu_sessions_profile_and_determinism_run_on_the_cpu(tmp_path):
+    """`gpu_profile.py` and `gpu_checks.py`'s determinism section, which a GPU session runs with
+    its minutes counted, run here on the CPU (eager): a row per game, form and setting, the
+    profile's JSON written, deterministic runs equal bit for bit."""
+    import gpu_checks
+    import gpu_profile
+
+    gpu_profile.main(["--device", "cpu", "--games", "kuhn", "--forms", "generic", "public", "--iterations", "2",
+                      "--deterministic", "--out", str(tmp_path)])
+    rows = json.load(open(tmp_path / "gpu_profile.json"))["rows"]
+    assert [(r["form"], r["deterministic"]) for r in rows] == [("generic", False), ("generic", True),
+                                                              ("public", False), ("public", True)]
+    assert all(r["ms_none"] > 0 and r["kernels"] and r["capture_used_none"] == "none" for r in rows)
+    row = gpu_checks.determinism([("kuhn", "generic")], 2, device="cpu")[0]
+    assert row["deterministic_repeats_bitwise"] and row["default_repeats_bitwise"] and row["cost"] > 0
