@@ -43,16 +43,21 @@ def test_deterministic_cuda_runs_repeat_bit_for_bit(form, capture, algo):
 SMALL_RIVER = "holdem_river(board=AsKhQsJh9s, pot=4, stack=8, ranks=AKQJ9, suits=sh)"
 
 
-@pytest.mark.parametrize("targets", [[], [3], [2, 0, 2, 5], [1, 1, 2, 2], [0, 4, 4, 1, 3, 2]])
+@pytest.mark.parametrize("targets", [[], [3], [4, 0, 2], [2, 0, 2, 5], [1, 1, 2, 2], [0, 0, 0, 1, 1, 1, 5, 5, 5],
+                                     [0, 0, 0, 1, 1, 1, 2, 2, 2],
+                                     [0, 4, 4, 1, 3, 2]])
 @pytest.mark.parametrize("shape", [(1,), (3,), (3, 4)])
 def test_segment_sums_of_any_index_equal_index_add(targets, shape):
     """`segments.sum` forced (`always`) equals `index_add_` into zeros bit for bit, and
-    `segments.add` into other values to rounding, on indices empty, unsorted, with empty segments
-    inside and at either end, for one and several members and rows of types."""
+    `segments.add` into other values to rounding, on indices empty, distinct, unsorted, sorted
+    with k values a target (summed over a view), with empty segments inside and at either end,
+    for one and several members and rows of types."""
     from tensorcfr.spaces import segments
 
     n = 6
     index = torch.tensor(targets, dtype=torch.long)
+    assert segments._kind(index) == {(): None, (3,): "distinct", (4, 0, 2): "distinct", (1, 1, 2, 2): 2,
+                                     (0, 0, 0, 1, 1, 1, 2, 2, 2): 3}.get(tuple(targets))
     g = torch.Generator().manual_seed(len(targets))
     values = torch.rand(shape[0], len(targets), *shape[1:], dtype=torch.float64, generator=g)
     expect = torch.zeros(shape[0], n, *shape[1:], dtype=torch.float64).index_add_(1, index, values)

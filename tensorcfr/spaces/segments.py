@@ -62,10 +62,27 @@ def layout(index: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor, int,
         lo, hi = (int(idx.min()), int(idx.max()) + 1) if len(idx) else (0, 0)
         in_order = bool((idx[1:] >= idx[:-1]).all())
         perm = None if in_order else torch.as_tensor(np.argsort(idx, kind="stable"), device=index.device)
-        lengths = torch.as_tensor(np.bincount(idx - lo, minlength=hi - lo), device=index.device)
+        counts = np.bincount(idx - lo, minlength=hi - lo)
+        lengths = torch.as_tensor(counts, device=index.device)
         got = (perm, lengths, lo, hi)
         setattr(index, _ATTRIBUTE, got)
+        # a shortcut for the sums (`_kind`): no two values share a target, or every target
+        # takes the same number of values in order
+        if len(idx) and counts.max() <= 1:
+            kind = "distinct"
+        elif len(idx) and in_order and counts.min() == counts.max():
+            kind = int(counts[0])
+        else:
+            kind = None
+        setattr(index, _ATTRIBUTE + "_kind", kind)
     return got
+
+
+def _kind(index: torch.Tensor) -> str | int | None:
+    """"distinct" where no two entries of `index` are equal, k where it is sorted and each of its
+    values lo..hi - 1 occurs k times, else None (made with the layout)."""
+    layout(index)
+    return getattr(index, _ATTRIBUTE + "_kind")
 
 
 def _offsets(index: torch.Tensor, lengths: torch.Tensor, batch: int) -> torch.Tensor:
@@ -84,11 +101,16 @@ def _offsets(index: torch.Tensor, lengths: torch.Tensor, batch: int) -> torch.Te
 
 def _segment_sums(index: torch.Tensor, values: torch.Tensor) -> tuple[torch.Tensor | None, int, int]:
     """(the sums of `values` [B, m, ...] over the segments lo..hi - 1 of `index` [m] [B, hi - lo,
-    ...], or None where the index is empty; lo; hi): a gather into sorted order where the index
-    is not sorted, and one `torch.segment_reduce`."""
+    ...], or None where the index is empty; lo; hi): where every segment has k values in order,
+    a sum over a [B, hi - lo, k, ...] view (one kernel, a treeplex level whose infosets have
+    equal numbers of actions); else a gather into sorted order where the index is not sorted,
+    and one `torch.segment_reduce`."""
     perm, lengths, lo, hi = layout(index)
     if hi == lo:
         return None, lo, hi
+    k = _kind(index)
+    if isinstance(k, int):
+        return values.reshape(values.shape[0], hi - lo, k, *values.shape[2:]).sum(2), lo, hi
     v = values if perm is None else values.index_select(1, perm)
     sums = torch.segment_reduce(v.contiguous(), "sum", offsets=_offsets(index, lengths, v.shape[0]), axis=1,
                                 unsafe=True)
@@ -101,6 +123,9 @@ def add(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor, always: bo
     `always`). Returns out."""
     if not wanted(values, always):
         return out.index_add_(1, index, values)
+    if _kind(index) == "distinct":  # one value a target: its atomic add has no order to fix
+        with _unsorted():
+            return out.index_add_(1, index, values)
     sums, lo, hi = _segment_sums(index, values)
     if sums is not None:
         out[:, lo:hi] += sums
@@ -119,6 +144,8 @@ def sum(index: torch.Tensor, values: torch.Tensor, n: int, always: bool = False)
     out = lambda: values.new_zeros(values.shape[0], n, *values.shape[2:])  # noqa: E731
     if not wanted(values, always):
         return out().index_add_(1, index, values)
+    if _kind(index) == "distinct":
+        return add(out(), index, values, always)
     sums, lo, hi = _segment_sums(index, values)
     if sums is not None and lo == 0 and hi == n:
         return sums
@@ -143,7 +170,17 @@ def distinct_writes(values: torch.Tensor, always: bool = False):
         ...     inside, torch.are_deterministic_algorithms_enabled()
         (False, True)
     """
-    if not (wanted(values, always) and torch.are_deterministic_algorithms_enabled()):
+    if not wanted(values, always):
+        yield
+        return
+    with _unsorted():
+        yield
+
+
+@contextlib.contextmanager
+def _unsorted():
+    """Torch's deterministic kernels off within, where they are on (restored afterwards)."""
+    if not torch.are_deterministic_algorithms_enabled():
         yield
         return
     warn = torch.is_deterministic_algorithms_warn_only_enabled()
