@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -7,10 +8,13 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 
 # Every solver test runs on every available device; CUDA cases skip cleanly without CUDA.
-DEVICES = [
+# TENSORCFR_TEST_DEVICES=cuda keeps only the CUDA cases of the tests that take a device (a lent
+# GPU's minutes: the CPU cases are CI's); tests without a device run as ever.
+_WANTED = os.environ.get("TENSORCFR_TEST_DEVICES", "cpu,cuda").split(",")
+DEVICES = [d for d in (
     "cpu",
     pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")),
-]
+) if (d if isinstance(d, str) else d.values[0]) in _WANTED]
 
 
 @pytest.fixture(params=DEVICES)
@@ -21,8 +25,6 @@ def device(request):
 @pytest.fixture(autouse=True, scope="session")
 def _value_cache(tmp_path_factory):
     """Dudo continuation values go to a fresh cache file, never to the user's home."""
-    import os
-
     os.environ["TENSORCFR_CACHE"] = str(tmp_path_factory.mktemp("cache") / "values.json")
     os.environ["TENSORCFR_LOGDIR"] = str(tmp_path_factory.mktemp("runs"))  # the CLI's default run directories
     yield
@@ -33,8 +35,6 @@ def pytest_runtest_logreport(report):
     happens (under pytest-xdist, on the controller): a run stopped by its time limit, as on a lent
     GPU whose minutes are counted, still names its failures and their tracebacks, which pytest
     prints only at the end."""
-    import os
-
     path = os.environ.get("TENSORCFR_TEST_FAILURES")
     if path and report.failed:
         with open(path, "a") as f:

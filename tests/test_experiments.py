@@ -528,3 +528,18 @@ def test_the_gpu_sessions_profile_and_determinism_run_on_the_cpu(tmp_path):
     assert all(r["ms_none"] > 0 and r["kernels"] and r["capture_used_none"] == "none" for r in rows)
     row = gpu_checks.determinism([("kuhn", "generic")], 2, device="cpu")[0]
     assert row["deterministic_repeats_bitwise"] and row["default_repeats_bitwise"] and row["cost"] > 0
+
+
+def test_a_gpu_suite_can_keep_only_the_cuda_cases():
+    """TENSORCFR_TEST_DEVICES=cuda (`gpu_session.sh suite`) collects the CUDA case of each test
+    that takes a device and none of its CPU cases; unset, both."""
+    import subprocess
+
+    def collected(**env):
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", "--collect-only",
+                               os.path.join(os.path.dirname(__file__), "test_known_values.py")],
+                              capture_output=True, text=True, env={**os.environ, **env})
+        return [line for line in done.stdout.splitlines() if "::" in line]
+    both, cuda = collected(), collected(TENSORCFR_TEST_DEVICES="cuda")
+    assert len(both) == 2 * len(cuda) > 0
+    assert all(t.endswith("[cuda]") for t in cuda) and {t for t in both if t.endswith("[cuda]")} == set(cuda)
