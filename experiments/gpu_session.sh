@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A GPU session's checks, prepared so that a few calls of a lent machine cover the open GPU work
 # (docs/tutorials/gpu.md). The GPU image has torch, CuPy, scipy, tensorboard, threadpoolctl and
-# pytest; it lacks the packages below, which travel as wheels for its Python 3.12.
+# pytest; it lacks the packages below, which travel as wheels for its Python 3.12 (34 MB).
 #
 # Here, once:    bash experiments/gpu_session.sh wheels      # -> .whl/ (git-ignored: carry it)
 # There, a call: bash experiments/gpu_session.sh STEP ...     # carry [".whl"]; logs under $OUT
@@ -24,7 +24,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-experiments/results/gpu/session}
 mkdir -p "$OUT"
-WHEELS=("phevaluator" "pokerkit" "open_spiel<2" "noregret" "ordered-set" "orjson")
+# (noregret imports gurobipy and tqdm when it is imported: without them its step fails at once)
+WHEELS=("phevaluator" "pokerkit" "open_spiel<2" "noregret" "ordered-set" "orjson" "gurobipy" "tqdm")
 
 if [ "${1:-}" = wheels ]; then
     for w in "${WHEELS[@]}"; do
