@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # A GPU session's checks, prepared so that a few calls of a lent machine cover the open GPU work
 # (docs/tutorials/gpu.md). The GPU image has torch, CuPy, scipy, tensorboard, threadpoolctl and
-# pytest; it lacks the packages below, which travel as wheels for its Python 3.12 (34 MB).
+# pytest; it lacks the packages below, which travel as wheels for its Python 3.12 (33 MB).
 #
 # Here, once:    bash experiments/gpu_session.sh wheels      # -> .whl/ (git-ignored: carry it)
 # There, a call: bash experiments/gpu_session.sh STEP ...     # carry [".whl"]; logs under $OUT
+#
+# A call runs the steps it names in order, each under its own limit, until the call's own: name
+# the most wanted first and let the rest use what is left (a session of 15 minutes, about 30 s to
+# start: `suite determinism profile` in a call of 600 s, then `cards holdem noregret memory`).
 #
 # Steps, in the order of the open issues' GPU items (seconds each, about):
 #   suite         the whole suite on CUDA with the default capture (SUITE_S, default 540: a call of its
