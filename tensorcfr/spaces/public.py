@@ -90,6 +90,20 @@ def add_rows(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> to
     return out.scatter_add_(1, index.view(1, -1, 1).expand(values.shape), values)
 
 
+def sum_rows(index: torch.Tensor, values: torch.Tensor, n: int) -> torch.Tensor:
+    """A new [B, n, T] holding out[:, index[i]] += values[:, i] for values [B, m, T]: `add_rows`
+    into zeros, or in a deterministic GPU run the segment sums themselves (`segments.sum`: no
+    zeros written and no add where they span the n rows).
+
+    Example:
+        >>> sum_rows(torch.tensor([1, 1]), torch.ones(1, 2, 3), 2)[0].tolist()
+        [[0.0, 0.0, 0.0], [2.0, 2.0, 2.0]]
+    """
+    if segments.wanted(values):
+        return segments.sum(index, values, n)
+    return add_rows(values.new_zeros(values.shape[0], n, *values.shape[2:]), index, values)
+
+
 def put_rows(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     """out[:, index[i]] = values[:, i] for out [B, n, T], index [m] of distinct rows, values
     [B, m, T]. With one member a copy of whole rows along the first dimension of [n, T]: 8x
@@ -476,19 +490,17 @@ class PublicTreeplex:
     # -- the operations of treeplex.Treeplex ----------------------------------------------------
     def segment_sum(self, values: torch.Tensor) -> torch.Tensor:
         """Sum `values` [B, S] over each infoset's sequences -> [B, I]."""
-        out = values.new_zeros(values.shape[0], self.num_public_infosets, self.types)
-        return add_rows(out, self.slot_pub, self.rows(values)).view(values.shape[0], -1)
+        return sum_rows(self.slot_pub, self.rows(values), self.num_public_infosets).view(values.shape[0], -1)
 
     def normalize(self, weights: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         """Behavioural strategy [B, S] proportional to weights >= 0; uniform where they sum to 0.
         `out` (weights itself allowed) receives the result. One block of levels at a time
         (`blocks`), so its temporaries are those of a block, not of the whole treeplex."""
-        b = weights.shape[0]
         w = self.rows(weights)
         out = torch.empty_like(weights) if out is None else out
         o, uniform = self.rows(out), self.uniform(weights.dtype)
         for u0, u1, m0, m1, segment in self.blocks:
-            total = add_rows(weights.new_zeros(b, u1 - u0, self.types), segment, w[:, m0:m1])  # [B, u, T]
+            total = sum_rows(segment, w[:, m0:m1], u1 - u0)  # [B, u, T]
             if fused.wanted(total, (m1 - m0) * self.types) and (out is weights or fused.disjoint(weights, out)):
                 # one pass, the totals gathered as it goes
                 fused.normalize_rows(w[0, m0:m1], total[0], segment, uniform[m0:m1],
@@ -598,7 +610,7 @@ class PublicTreeplex:
             idx = lv.segment.view(1, -1, 1).expand(batch, -1, self.types)
             top = z.new_full((batch, n, self.types), -torch.inf).scatter_reduce_(1, idx, z, "amax")
             e = torch.exp(z - top.index_select(1, lv.segment))
-            total = add_rows(e.new_zeros(batch, n, self.types), lv.segment, e)
+            total = sum_rows(lv.segment, e, n)
             torch.div(e, total.index_select(1, lv.segment), out=sr[:, lv.m0:lv.m1])
             value = tau * (top + torch.log(total))  # [B, n, T]
             live = self.live_mask(value.dtype)
