@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A GPU session's checks, prepared so that a few calls of a lent machine cover the open GPU work
 # (docs/tutorials/gpu.md). The GPU image has torch, CuPy, scipy, tensorboard, threadpoolctl and
-# pytest; it lacks the packages below, which travel as wheels for its Python 3.12 (33 MB).
+# pytest; it lacks the packages below, which travel as wheels for its Python 3.12 (34 MB).
 #
 # Here, once:    bash experiments/gpu_session.sh wheels      # -> .whl/ (git-ignored: carry it)
 # There, a call: bash experiments/gpu_session.sh STEP ...     # carry [".whl"]; logs under $OUT
@@ -28,8 +28,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-experiments/results/gpu/session}
 mkdir -p "$OUT"
-# (noregret imports gurobipy and tqdm when it is imported: without them its step fails at once)
-WHEELS=("phevaluator" "pokerkit" "open_spiel<2" "noregret" "ordered-set" "orjson" "gurobipy" "tqdm")
+# (noregret imports gurobipy and tqdm when it is imported: without them its step fails at once;
+# OpenSpiel's Python algorithms import its Python games, one of which needs ml_collections, with
+# absl-py and PyYAML: without them the comparison with OpenSpiel's MMD skips)
+WHEELS=("phevaluator" "pokerkit" "open_spiel<2" "noregret" "ordered-set" "orjson" "gurobipy" "tqdm"
+        "ml-collections" "absl-py" "PyYAML" "attrs")
 
 if [ "${1:-}" = wheels ]; then
     for w in "${WHEELS[@]}"; do
