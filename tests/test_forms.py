@@ -171,8 +171,9 @@ def test_iterates_equal_the_generic_form(game, algo, compiled, device):
     # An average whose weights grow as t^gamma with gamma + 1 at least the iterations run is
     # mostly the last few iterates (hs-dcfr's gamma of 30 over 25 iterations: the last 3 hold
     # 98% of the weight), so its evaluation inherits the current strategies' rounding: hs-dcfr on
-    # the small turn, NashConv 6.2e-12 apart on the CPU (the current's 1.1e-11), failed 1e-11 on
-    # an H100 (2026-11-27); it is held to the current's tolerance
+    # the small turn, NashConv 6.2e-12 apart on the CPU (the current's 1.1e-11), against a bound
+    # of 1e-11; its CUDA case failed on an H100 (2026-11-27, the bound it failed not printed, the
+    # other CFR rules' cases passing); it is held to the current's tolerance
     scale = 10 if game.startswith(CARD_GAMES) else 1
     current = 100 if algo == "rtcfr+" else 10
     rule = tensorcfr.PRESETS[algo]
