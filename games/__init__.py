@@ -24,6 +24,7 @@ if __name__ == "games":
 
 import ast
 import inspect
+import warnings
 from typing import Callable
 
 from .base import CHANCE, TERMINAL, Game, GameError, check_game
@@ -70,6 +71,15 @@ def parse_spec(spec: str) -> tuple[str, list, dict]:
         >>> parse_spec("holdem_river(board=9h4sKs7d2c, bets=(1,allin))")
         ('holdem_river', [], {'board': '9h4sKs7d2c', 'bets': (1, 'allin')})
     """
+    with warnings.catch_warnings():
+        # a spec is text from the command line, not code: Python's warnings about it as code (an
+        # invalid escape such as '\*', a SyntaxWarning from 3.12) would print above our answer
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return _parse_spec(spec)
+
+
+def _parse_spec(spec: str) -> tuple[str, list, dict]:
     for text in (spec.strip(), _quote_bare(spec.strip())):
         try:
             node = ast.parse(text, mode="eval").body
