@@ -110,11 +110,17 @@ def memory(games: list[tuple[str, str]]) -> list[dict]:
             torch.cuda.reset_peak_memory_stats()
             base = torch.cuda.memory_allocated()
             s = tensorcfr.Solver(cg, "dcfr", device="cuda", dtype=dtype)
+            sync()
+            built = torch.cuda.max_memory_allocated() - base  # the solver's tensors, before it runs
             s.step(3)
+            stepped = torch.cuda.max_memory_allocated() - base  # and an iteration's (a graph's pool)
             s.evaluate()
             sync()
             peak = torch.cuda.max_memory_allocated() - base
-            row = {"game": spec, "form": form, "dtype": str(dtype)[6:], "peak_mb": peak / 2**20,
+            # (which part the estimate misses or overstates: the built solver, the iterations, whose
+            # temporaries a CUDA graph keeps in a pool of its own, or the evaluation)
+            row = {"game": spec, "form": form, "dtype": str(dtype)[6:], "capture": s.capture,
+                   "built_mb": built / 2**20, "stepped_mb": stepped / 2**20, "peak_mb": peak / 2**20,
                    "estimate_mb": need["total"] / 2**20, "estimate_over_peak": need["total"] / peak,
                    **{f"{k}_mb": v / 2**20 for k, v in need.items() if k != "total"}}
             print(json.dumps(row), flush=True)
