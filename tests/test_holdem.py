@@ -726,7 +726,7 @@ def test_a_batch_of_spots_solves_as_each_spot_alone(street, factored, sums, monk
     # alone, so they round apart: on CUDA 5.3e-12 in averages of 140 on an H200, 2026-11-26; the
     # flop's averages 5.6e-14 of their scale on the CPU, 1.45e-13 with segment sums, which a
     # deterministic CUDA run takes: both flop cases failed on an H100 under the old bound of
-    # 1e-13, 2026-11-27, which bound not printed; forced here, the averages' fails as they did)
+    # 1e-13 (2026-11-27; which bound, not printed); with them forced here, the averages' bound fails)
     kw = dict(dtype=torch.float64, capture="none", deterministic=True)
     batch = tensorcfr.Solver(cg, "dcfr", **kw)
     solos = [tensorcfr.Solver(tensorcfr.compile(s, form="public"), "dcfr", **kw) for s in specs]
