@@ -26,17 +26,12 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import tensorcfr
-from bench import bytes_per_iteration, copy_bandwidth
-
-
-def sync(device: str) -> None:
-    if device == "cuda":
-        torch.cuda.synchronize()
+from bench import bytes_per_iteration, copy_bandwidth, sync
 
 
 def wall_ms(solver, n: int) -> float:
     """Milliseconds an iteration, best of 3 blocks of `n` after a warm-up (a capture happens there)."""
-    device = solver.device.type
+    device = solver.device
     solver.step(3)
     sync(device)
     best = float("inf")
@@ -54,7 +49,7 @@ def kernels(solver, n: int) -> list[dict]:
     cuda = solver.device.type == "cuda"
     with profile(activities=[ProfilerActivity.CUDA if cuda else ProfilerActivity.CPU]) as prof:
         solver.step(n)
-        sync(solver.device.type)
+        sync(solver.device)
     total = collections.defaultdict(lambda: [0, 0.0])
     for e in prof.events():
         if not cuda:

@@ -143,8 +143,10 @@ def host_estimate(game: str | Game | Sequence[str | Game], form: str = "auto", d
     try:
         # the limits as compile's: without them, `choose` goes on to read a game past them (the
         # vectorised form of dudo(100,5,5) would enumerate 8e15 deals)
-        chosen = choose(members, form, max_histories=max_histories, max_memory=max_memory)
+        chosen = choose(members, form, max_histories=max_histories, max_memory=max_memory, dtype=dtype)
     except TensorCFRError:
+        # the game's own flag, not `has_public_form`: that makes the vectorised form, which a
+        # game refused this early may not afford
         public = form != "generic" and all(getattr(g, "public_form", False) for g in members)
         chosen = FORMS["public" if public else "generic"]
     return chosen.estimate(members, _dtype_bytes(dtype))
