@@ -5,6 +5,11 @@ bytes-moved floor of `bench.py` (`bytes_per_iteration` over the measured copy ba
 The gap between the wall clock and the summed kernel time is launch and host overhead.
 `--deterministic` adds each game's rows with torch's deterministic kernels (`deterministic=True`:
 the segment sums of `tensorcfr.spaces.segments`), to see what that mode's time goes to.
+`--paths both` adds each row again with the treeplex's level loop in place of its path table
+(`tensorcfr.spaces.treeplex.PATH_DEVICES`), to time what the table saves where it serves.
+Each row also counts the operators an iteration runs that launch a kernel (`ops`, torch's
+dispatcher: no views, no allocations), which does not depend on the device: on the CPU it
+is the count a GPU would launch.
 
     python experiments/gpu_profile.py --games "ocp(1000)" "dudo(4,2,2)" --out experiments/results/gpu  # needs CUDA
 
@@ -27,6 +32,38 @@ from torch.profiler import ProfilerActivity, profile
 
 import tensorcfr
 from bench import bytes_per_iteration, copy_bandwidth, sync
+from tensorcfr.spaces import treeplex
+
+# operators that launch no kernel: views, allocations, metadata and host reads
+_NO_KERNEL = {"view", "as_strided", "select", "slice", "alias", "reshape", "unsqueeze", "squeeze", "expand", "t",
+              "transpose", "permute", "_unsafe_view", "detach", "unbind", "split", "narrow", "diagonal",
+              "_reshape_alias", "view_as", "lift_fresh", "crow_indices", "col_indices", "values", "split_with_sizes",
+              "movedim", "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "set_", "flatten",
+              "unflatten", "item", "_local_scalar_dense", "is_nonzero", "sym_size", "sym_stride", "sym_numel"}
+
+
+def count_ops(solver) -> collections.Counter:
+    """{operator: calls} of one eager iteration, of the operators that launch a kernel (torch's
+    dispatcher; under it the compiled CPU walks step aside, as in a recorded iteration, so the
+    count is that of the torch passes a GPU runs). The second iteration so watched: the first
+    makes what is made once (the path table, where the walks served until then)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = collections.Counter()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func.overloadpacket.__name__
+            if name not in _NO_KERNEL:
+                self.ops[name] += 1
+            return func(*args, **(kwargs or {}))
+
+    for _ in range(2):
+        with Count() as c:
+            solver.step(1)
+    return c.ops
 
 
 def wall_ms(solver, n: int) -> float:
@@ -63,17 +100,27 @@ def kernels(solver, n: int) -> list[dict]:
 
 
 def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, deterministic: bool = False,
-                 device: str = "cuda") -> dict:
+                 device: str = "cuda", paths: bool = True) -> dict:
+    """One row: the game in `form` timed and profiled, the treeplex's path table serving where it
+    fits (on `device`, the CPU too: `treeplex.PATH_DEVICES`), or with `paths` False its level
+    loop everywhere."""
     cg = tensorcfr.compile(spec, form=form)
-    out = {"game": spec, "form": cg.form, "algorithm": algo, "dtype": dtype, "deterministic": deterministic}
-    for capture in ("none", "cuda-graph") if device == "cuda" else ("none",):
-        s = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, capture=capture, updates="alternating",
-                             deterministic=deterministic)
-        out[f"ms_{capture}"] = wall_ms(s, n)
-        out[f"capture_used_{capture}"] = s.capture
-        if capture == "none":
-            rows = kernels(s, n)
-        del s
+    out = {"game": spec, "form": cg.form, "algorithm": algo, "dtype": dtype, "deterministic": deterministic,
+           "paths": paths}
+    shipped = treeplex.PATH_DEVICES
+    treeplex.PATH_DEVICES = tuple({*shipped, device}) if paths else ()
+    try:
+        for capture in ("none", "cuda-graph") if device == "cuda" else ("none",):
+            s = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, capture=capture, updates="alternating",
+                                 deterministic=deterministic)
+            out[f"ms_{capture}"] = wall_ms(s, n)
+            out[f"capture_used_{capture}"] = s.capture
+            if capture == "none":
+                rows = kernels(s, n)
+                ops = count_ops(s)
+            del s
+    finally:
+        treeplex.PATH_DEVICES = shipped
     best = out.get("ms_cuda-graph", out["ms_none"])
     out["kernel_ms"] = sum(r["us"] for r in rows) / 1000
     out["launches"] = sum(r["launches"] for r in rows)
@@ -81,7 +128,9 @@ def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, determinis
     out["x_floor_graph"] = best / out["floor_ms"]
     out["x_floor_kernels"] = out["kernel_ms"] / out["floor_ms"]
     out["kernels"] = rows[:25]
-    print(f"\n{spec} ({cg.form}, {algo}, {dtype}{', deterministic' if deterministic else ''}): eager "
+    out["ops"], out["op_counts"] = sum(ops.values()), dict(ops.most_common())
+    print(f"\n{spec} ({cg.form}, {algo}, {dtype}{', deterministic' if deterministic else ''}"
+          f"{'' if paths else ', level loop'}): {out['ops']} operators an iteration, eager "
           f"{out['ms_none']:.3f} ms, best {best:.3f} ms, kernels {out['kernel_ms']:.3f} ms in {out['launches']:.0f} "
           f"launches, floor {out['floor_ms']:.3f} ms (best {out['x_floor_graph']:.1f}x, kernels "
           f"{out['x_floor_kernels']:.1f}x)", flush=True)
@@ -101,6 +150,8 @@ def main(argv=None):
     ap.add_argument("--name", default="gpu_profile.json", help="the JSON file written in OUT")
     ap.add_argument("--deterministic", action="store_true", help="each game's rows again with deterministic=True")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    ap.add_argument("--paths", default="default", choices=["default", "both"],
+                    help="both: each row again with the treeplex's level loop in place of its path table")
     a = ap.parse_args(argv)
     if a.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("gpu_profile.py needs CUDA (or --device cpu)")
@@ -110,12 +161,14 @@ def main(argv=None):
     for spec in a.games:
         for form in a.forms:
             for det in (False, True) if a.deterministic else (False,):
-                try:
-                    out["rows"].append(profile_game(spec, form, a.algo, a.dtype, a.iterations, det, a.device))
-                except tensorcfr.TensorCFRError as e:  # a game without that form
-                    print(f"{spec} ({form}): {e}", flush=True)
-                with open(os.path.join(a.out, a.name), "w") as f:
-                    json.dump(out, f, indent=1)
+                for paths in (True, False) if a.paths == "both" else (True,):
+                    try:
+                        out["rows"].append(profile_game(spec, form, a.algo, a.dtype, a.iterations, det, a.device, paths))
+                    except tensorcfr.TensorCFRError as e:  # a game without that form
+                        print(f"{spec} ({form}): {e}", flush=True)
+                        break
+                    with open(os.path.join(a.out, a.name), "w") as f:
+                        json.dump(out, f, indent=1)
 
 
 if __name__ == "__main__":

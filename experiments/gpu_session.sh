@@ -8,7 +8,8 @@
 #
 # A call runs the steps it names in order, each under its own limit, until the call's own: name
 # the most wanted first and let the rest use what is left (a session of 15 minutes, about 30 s to
-# start: `suite determinism profile` in a call of 600 s, then `cards holdem noregret memory`).
+# start: `suite small` in a call of 600 s with SUITE_S=480, then `determinism profile cards holdem
+# noregret memory` in what is left).
 #
 # Steps, in the order of the open issues' GPU items (seconds each, about):
 #   suite         the whole suite on CUDA with the default capture (SUITE_S, default 540: a call of its
@@ -18,6 +19,8 @@
 #                 runs torch on 2 threads, as CI's 2-core machine does: torch's default there is one
 #                 thread a core, 16 workers x 16 threads on 16 cores. Of the tests that take a device
 #                 only the CUDA cases run (SUITE_DEVICES=cpu,cuda for both): 1,996 of 2,539 tests on 2026-11-27
+#   small         Kuhn, Leduc, Liar's Dice and Dudo(4,1,2) with the treeplex's path table and with its
+#                 level loop, by default and deterministic: the under-100-us target and PATH_ENTRIES (90)
 #   determinism   --deterministic's cost against the default, and whether runs repeat (150)
 #   holdem        1,000 river spots on boards of their own in one batch, end to end (200)
 #   cards         royal Rhode Island and the turn spot with stacked card groups (100)
@@ -83,6 +86,9 @@ for step in "$@"; do
                       --peer-seconds 20 --no-readme --no-default-rows --out "$OUT" ;;
         memory) run 100 memory python3 experiments/gpu_checks.py --sections memory --out "$OUT" --name memory.json \
                     --memory-games "dudo(6,1,2):public" "ocp(2000):generic" "leduc*64:generic" ;;
+        small) run 90 small python3 experiments/gpu_profile.py --games kuhn leduc liars_dice "dudo(4,1,2)" \
+                   --forms generic --paths both --deterministic --iterations 200 --out "$OUT" \
+                   --name gpu_profile_small.json ;;
         profile) run 150 profile python3 experiments/gpu_profile.py --games "ocp(1000)" "dudo(4,2,2)" \
                      --deterministic --out "$OUT" ;;
         *) echo "unknown step $step"; exit 2 ;;

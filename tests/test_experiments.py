@@ -530,6 +530,20 @@ def test_the_gpu_sessions_profile_and_determinism_run_on_the_cpu(tmp_path):
     assert row["deterministic_repeats_bitwise"] and row["default_repeats_bitwise"] and row["cost"] > 0
 
 
+def test_the_path_table_launches_fewer_kernels_than_the_level_loop(tmp_path):
+    """`gpu_profile.py --paths both` counts the kernels an iteration launches with and without the
+    treeplex's path table: on Leduc, 2L + 1 - L = 5 fewer a plan (L = 4 levels), three plans an
+    alternating iteration (the CPU runs torch's passes under the counter, as a GPU does)."""
+    import gpu_profile
+
+    gpu_profile.main(["--device", "cpu", "--games", "leduc", "--forms", "generic", "--iterations", "1",
+                      "--paths", "both", "--out", str(tmp_path)])
+    rows = json.load(open(tmp_path / "gpu_profile.json"))["rows"]
+    ops = {r["paths"]: r["ops"] for r in rows}
+    assert ops[False] - ops[True] == 3 * 5
+    assert sum(rows[0]["op_counts"].values()) == ops[True]
+
+
 def test_a_gpu_suite_can_keep_only_the_cuda_cases():
     """TENSORCFR_TEST_DEVICES=cuda (`gpu_session.sh suite`) collects the CUDA case of each test
     that takes a device and none of its CPU cases; unset, both."""

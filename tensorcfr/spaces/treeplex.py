@@ -41,6 +41,14 @@ WEIGHTS = ("unit", "kroer17", "farina21")  # the dilated-entropy weight schemes
 # regret-matching update on the CPU: every treeplex, since a walk's one call costs less than the
 # torch passes' level loop even on Kuhn's 13 sequences
 WALK_SEQUENCES = 0
+# where an iteration is launch-bound (a GPU, a small game) the plan comes from a table of each
+# sequence's path (`Treeplex.paths`): a gather and a product a level, L kernels where the level
+# loop takes 2L + 1, in the loop's order (the same numbers). Up to PATH_ENTRIES entries B L S of
+# the gathered [B, L, S] a call, on the device types of PATH_DEVICES (the CPU has its compiled
+# walks); past that the level loop, which reads each sequence once, not L times. Not yet timed
+# on a GPU: the bound is a guess (Liar's Dice's 172,000 and Dudo(4,1,2)'s 246,000 fit).
+PATH_DEVICES = ("cuda",)
+PATH_ENTRIES = 1 << 18
 
 
 class Level(NamedTuple):
@@ -70,6 +78,9 @@ class Treeplex:
     infoset_offsets: torch.Tensor  # [I+1] int64: CSR offsets of each infoset's sequences
     seq_infoset: torch.Tensor  # [S] int64: infoset owning each sequence, -1 for the empty one
     level_offsets: torch.Tensor  # [L+1] int64: level l holds infosets level_offsets[l]:[l+1]
+    # a part made for one iteration (`touched`): its plan takes the level loop, since a path
+    # table built for it would serve once (not stored in files)
+    short_lived: bool = field(default=False, repr=False, compare=False)
     # derived on construction, not stored in files:
     levels: tuple[Level, ...] = field(init=False, repr=False)
     slot_infoset: torch.Tensor = field(init=False, repr=False)  # [S-1] seq_infoset[1:]
@@ -204,7 +215,7 @@ class Treeplex:
         """r(j,a) = q(j,a) - v(j) [B, S-1] for counterfactual values g [B, S] under sigma [B, S]:
         each action's value against the value of its infoset (the empty sequence has none).
         With `inplace`, g's memory holds the result."""
-        q, v = bottom_up(self, g, sigma, inplace)  # [B, S], [B, I]
+        q, v = bottom_up(self, g, sigma, inplace, root=False)  # [B, S] (but column 0), [B, I]
         if not inplace:
             return q[:, 1:] - v[:, self.slot_infoset]
         if fused.wanted(q) and fused.disjoint(q, v):  # v gathered as the loop goes
@@ -216,6 +227,26 @@ class Treeplex:
     def softmax(self, u: torch.Tensor, temperature: torch.Tensor) -> torch.Tensor:
         """`softmax_bottom_up(self, u, temperature)`'s strategy [B, S]."""
         return softmax_bottom_up(self, u, temperature)[0]
+
+    def paths(self) -> torch.Tensor:
+        """[L, S] int64: each sequence's path from the root, one treeplex level a row (column s:
+        s's ancestors from the top, s itself last, 0s in front: sequence 0's probability is 1
+        in every strategy), built once, a level at a time (`sequence_form`).
+
+        Example:
+            >>> import tensorcfr
+            >>> tensorcfr.compile("kuhn").treeplexes[0].paths()[:, -1].tolist()  # "K:pb/bet" below "K:/pass"
+            [5, 12]
+        """
+        got = self.__dict__.get("_paths")
+        if got is None:
+            got = torch.zeros(max(len(self.levels), 1), self.num_sequences, dtype=torch.long,
+                              device=self.seq_infoset.device)
+            for lv in self.levels:  # each level's columns from its parents' (levels above it, done)
+                got[:-1, lv.s0:lv.s1] = got[1:, lv.seq_parent]
+                got[-1, lv.s0:lv.s1] = torch.arange(lv.s0, lv.s1, device=got.device)
+            object.__setattr__(self, "_paths", got)
+        return got
 
     def walk_layout(self) -> public_loop.WalkLayout:
         """The sequences as the compiled walks read them: rows of one type
@@ -321,7 +352,8 @@ def touched(tp: Treeplex, seqs: torch.Tensor):
     sub = Treeplex(player=tp.player, infoset_keys=("",) * len(found), action_names=((),) * len(found),
                    infoset_parent=where(tp.infoset_parent[found]), infoset_offsets=sub_offsets,
                    seq_infoset=torch.cat([torch.full((1,), -1, dtype=torch.long, device=dev), owner]),
-                   level_offsets=torch.searchsorted(level, torch.arange(len(tp.levels) + 1, device=dev)))
+                   level_offsets=torch.searchsorted(level, torch.arange(len(tp.levels) + 1, device=dev)),
+                   short_lived=True)
     return sub, ids, found, where
 
 
@@ -357,19 +389,40 @@ def sequence_form(tp: Treeplex, sigma: torch.Tensor, out: torch.Tensor | None = 
     x = torch.empty_like(sigma) if out is None else out
     if public_loop.plan(tp, sigma, x, least=WALK_SEQUENCES):  # one compiled walk down the treeplex
         return x
+    if _by_paths(tp, sigma):
+        # x(s) = sigma's product along s's path, taken from the top as the loop takes it
+        paths = tp.paths()  # [L, S]
+        t = sigma.index_select(1, paths.view(-1)).view(sigma.shape[0], *paths.shape)  # [B, L, S]
+        if len(paths) == 1:
+            return x.copy_(t[:, 0])
+        torch.mul(t[:, 0], t[:, 1], out=x)
+        for m in range(2, len(paths)):  # levels, not sequences
+            x.mul_(t[:, m])
+        return x
     x[:, 0] = 1.0
     for lv in tp.levels:
         torch.mul(x.index_select(1, lv.seq_parent), sigma[:, lv.s0:lv.s1], out=x[:, lv.s0:lv.s1])
     return x
 
 
-def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False):
+def _by_paths(tp: Treeplex, x: torch.Tensor) -> bool:
+    """Whether the path table serves a pass over tp with arrays like x [B, S] (`PATH_DEVICES`,
+    `PATH_ENTRIES`); not for a short-lived part (`Treeplex.short_lived`), nor inside torch.compile,
+    which fuses the level loop's passes itself."""
+    return (x.device.type in PATH_DEVICES and len(tp.levels) > 0 and not tp.short_lived
+            and not torch.compiler.is_compiling()
+            and x.shape[0] * len(tp.levels) * tp.num_sequences <= PATH_ENTRIES)
+
+
+def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False,
+              root: bool = True):
     """Values of sequences and infosets from counterfactual values g [B, S], deepest level first.
 
     With `sigma` [B, S]: q(j,a) = g(j,a) + sum of child infoset values, v(j) = sum_a sigma q.
     With `sigma=None`: best response, v(j) = max_a q(j,a).
-    Returns (q [B, S], v [B, I]); q[:, 0] is the value of the whole treeplex. With `inplace`,
-    q is g itself where their shapes allow.
+    Returns (q [B, S], v [B, I]); q[:, 0] is the value of the whole treeplex, or with `root`
+    False g[:, 0] (the top level's values not added into it: a kernel fewer for a caller that
+    reads only the sequences below). With `inplace`, q is g itself where their shapes allow.
     """
     batch = max(g.shape[0], 1 if sigma is None else sigma.shape[0])
     q = g if inplace and g.shape[0] == batch else g.expand(batch, -1).clone()
@@ -382,7 +435,8 @@ def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None, 
             vl.scatter_reduce_(1, lv.segment.expand(batch, -1), ql, "amax")
         else:
             segments.add(vl, lv.segment, sigma[:, lv.s0:lv.s1] * ql)
-        segments.add(q, lv.parent, vl)
+        if root or lv is not tp.levels[0]:  # (a treeplex level is a depth: the top one's parent is sequence 0)
+            segments.add(q, lv.parent, vl)
     return q, v
 
 

@@ -1,0 +1,88 @@
+"""The treeplex's path table (`Treeplex.paths`), from which a GPU takes a small game's plan in L
+kernels instead of 2L + 1, against the level loop it replaces and the recursive oracle. On the
+CPU it serves only when asked (`PATH_DEVICES`), and the compiled walks, which would serve
+first, are turned off here (`WALK_SEQUENCES`)."""
+
+import pytest
+import torch
+
+import tensorcfr
+from tensorcfr.spaces import treeplex
+from test_solvers_vs_oracle import OPTIONS, OPTION_IDS, check_against_oracle
+
+GAMES = ["kuhn", "leduc", "random(seed=3)", "random(seed=11,min_depth=7,max_depth=9)", "goofspiel(num_cards=3)"]
+
+
+@pytest.fixture
+def tables(monkeypatch):
+    """The path table serving on the CPU, and the compiled walks off."""
+    monkeypatch.setattr(treeplex, "PATH_DEVICES", ("cpu",))
+    monkeypatch.setattr(treeplex, "WALK_SEQUENCES", 1 << 62)
+
+
+def _strategy(tp, batch, gen):
+    w = torch.rand(batch, tp.num_sequences, dtype=torch.float64, generator=gen)
+    w[w < 0.25] = 0  # some infosets all zero (uniform), some actions never played (reach 0 below)
+    return tp.normalize(w)
+
+
+@pytest.mark.parametrize("spec", GAMES)
+def test_the_table_gives_the_level_loops_plan_bit_for_bit(spec, tables, monkeypatch):
+    """The plan by the table equals the level loop's to the last bit (the same products in the
+    same order), for both players, one strategy and a batch, into a new array and into sigma's
+    own memory."""
+    gen = torch.Generator().manual_seed(5)
+    for tp in tensorcfr.compile(spec).treeplexes:
+        for batch in (1, 3):
+            sigma = _strategy(tp, batch, gen)
+            got = tp.sequence_form(sigma)
+            assert "_paths" in tp.__dict__  # (the table did serve)
+            with monkeypatch.context() as m:
+                m.setattr(treeplex, "PATH_DEVICES", ())
+                want = tp.sequence_form(sigma)
+            assert torch.equal(got, want), (spec, tp.player, batch)
+            assert torch.equal(tp.sequence_form(sigma.clone(), out=sigma), want)
+
+
+def test_the_table_holds_each_path():
+    """Column s of the table is s's path from the root, padded in front with 0: rebuilt here by
+    walking the parents up."""
+    for tp in tensorcfr.compile("leduc").treeplexes:
+        table = tp.paths()
+        parent = {s: int(tp.infoset_parent[tp.seq_infoset[s]]) for s in range(1, tp.num_sequences)}
+        for s in range(tp.num_sequences):
+            path, at = [], s
+            while at:
+                path.append(at)
+                at = parent[at]
+            assert table[:, s].tolist() == [0] * (len(table) - len(path)) + path[::-1]
+
+
+@pytest.mark.parametrize("opts", OPTIONS[::3], ids=OPTION_IDS[::3])
+@pytest.mark.parametrize("spec,iterations", [("kuhn", 25), ("leduc", 4), ("random(seed=7,payoffs=2)", 12)])
+def test_a_solver_on_the_table_follows_the_oracle(spec, iterations, opts, tables):
+    """CFR and CFR+ (simultaneous and alternating, delays, averaging) with the plan from the table
+    equal the recursive float64 oracle iteration by iteration."""
+    check_against_oracle(spec, opts, iterations, "cpu")
+
+
+def test_a_part_made_for_one_iteration_keeps_the_level_loop(tables):
+    """A sampled part of a treeplex (`treeplex.touched`) lives for one iteration: a table built
+    for it would serve once, so its plan takes the level loop, and builds none."""
+    tp = tensorcfr.compile("leduc").treeplexes[0]
+    sub = treeplex.touched(tp, torch.tensor([tp.num_sequences - 1, 7]))[0]
+    x = sub.sequence_form(_strategy(sub, 1, torch.Generator().manual_seed(1)))
+    assert sub.short_lived and "_paths" not in sub.__dict__ and x[0, 0] == 1
+
+
+@pytest.mark.parametrize("spec", GAMES[:3])
+def test_the_regret_leaves_out_the_values_of_the_empty_sequence(spec):
+    """`bottom_up(..., root=False)`, as the instantaneous regret asks it, gives every sequence's
+    and infoset's value but the empty sequence's (left as g's) bit for bit as the full pass."""
+    gen = torch.Generator().manual_seed(2)
+    for tp in tensorcfr.compile(spec).treeplexes:
+        sigma = _strategy(tp, 2, gen)
+        g = torch.randn(2, tp.num_sequences, dtype=torch.float64, generator=gen)
+        q, v = treeplex.bottom_up(tp, g, sigma)
+        q2, v2 = treeplex.bottom_up(tp, g, sigma, root=False)
+        assert torch.equal(q2[:, 1:], q[:, 1:]) and torch.equal(v2, v) and torch.equal(q2[:, 0], g[:, 0])
