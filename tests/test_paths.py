@@ -86,3 +86,33 @@ def test_the_regret_leaves_out_the_values_of_the_empty_sequence(spec):
         q, v = treeplex.bottom_up(tp, g, sigma)
         q2, v2 = treeplex.bottom_up(tp, g, sigma, root=False)
         assert torch.equal(q2[:, 1:], q[:, 1:]) and torch.equal(v2, v) and torch.equal(q2[:, 0], g[:, 0])
+
+
+def _slow_bottom_up(tp, g, sigma):
+    """q and v of member 0 by a walk over the infosets, deepest first, in plain Python."""
+    q, v = g[0].tolist(), [0.0] * tp.num_infosets
+    offsets, parents = tp.infoset_offsets.tolist(), tp.infoset_parent.tolist()
+    for j in reversed(range(tp.num_infosets)):  # stored by level: children after parents
+        v[j] = sum(sigma[0, s].item() * q[s] for s in range(offsets[j], offsets[j + 1]))
+        q[parents[j]] += v[j]
+    return q, v
+
+
+@pytest.mark.parametrize("sums", ["never", "always"])
+@pytest.mark.parametrize("spec", GAMES)
+def test_the_values_under_a_strategy_equal_a_walk_over_the_infosets(spec, sums, monkeypatch):
+    """`bottom_up` with `index_add_` and with the segment sums of a deterministic GPU run (each
+    level's sums joined at the end), with and without the empty sequence's value, equals a plain
+    walk over the infosets to 1e-12."""
+    monkeypatch.setattr(treeplex.segments, "SEGMENT_SUMS", sums)
+    gen = torch.Generator().manual_seed(3)
+    for tp in tensorcfr.compile(spec).treeplexes:
+        sigma = _strategy(tp, 1, gen)
+        g = torch.randn(1, tp.num_sequences, dtype=torch.float64, generator=gen)
+        q_ref, v_ref = _slow_bottom_up(tp, g, sigma)
+        for root in (True, False):
+            q, v = treeplex.bottom_up(tp, g, sigma, root=root)
+            assert v.shape == (1, tp.num_infosets)
+            assert max(abs(a - b) for a, b in zip(v[0].tolist(), v_ref)) <= 1e-12
+            assert max(abs(a - b) for a, b in zip(q[0, 1:].tolist(), q_ref[1:])) <= 1e-12
+            assert abs(q[0, 0].item() - (q_ref[0] if root else g[0, 0].item())) <= 1e-12

@@ -426,6 +426,15 @@ def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None, 
     """
     batch = max(g.shape[0], 1 if sigma is None else sigma.shape[0])
     q = g if inplace and g.shape[0] == batch else g.expand(batch, -1).clone()
+    if sigma is not None and segments.wanted(q):
+        # segment sums (a deterministic GPU run): a level's sums are its values as they come (one
+        # kernel each, where adding them into zeros takes two), joined once at the end
+        parts = []
+        for lv in reversed(tp.levels):
+            parts.append(segments.sum(lv.segment, sigma[:, lv.s0:lv.s1] * q[:, lv.s0:lv.s1], lv.i1 - lv.i0))
+            if root or lv is not tp.levels[0]:
+                segments.add(q, lv.parent, parts[-1])
+        return q, torch.cat(parts[::-1], 1) if parts else q.new_zeros(batch, 0)
     # filled once, each level reduced into its own columns: two kernels a level fewer than a
     # fresh [B, n] per level copied in (what a small game's iteration is made of)
     v = q.new_full((batch, tp.num_infosets), -torch.inf) if sigma is None else q.new_zeros(batch, tp.num_infosets)
