@@ -15,8 +15,8 @@ is the count a GPU would launch.
 
 Writes `gpu_profile.json` (after each row, so a run stopped by a time limit keeps what it
 measured) and prints one table per game and form. `--device cpu` runs the same on the CPU
-(eager only, the CPU's kernels): the tests run it so, so that a GPU session does not find it
-broken.
+(eager only, the CPU's kernels; `--deterministic` there with the segment sums a GPU takes in
+that mode): the tests run it so, so that a GPU session does not find it broken.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from torch.profiler import ProfilerActivity, profile
 
 import tensorcfr
 from bench import bytes_per_iteration, copy_bandwidth, sync
-from tensorcfr.spaces import treeplex
+from tensorcfr.spaces import segments, treeplex
 
 # operators that launch no kernel: views, allocations, metadata and host reads
 _NO_KERNEL = {"view", "as_strided", "select", "slice", "alias", "reshape", "unsqueeze", "squeeze", "expand", "t",
@@ -114,8 +114,10 @@ def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, determinis
     cg = tensorcfr.compile(spec, form=form)
     out = {"game": spec, "form": cg.form, "algorithm": algo, "dtype": dtype, "deterministic": deterministic,
            "paths": paths}
-    shipped = treeplex.PATH_DEVICES
+    shipped, sums = treeplex.PATH_DEVICES, segments.SEGMENT_SUMS
     treeplex.PATH_DEVICES = tuple({*shipped, device}) if paths else ()
+    if deterministic and device == "cpu":  # the sums a deterministic GPU run takes (on the CPU index_add_ is in order)
+        segments.SEGMENT_SUMS = "always"
     try:
         for capture in ("none", "cuda-graph") if device == "cuda" else ("none",):
             s = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, capture=capture, updates="alternating",
@@ -127,7 +129,7 @@ def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, determinis
                 ops = count_ops(s)
             del s
     finally:
-        treeplex.PATH_DEVICES = shipped
+        treeplex.PATH_DEVICES, segments.SEGMENT_SUMS = shipped, sums
     best = out.get("ms_cuda-graph", out["ms_none"])
     out["kernel_ms"] = sum(r["us"] for r in rows) / 1000
     out["launches"] = sum(r["launches"] for r in rows)
