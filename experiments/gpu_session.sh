@@ -87,7 +87,7 @@ for step in "$@"; do
         memory) run 100 memory python3 experiments/gpu_checks.py --sections memory --out "$OUT" --name memory.json \
                     --memory-games "dudo(6,1,2):public" "ocp(2000):generic" "leduc*64:generic" ;;
         small) run 90 small python3 experiments/gpu_profile.py --games kuhn leduc liars_dice "dudo(4,1,2)" \
-                   --forms generic --paths both --deterministic --iterations 200 --out "$OUT" \
+                   --forms generic --paths both --deterministic --iterations 100 --out "$OUT" \
                    --name gpu_profile_small.json ;;
         profile) run 150 profile python3 experiments/gpu_profile.py --games "ocp(1000)" "dudo(4,2,2)" \
                      --deterministic --out "$OUT" ;;
