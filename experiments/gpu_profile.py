@@ -7,9 +7,10 @@ The gap between the wall clock and the summed kernel time is launch and host ove
 the segment sums of `tensorcfr.spaces.segments`), to see what that mode's time goes to.
 `--paths both` adds each row again with the treeplex's level loop in place of its path table
 (`tensorcfr.spaces.treeplex.PATH_DEVICES`), to time what the table saves where it serves.
-Each row also counts the operators an iteration runs that launch a kernel (`ops`, torch's
-dispatcher: no views, no allocations), which does not depend on the device: on the CPU it
-is the count a GPU would launch.
+Each row also counts the operators that launch a kernel (`ops`, torch's dispatcher: no views,
+no allocations) in an iteration as a CUDA graph records it (`capture="static"`, with the copies
+of the iteration's scalars that precede each replay), which does not depend on the device: on
+the CPU it is the count a GPU would launch.
 
     python experiments/gpu_profile.py --games "ocp(1000)" "dudo(4,2,2)" --out experiments/results/gpu  # needs CUDA
 
@@ -50,7 +51,7 @@ def _same_data(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def count_ops(solver) -> collections.Counter:
-    """{operator: calls} of one eager iteration, of the operators that launch a kernel (torch's
+    """{operator: calls} of one iteration of `solver`, of the operators that launch a kernel (torch's
     dispatcher; under it the compiled CPU walks step aside, as in a recorded iteration, so the
     count is that of the torch passes a GPU runs). The second iteration so watched: the first
     makes what is made once (the path table, where the walks served until then)."""
@@ -126,8 +127,9 @@ def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, determinis
             out[f"capture_used_{capture}"] = s.capture
             if capture == "none":
                 rows = kernels(s, n)
-                ops = count_ops(s)
             del s
+        ops = count_ops(tensorcfr.Solver(cg, algo, device=device, dtype=dtype, capture="static",
+                                         updates="alternating", deterministic=deterministic))
     finally:
         treeplex.PATH_DEVICES, segments.SEGMENT_SUMS = shipped, sums
     best = out.get("ms_cuda-graph", out["ms_none"])
