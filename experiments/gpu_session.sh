@@ -8,8 +8,9 @@
 #
 # A call runs the steps it names in order, each under its own limit, until the call's own: name
 # the most wanted first and let the rest use what is left (a session of 15 minutes, about 30 s to
-# start: `suite small` in a call of 600 s with SUITE_S=480, then `determinism profile cards holdem
-# noregret memory` in what is left).
+# start: `small suite` in a call of 600 s with SUITE_S=480, the short step first so that its figures
+# are in whatever the suite leaves; then `determinism profile cards holdem noregret memory` in
+# what is left).
 #
 # Steps, in the order of the open issues' GPU items (seconds each, about):
 #   suite         the whole suite on CUDA with the default capture (SUITE_S, default 540: a call of its
