@@ -29,6 +29,11 @@ class GameError(ValueError):
     """A game was asked for with a bad name or parameters, or breaks the protocol."""
 
 
+# a size past every limit: a closed form that would pass it returns it as a lower bound (exact
+# False) instead of working out a number of thousands of digits (liars_dice(faces=10**30))
+PAST_ANY_LIMIT = 10**300
+
+
 class Game:
     """Base class of a two-player zero-sum extensive-form game with chance.
 

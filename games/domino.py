@@ -26,12 +26,13 @@ Example:
 from __future__ import annotations
 
 import functools
+import math
 from itertools import combinations
 from math import comb
 
 import numpy as np
 
-from .base import CHANCE, TERMINAL, Game, GameError
+from .base import CHANCE, PAST_ANY_LIMIT, TERMINAL, Game, GameError
 from .vector import KeyTable, VectorGame
 
 PASS = "pass"
@@ -53,16 +54,36 @@ class Domino(Game):
     """
 
     def __init__(self, max_pips: int = 2, hand: int = 2):
-        if not isinstance(max_pips, int) or max_pips < 1:
+        if isinstance(max_pips, bool) or not isinstance(max_pips, int) or max_pips < 1:
             raise GameError(f"domino: max_pips must be an integer >= 1, got {max_pips!r}")
-        self.tiles = tuple((a, b) for a in range(max_pips + 1) for b in range(a, max_pips + 1))
-        if not isinstance(hand, int) or hand < 1 or 2 * hand > len(self.tiles):
-            raise GameError(f"domino: {len(self.tiles)} tiles cannot deal hands of {hand!r} to two players "
-                            f"(needs 1 <= hand <= {len(self.tiles) // 2})")
-        self.max_pips, self.hand = max_pips, hand
+        n = (max_pips + 1) * (max_pips + 2) // 2  # the tiles (a, b), a <= b
+        if isinstance(hand, bool) or not isinstance(hand, int) or hand < 1 or 2 * hand > n:
+            raise GameError(f"domino: {n:,} tiles cannot deal hands of {hand!r} to two players "
+                            f"(needs 1 <= hand <= {n // 2:,})")
+        self.max_pips, self.hand, self.num_tiles = max_pips, hand, n
         self.name = f"domino({max_pips},{hand})"
-        self.num_deals = comb(len(self.tiles), hand) * comb(len(self.tiles) - hand, hand)
-        self._by_name = {_name(t): t for t in self.tiles}
+
+    # made on first use, as the deals are: domino(10**30) has 5e59 tiles, which a size check refuses first
+    @functools.cached_property
+    def tiles(self) -> tuple[tuple[int, int], ...]:
+        return tuple((a, b) for a in range(self.max_pips + 1) for b in range(a, self.max_pips + 1))
+
+    @functools.cached_property
+    def _by_name(self) -> dict[str, tuple[int, int]]:
+        return {_name(t): t for t in self.tiles}
+
+    @functools.cached_property
+    def num_deals(self) -> int:
+        n, h = self.num_tiles, self.hand
+        return comb(n, h) * comb(n - h, h)
+
+    def _log10_deals(self) -> float:
+        """log10 of `num_deals`, from the log-gamma function (no big integers)."""
+        n, h = self.num_tiles, self.hand
+        if n.bit_length() > 1000:  # past a float
+            return math.inf
+        lg = lambda k: math.lgamma(k + 1)  # noqa: E731  ln k!
+        return (lg(n) - lg(h) - lg(h) - lg(n - 2 * h)) / math.log(10)
 
     @functools.cached_property
     def _deal_tiles(self) -> list:
@@ -78,6 +99,8 @@ class Domino(Game):
     def size_hint(self):
         """At least the deal, and per deal player 1's first decision and one move out of it (a
         lower bound: the rest of the play is not counted)."""
+        if self._log10_deals() > 300:  # a number of deals past any limit: not worked out exactly
+            return PAST_ANY_LIMIT, False
         return 1 + 2 * self.num_deals, False
 
     # -- helpers --------------------------------------------------------------------------

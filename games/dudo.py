@@ -35,7 +35,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .base import CHANCE, TERMINAL, Game, GameError
+from .base import CHANCE, PAST_ANY_LIMIT, TERMINAL, Game, GameError
 from .vector import VectorGame, popcount
 
 DUDO = "dudo"
@@ -63,14 +63,26 @@ class Dudo(Game):
         for what, v, lo in (("faces", faces, 2), ("dice1", dice1, 1), ("dice2", dice2, 1)):
             if not isinstance(v, int) or v < lo:
                 raise GameError(f"dudo: {what} must be an integer >= {lo}, got {v!r}")
+        if values is not None and (not hasattr(values, "__getitem__") or isinstance(values, (str, bytes))):
+            raise GameError(f"dudo: values must be a mapping {{(a, b): V(a, b)}}, got {values!r}")
+        if continuation is not None and not callable(continuation):
+            raise GameError(f"dudo: continuation must be a function (a, b) -> V(a, b), got {continuation!r}")
         self.faces, self.dice = faces, (dice1, dice2)
         self.name = f"dudo({faces},{dice1},{dice2})"
         self.num_bids = faces * (dice1 + dice2)
-        self.bid_names = tuple(f"{q}x{f}" for q in range(1, dice1 + dice2 + 1) for f in range(1, faces + 1))
-        self._rank = {name: r for r, name in enumerate(self.bid_names)}
         self._values = values
         self._continuation = continuation  # the older spelling: a function (a, b) -> V(a, b)
         self._payoff = {}  # loser -> player 1's payoff, filled on first use
+
+    @functools.cached_property
+    def bid_names(self) -> tuple[str, ...]:
+        # made on first use: dudo(10**30) has that many bids, which a size check refuses first
+        d = self.dice[0] + self.dice[1]
+        return tuple(f"{q}x{f}" for q in range(1, d + 1) for f in range(1, self.faces + 1))
+
+    @functools.cached_property
+    def _rank(self) -> dict[str, int]:
+        return {name: r for r, name in enumerate(self.bid_names)}
 
     def value(self, a: int, b: int) -> float:
         """V(a, b): the first bidder's value of Dudo(faces, a, b)."""
@@ -102,11 +114,15 @@ class Dudo(Game):
     def size_hint(self):
         """The deal, then per deal every strictly rising sequence of the B bids (2^B of them,
         the empty one included) and a call after each non-empty one: 1 + deals (2^(B+1) - 1)."""
+        if self.num_bids > 10_000:  # 2^10001 bid sequences (3,011 digits) alone pass any limit
+            return PAST_ANY_LIMIT, False
         deals = comb(self.faces + self.dice[0] - 1, self.dice[0]) * comb(self.faces + self.dice[1] - 1, self.dice[1])
         return 1 + deals * (2 ** (self.num_bids + 1) - 1), True
 
     def public_size_hint(self):
         """Every strictly rising bid sequence and a call after each non-empty one; a type per roll."""
+        if self.num_bids > 10_000:
+            return PAST_ANY_LIMIT, (1, 1)
         types = tuple(comb(self.faces + d - 1, d) for d in self.dice)
         return 2 ** (self.num_bids + 1) - 1, types
 

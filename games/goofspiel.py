@@ -26,11 +26,12 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
-from .base import CHANCE, TERMINAL, Game, GameError
+from .base import CHANCE, PAST_ANY_LIMIT, TERMINAL, Game, GameError
 from .vector import VectorGame
 
 ORDERS = ("random", "descending", "ascending")
@@ -57,7 +58,11 @@ class Goofspiel(Game):
         params = [f"num_cards={num_cards}"] + [f"points_order={points_order}"] * (points_order != "random") \
             + [f"returns_type={returns_type}"] * (returns_type != "win_loss")
         self.name = f"goofspiel({','.join(params)})"
-        self.bids = tuple(tuple(f"[P{p}]Bid: {v}" for v in range(1, num_cards + 1)) for p in (0, 1))
+
+    @functools.cached_property
+    def bids(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        # made on first use: goofspiel(num_cards=10**30) has that many, which a size check refuses first
+        return tuple(tuple(f"[P{p}]Bid: {v}" for v in range(1, self.n + 1)) for p in (0, 1))
 
     def openspiel_twin(self):
         return (f"turn_based_simultaneous_game(game=goofspiel(num_cards={self.n},imp_info=True,"
@@ -68,6 +73,8 @@ class Goofspiel(Game):
         sequence (P(N,k) = N!/(N-k)!), a player-0 node each and N-k player-1 nodes; random order
         adds a chance node before each round; (N!)^2 bid pairs end the game, times N! point
         orders when random."""
+        if self.n > 1000:  # past any limit ((N!)^2 > 10^5000), and slow to work out exactly
+            return PAST_ANY_LIMIT, False
         n, perm = self.n, lambda k: math.perm(self.n, k)
         deals = (lambda k: perm(k + 1)) if self.order == "random" else (lambda k: 1)
         total = sum(deals(k) * perm(k) ** 2 * (1 + n - k) for k in range(n - 1))

@@ -29,10 +29,13 @@ Example:
 
 from __future__ import annotations
 
+import functools
+from math import comb
+
 import numpy as np
 
-from .base import CHANCE, TERMINAL, Game, GameError
-from .dudo import DudoVector, multisets
+from .base import CHANCE, PAST_ANY_LIMIT, TERMINAL, Game, GameError
+from .dudo import DudoVector
 
 LIAR = "Liar"
 
@@ -50,9 +53,16 @@ class LiarsDice(Game):
         self.dice = (numdice, numdice)
         params = [f"faces={faces}"] * (faces != 6) + [f"numdice={numdice}"] * (numdice != 1)
         self.name = f"liars_dice({','.join(params)})" if params else "liars_dice"
-        self.bid_names = tuple(f"{q}-{f}" for q in range(1, 2 * numdice + 1) for f in range(1, faces + 1))
-        self.num_bids = len(self.bid_names)
-        self._rank = {b: r for r, b in enumerate(self.bid_names)}
+        self.num_bids = 2 * numdice * faces
+
+    @functools.cached_property
+    def bid_names(self) -> tuple[str, ...]:
+        # made on first use: liars_dice(faces=10**30) has that many bids, which a size check refuses first
+        return tuple(f"{q}-{f}" for q in range(1, 2 * self.numdice + 1) for f in range(1, self.faces + 1))
+
+    @functools.cached_property
+    def _rank(self) -> dict[str, int]:
+        return {b: r for r, b in enumerate(self.bid_names)}
 
     def openspiel_twin(self):
         return f"liars_dice(numdice={self.numdice},dice_sides={self.faces})"
@@ -61,12 +71,16 @@ class LiarsDice(Game):
         """The dice rolled one at a time (1 + F + ... + F^(2n-1) chance nodes), then per roll
         every strictly rising sequence of the bids and a call after each non-empty one."""
         f, n = self.faces, 2 * self.numdice
+        if self.num_bids > 10_000:  # 2^10001 bid sequences (3,011 digits) alone pass any limit
+            return PAST_ANY_LIMIT, False
         return sum(f ** k for k in range(n)) + f ** n * (2 ** (self.num_bids + 1) - 1), True
 
     def public_size_hint(self):
         """Every strictly rising bid sequence and a call after each non-empty one; a type per
         multiset of one player's dice."""
-        types = len(multisets(self.faces, self.numdice))
+        if self.num_bids > 10_000:
+            return PAST_ANY_LIMIT, (1, 1)
+        types = comb(self.faces + self.numdice - 1, self.numdice)  # the multisets of one player's dice
         return 2 ** (self.num_bids + 1) - 1, (types, types)
 
     def initial_state(self):

@@ -21,19 +21,33 @@ import random
 from .base import CHANCE, TERMINAL, Game, GameError
 
 
+MAX_BRANCHING = 1000  # actions or chance outcomes a node at most
+
+
 class RandomGame(Game):
     """State = tuple of events (actor, label, seen by player 0, seen by player 1)."""
 
     def __init__(self, seed: int = 0, min_depth: int = 4, max_depth: int = 7,
                  max_actions: int = 3, max_outcomes: int = 3, payoffs: int = 0):
-        if not 1 <= min_depth <= max_depth or max_actions < 1 or max_outcomes < 1:
-            raise GameError("random: need 1 <= min_depth <= max_depth, max_actions >= 1, max_outcomes >= 1")
+        for what, v in (("min_depth", min_depth), ("max_depth", max_depth), ("max_actions", max_actions),
+                        ("max_outcomes", max_outcomes)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise GameError(f"random: {what} must be an integer, got {v!r}")
+        if not 1 <= min_depth <= max_depth:
+            raise GameError(f"random: need 1 <= min_depth <= max_depth, got {min_depth} and {max_depth}")
+        for what, v in (("max_actions", max_actions), ("max_outcomes", max_outcomes)):
+            if not 1 <= v <= MAX_BRANCHING:  # a node's actions are listed one by one
+                raise GameError(f"random: {what} must be from 1 to {MAX_BRANCHING:,}, got {v}")
         self.seed, self.min_depth, self.max_depth = seed, min_depth, max_depth
         self.max_actions, self.max_outcomes = max_actions, max_outcomes
         if not isinstance(payoffs, int) or payoffs < 0:
             raise GameError(f"random: payoffs must be a whole number >= 0, got {payoffs!r}")
         self.payoffs = payoffs  # 0: utilities uniform in [-3, 3]; k > 0: whole numbers in [-k, k] (many ties)
-        self.name = f"random(seed={seed})" if not payoffs else f"random(seed={seed},payoffs={payoffs})"
+        # every setting off its default in the name: two games that differ are never one name (the
+        # compile cache and the run directories go by it)
+        shape = {"min_depth": (min_depth, 4), "max_depth": (max_depth, 7), "max_actions": (max_actions, 3),
+                 "max_outcomes": (max_outcomes, 3), "payoffs": (payoffs, 0)}
+        self.name = f"random({','.join([f'seed={seed}'] + [f'{k}={v}' for k, (v, d) in shape.items() if v != d])})"
 
     def _rng(self, *parts) -> random.Random:
         # Seeding with a string hashes it with SHA-512: stable across processes.

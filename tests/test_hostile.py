@@ -408,6 +408,61 @@ def test_huge_games_are_refused_at_once_naming_their_size(spec, size):
     assert size in r.stderr and "GB available" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+HUGE = "1" + "0" * 30  # 10^30 as a spec writes it
+
+
+@pytest.mark.parametrize("spec,message", [
+    # found by the fuzz test, which they killed (a constructor listing 10^30 bids, tiles, cards or
+    # cells, or a size worked out to millions of digits: 24 GB before the kernel stopped it)
+    (f"liars_dice({HUGE})", "at least about 10^300 histories"),
+    (f"liars_dice(2,{HUGE})", "at least about 10^300 histories"),
+    ("liars_dice(1000000)", "at least about 10^300 histories"),
+    (f"dudo({HUGE})", "at least about 10^300 histories"),
+    ("dudo(2,2,1000000)", "at least about 10^300 histories"),
+    (f"goofspiel({HUGE})", "at least about 10^300 histories"),
+    ("goofspiel(100000)", "at least about 10^300 histories"),
+    (f"domino({HUGE})", "at least 3.1e+238 histories"),
+    ("domino(1000000,400000)", "at least about 10^300 histories"),
+    (f"battleship({HUGE})", f"a 2 x {HUGE} board has about 10^30 cells, more than 10,000"),
+    (f"battleship(2,{HUGE})", "board has about 10^30 cells, more than 10,000"),
+    (f"random(2,2,2,{HUGE})", "max_actions must be from 1 to 1,000"),
+    ("random(2,2.5,3)", "min_depth must be an integer, got 2.5"),
+    ("dudo(2,2,2,1000000)", "dudo: values must be a mapping"),
+])
+def test_huge_parameters_are_refused_at_once(spec, message):
+    """Parameters far past any game that could be solved are refused in one line, by name or by
+    the size they imply, without building anything their size (a case that takes 10 s fails)."""
+    import signal
+
+    def too_slow(signum, frame):
+        raise TimeoutError(f"{spec}: no answer within 10 s")
+    old = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(10)
+    try:
+        with pytest.raises(games.GameError) as e:
+            tensorcfr.compile(spec, max_histories=20_000)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert message in str(e.value) and len(str(e.value).splitlines()) == 1, str(e.value)
+
+
+def test_a_random_games_name_holds_every_setting_off_its_default():
+    """Two random games that differ never share a name (the compile cache and runs go by it)."""
+    assert games.make("random(seed=7)").name == "random(seed=7)"
+    assert games.make("random(seed=11,min_depth=7,max_depth=9,payoffs=2)").name == \
+        "random(seed=11,min_depth=7,max_depth=9,payoffs=2)"
+
+
+def test_a_count_of_any_size_is_written_as_a_power_of_ten():
+    """Python refuses to print an int of more than 4,300 digits: a size message reads it off its
+    logarithm (domino(1000000,400000) failed so before)."""
+    from tensorcfr.compiler.sizes import approx
+
+    assert approx(10**5000) == "about 10^5000" and approx(10**5000 - 1) == "about 10^4999"
+    assert approx(10**300) == "about 10^300" and approx(123) == "123"
+
+
 @pytest.mark.parametrize("spec,histories", [("dudo(4,2,1)", 327_641), ("ocp(12)", 1_189), ("liars_dice(faces=3)", 1_147)])
 def test_closed_form_sizes_are_exact(spec, histories):
     assert games.make(spec).size_hint() == (histories, True)

@@ -24,8 +24,8 @@ Example:
 
 from __future__ import annotations
 
-import os
 import math
+import os
 import re
 
 from tensorcfr.errors import TensorCFRError
@@ -94,8 +94,20 @@ def parse_bytes(text: str | int | None) -> int | str | None:
 
 
 def approx(n: int) -> str:
-    """A count for a message: 1.2e+07, or 10^304 where a float cannot hold it."""
-    return f"{n:,}" if n < 10**7 else f"{float(n):.2g}" if n < 10**300 else f"about 10^{len(str(n)) - 1}"
+    """A count for a message: 1.2e+07, or 10^304 where a float cannot hold it (read off its
+    logarithm: Python refuses to print an int of more than 4,300 digits).
+
+    Example:
+        >>> approx(12), approx(12_345_678), approx(10**5000)
+        ('12', '1.2e+07', 'about 10^5000')
+    """
+    return f"{n:,}" if n < 10**7 else f"{float(n):.2g}" if n < 10**300 else f"about 10^{_exponent(n)}"
+
+
+def _exponent(n: int) -> int:
+    """The power of ten of a positive int of any size, floor(log10(n)), without printing it."""
+    e = int(math.log10(n))
+    return e - 1 if 10**e > n else e + 1 if 10**(e + 1) <= n else e
 
 
 def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes: int = 8,
@@ -179,7 +191,8 @@ def public_limit(name: str, hint, histories: tuple[int, bool] | None, max_histor
     memory = parse_bytes(max_memory)
     budget = max(available_memory() - MARGIN, 0) if memory == "auto" else memory
     if histories is not None and max_histories is not None and histories[0] > max_histories:
-        raise TensorCFRError(f"{name}: {approx(histories[0])} histories, more than --max-histories {max_histories:,}")
+        raise TensorCFRError(f"{name}: {'' if histories[1] else 'at least '}{approx(histories[0])} histories, "
+                             f"more than --max-histories {max_histories:,}")
     if hint is None or budget is None:
         return
     need = public_need(hint, members, dtype_bytes)
@@ -228,7 +241,7 @@ def too_many(name: str, limit: int, method: str) -> TensorCFRError:
 
 
 def _gb(n: int) -> str:
-    return f"{n / 1e9:.1f} GB" if n < 1e18 else f"about 10^{len(str(int(n))) - 10} GB"
+    return f"{n / 1e9:.1f} GB" if n < 1e18 else f"about 10^{_exponent(int(n)) - 9} GB"
 
 
 # per-sequence [B, S_p] arrays alive at once in a solver, 3 of its iterations and its evaluation:
