@@ -20,6 +20,8 @@ import itertools
 import math
 from typing import Sequence
 
+import numpy as np
+
 from .base import TERMINAL, Game, GameError
 
 
@@ -149,12 +151,20 @@ def blotto(soldiers: int = 5, fields: int = 3) -> MatrixGame:
     """
     if not (isinstance(soldiers, int) and isinstance(fields, int)) or soldiers < 1 or fields < 1:
         raise GameError(f"blotto: soldiers and fields must be positive integers, got {soldiers}, {fields}")
-    if math.comb(soldiers + fields - 1, fields - 1) > 2000:
+    n, k = soldiers + fields - 1, min(fields - 1, soldiers)
+    if k and (n > 2000 or math.comb(n, k) > 2000):  # (comb(n, k) >= n for k >= 1: never a huge one worked out)
         raise GameError(f"blotto({soldiers},{fields}): more than 2000 pure strategies")
-    splits = [c for c in itertools.product(range(soldiers + 1), repeat=fields) if sum(c) == soldiers]
+    if math.comb(n, k) ** 2 * fields > 10**8:  # the payoff table compares every pair field by field
+        raise GameError(f"blotto({soldiers},{fields}): {math.comb(n, k):,} pure strategies over {fields:,} fields, "
+                        "more than 10^8 comparisons to tabulate")
+    # stars and bars: the fields - 1 bars' places among soldiers + fields - 1 give each split once
+    bars = itertools.combinations(range(n), fields - 1)
+    splits = [tuple(b - a - 1 for a, b in zip((-1, *c), (*c, n))) for c in bars]
     splits.sort(reverse=True)
-    sign = lambda d: (d > 0) - (d < 0)  # noqa: E731
-    payoff = [[sum(sign(a - b) for a, b in zip(s, t)) for t in splits] for s in splits]
+    a = np.array(splits, dtype=np.int64).reshape(len(splits), fields)  # [m, fields]
+    rows = max(1, 10**7 // max(1, len(splits) * fields))  # a block of rows at a time: at most 10^7 comparisons
+    payoff = np.concatenate([np.sign(a[i:i + rows, None, :] - a[None, :, :]).sum(2)
+                             for i in range(0, len(splits), rows)]).tolist()  # [m, m] fields won minus lost
     names = tuple("-".join(map(str, s)) for s in splits)
     return MatrixGame(payoff, names, names, f"blotto({soldiers},{fields})")
 

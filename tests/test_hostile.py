@@ -428,6 +428,10 @@ HUGE = "1" + "0" * 30  # 10^30 as a spec writes it
     (f"random(2,2,2,{HUGE})", "max_actions must be from 1 to 1,000"),
     ("random(2,2.5,3)", "min_depth must be an integer, got 2.5"),
     ("dudo(2,2,2,1000000)", "dudo: values must be a mapping"),
+    # found by the fuzz test in the next run: the count of strategies worked out as a binomial of
+    # 10^30 and 2^63, then 2^2000 candidate splits, then 2000^2 x 2000 comparisons
+    (f"blotto({HUGE},9223372036854775808)", "more than 2000 pure strategies"),
+    ("blotto(1,2000)", "2,000 pure strategies over 2,000 fields, more than 10^8 comparisons"),
 ])
 def test_huge_parameters_are_refused_at_once(spec, message):
     """Parameters far past any game that could be solved are refused in one line, by name or by
