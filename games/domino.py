@@ -26,7 +26,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import math
 from itertools import combinations
 from math import comb
 
@@ -77,14 +76,6 @@ class Domino(Game):
         n, h = self.num_tiles, self.hand
         return comb(n, h) * comb(n - h, h)
 
-    def _log10_deals(self) -> float:
-        """log10 of `num_deals`, from the log-gamma function (no big integers)."""
-        n, h = self.num_tiles, self.hand
-        if n.bit_length() > 1000:  # past a float
-            return math.inf
-        lg = lambda k: math.lgamma(k + 1)  # noqa: E731  ln k!
-        return (lg(n) - lg(h) - lg(h) - lg(n - 2 * h)) / math.log(10)
-
     @functools.cached_property
     def _deal_tiles(self) -> list:
         # made on first use: domino(9,9) has 10^20 deals, which a size check refuses first
@@ -99,7 +90,9 @@ class Domino(Game):
     def size_hint(self):
         """At least the deal, and per deal player 1's first decision and one move out of it (a
         lower bound: the rest of the play is not counted)."""
-        if self._log10_deals() > 300:  # a number of deals past any limit: not worked out exactly
+        # deals >= C(n, h) >= max(n, 2^h) (n >= 2h): past any limit from 1,000 cards a hand or
+        # 10^300 tiles, and not worked out there (a product of thousands of huge numbers)
+        if self.hand >= 1000 or self.num_tiles > PAST_ANY_LIMIT:
             return PAST_ANY_LIMIT, False
         return 1 + 2 * self.num_deals, False
 
