@@ -32,14 +32,9 @@ import math
 from .base import TERMINAL, Game, GameError
 
 SEARCH_LIMIT = 200_000  # partial placements remembered by the search for room for the ships
-# cells of a board: the search for room lists a ship's placements cell by cell, and a board of
-# more cells is past any limit the compiler sets anyway (its first shots alone)
+# cells of a board: the search for room lists a ship's placements cell by cell, and on a larger
+# board a ship's placements, each followed by every first shot, are already 10^8 histories
 MAX_CELLS = 10_000
-
-
-def approx_cells(n: int) -> str:
-    """n for a message, with thousands separators up to 10^30 and as a power of ten past that."""
-    return f"{n:,}" if n < 10**30 else f"about 10^{int(math.log10(n))}"
 
 
 class Battleship(Game):
@@ -60,8 +55,7 @@ class Battleship(Game):
             raise GameError(f"battleship: ship_values must be {len(sizes)} positive numbers, one a ship, "
                             f"got {ship_values!r}")
         if board_width * board_height > MAX_CELLS:
-            raise GameError(f"battleship: a {board_height} x {board_width} board has "
-                            f"{approx_cells(board_width * board_height)} cells, more than {MAX_CELLS:,}")
+            raise GameError(f"battleship: a {board_height} x {board_width} board has more than {MAX_CELLS:,} cells")
         if max(sizes) > max(board_width, board_height):
             raise GameError(f"battleship: a ship of size {max(sizes)} does not fit a {board_height} x {board_width} board")
         if sum(sizes) > board_width * board_height:

@@ -425,8 +425,8 @@ HUGE = "1" + "0" * 30  # 10^30 as a spec writes it
     ("domino(1000000,400000)", "at least about 10^300 histories"),
     (f"domino({HUGE},{HUGE})", "at least about 10^300 histories"),  # a log-gamma difference lost to rounding
     (f"domino({HUGE},100000)", "at least about 10^300 histories"),
-    (f"battleship({HUGE})", f"a 2 x {HUGE} board has about 10^30 cells, more than 10,000"),
-    (f"battleship(2,{HUGE})", "board has about 10^30 cells, more than 10,000"),
+    (f"battleship({HUGE})", f"a 2 x {HUGE} board has more than 10,000 cells"),
+    (f"battleship(2,{HUGE})", f"a {HUGE} x 2 board has more than 10,000 cells"),
     (f"random(2,2,2,{HUGE})", "max_actions must be from 1 to 1,000"),
     ("random(2,2.5,3)", "min_depth must be an integer, got 2.5"),
     ("dudo(2,2,2,1000000)", "dudo: values must be a mapping"),

@@ -354,8 +354,9 @@ class CFRConfig(Schedule):
         matched = self._matched(positive, regret, g_scale)
         # into sigma's memory where it can (read for the last time above, as the walk above writes
         # it): a captured iteration then copies nothing back (a kernel a player on a GPU)
-        into = sigma if sigma.shape == matched.shape and sigma is not matched else None
-        return space.normalize(matched, out=into if into is not None else None if matched is regret else matched)
+        if sigma.shape == matched.shape:
+            return space.normalize(matched, out=sigma)
+        return space.normalize(matched, out=None if matched is regret else matched)
 
     def _matched(self, positive: torch.Tensor, regret: torch.Tensor, g_scale: torch.Tensor | None) -> torch.Tensor:
         """`positive` [B, S] with the entries within `regret_tolerance` of 0 set to 0. The scale
