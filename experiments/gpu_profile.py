@@ -10,7 +10,11 @@ the segment sums of `tensorcfr.spaces.segments`), to see what that mode's time g
 Each row also counts the operators that launch a kernel (`ops`, torch's dispatcher: no views,
 no allocations) in an iteration as a CUDA graph records it (`capture="static"`, with the copies
 of the iteration's scalars that precede each replay), which does not depend on the device: on
-the CPU it is the count a GPU would launch.
+the CPU it is the count a GPU would launch. With each it adds up the bytes those operators move
+(`traffic`: a model, inputs read and outputs written once each), by operator (`op_bytes`) and by
+line of tensorcfr (`sites`), beside the floor's (`x_floor_bytes`): where that multiple is near
+the floor's, the time over the floor is the kernels' own (atomics, scattered reads, launches);
+where it is not, the operators move more than they need to.
 
     python experiments/gpu_profile.py --games "ocp(1000)" "dudo(4,2,2)" --out experiments/results/gpu  # needs CUDA
 
@@ -27,9 +31,11 @@ import collections
 import json
 import os
 import time
+import traceback
 
 import torch
 from torch.profiler import ProfilerActivity, profile
+from torch.utils._pytree import tree_flatten
 
 import tensorcfr
 from bench import bytes_per_iteration, copy_bandwidth, sync
@@ -50,28 +56,98 @@ def _same_data(a: torch.Tensor, b: torch.Tensor) -> bool:
             and a.storage_offset() == b.storage_offset() and a.shape == b.shape and a.stride() == b.stride())
 
 
-def count_ops(solver) -> collections.Counter:
-    """{operator: calls} of one iteration of `solver`, of the operators that launch a kernel (torch's
-    dispatcher; under it the compiled CPU walks step aside, as in a recorded iteration, so the
-    count is that of the torch passes a GPU runs). The second iteration so watched: the first
+# kernels that read a value from their source for each one they write (the source's size is no
+# measure of what they read), and kernels that touch as many of their target's values as their
+# source holds (the target's size is no measure of what they write)
+_GATHERS = {"index_select", "gather", "index", "take", "embedding"}
+_SCATTERS = {"index_add_", "index_copy_", "scatter_", "scatter_add_", "scatter_reduce_"}
+# in place, but only written (the target not read); and made from nothing read
+_WRITE_ONLY = {"copy_", "fill_", "zero_", "index_copy_", "scatter_"}
+_NEW = {"new_zeros", "new_full", "new_ones", "zeros", "full", "ones", "zeros_like", "full_like"}
+
+
+def _nbytes(t: torch.Tensor) -> int:
+    """Bytes of a tensor's elements: a view its own, not its storage's; a sparse tensor its stored
+    values and indices."""
+    if t.layout == torch.sparse_csr:
+        return sum(_nbytes(x) for x in (t.values(), t.col_indices(), t.crow_indices()))
+    if t.layout == torch.sparse_coo:
+        return _nbytes(t._values()) + _nbytes(t._indices())
+    return t.numel() * t.element_size()
+
+
+def traffic(name: str, args: tuple, kwargs: dict, result) -> int:
+    """The bytes operator `name` reads and writes at least, called with (args, kwargs) and
+    returning `result`: its tensor inputs read once, its outputs written once (an in-place
+    operator's target both, a copy's or fill's only written); a gather reads as many source
+    values as it writes; a scatter reads its source and index and touches as many of its
+    target's values (read and written, or for a copy only written). A model of the kernels'
+    own traffic, not a measurement: what a cache saves or a poor access pattern wastes is not in it
+    (and another in-place scatter, `index_put_` say, counts its whole target).
+
+    Example:
+        >>> a = torch.ones(2, 10, dtype=torch.float64)
+        >>> traffic("mul", (a, a), {}, a * a)  # two inputs read, one output written
+        480
+        >>> traffic("index_select", (a, 1, torch.tensor([0, 3])), {}, a[:, [0, 3]])  # 4 values read and written
+        80
+    """
+    tensors = lambda x: [t for t in tree_flatten(x)[0] if isinstance(t, torch.Tensor)]  # noqa: E731
+    inputs = tensors((args, {k: v for k, v in kwargs.items() if k != "out"}))
+    written = sum(_nbytes(t) for t in tensors(result))
+    if name in _GATHERS:
+        return 2 * written + sum(_nbytes(t) for t in inputs[1:] if not t.is_floating_point())
+    if name in _SCATTERS:  # (target, dim, index, source, ...): the source's size of the target touched
+        index = sum(_nbytes(t) for t in inputs[1:] if not t.is_floating_point())
+        source = _nbytes([t for t in inputs[1:] if t.is_floating_point()][-1])
+        return index + source + source * (1 if name in _WRITE_ONLY else 2)
+    if name in _NEW:
+        return written
+    if name in _WRITE_ONLY:
+        inputs = inputs[1:]
+    return sum(_nbytes(t) for t in inputs) + written
+
+
+class Watch:
+    """What one iteration launches, by operator: `ops` {operator: calls}, `bytes` {operator: bytes
+    moved, `traffic`'s model} and `sites` {(operator, file:line in tensorcfr): bytes}."""
+
+    def __init__(self):
+        self.ops, self.bytes, self.sites = collections.Counter(), collections.Counter(), collections.Counter()
+
+
+def count_ops(solver) -> Watch:
+    """The operators that launch a kernel in one iteration of `solver`, counted with the bytes they
+    move (torch's dispatcher; under it the compiled CPU walks step aside, as in a recorded iteration,
+    so the count is that of the torch passes a GPU runs). The second iteration so watched: the first
     makes what is made once (the path table, where the walks served until then)."""
     from torch.utils._python_dispatch import TorchDispatchMode
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(tensorcfr.__file__)))
 
     class Count(TorchDispatchMode):
         def __init__(self):
             super().__init__()
-            self.ops = collections.Counter()
+            self.watch = Watch()
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
             name = func.overloadpacket.__name__
+            result = func(*args, **kwargs)
             if name not in _NO_KERNEL and not (name == "copy_" and _same_data(*args[:2])):
-                self.ops[name] += 1
-            return func(*args, **(kwargs or {}))
+                moved = traffic(name, args, kwargs, result)
+                here = [f for f in traceback.extract_stack() if f.filename.startswith(os.path.join(root, "tensorcfr"))]
+                site = f"{os.path.relpath(here[-1].filename, root)}:{here[-1].lineno}" if here else "?"
+                w = self.watch
+                w.ops[name] += 1
+                w.bytes[name] += moved
+                w.sites[(name, site)] += moved
+            return result
 
     for _ in range(2):
         with Count() as c:
             solver.step(1)
-    return c.ops
+    return c.watch
 
 
 def wall_ms(solver, n: int) -> float:
@@ -128,7 +204,7 @@ def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, determinis
             if capture == "none":
                 rows = kernels(s, n)
             del s
-        ops = count_ops(tensorcfr.Solver(cg, algo, device=device, dtype=dtype, capture="static",
+        watch = count_ops(tensorcfr.Solver(cg, algo, device=device, dtype=dtype, capture="static",
                                          updates="alternating", deterministic=deterministic))
     finally:
         treeplex.PATH_DEVICES, segments.SEGMENT_SUMS = shipped, sums
@@ -139,14 +215,23 @@ def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, determinis
     out["x_floor_graph"] = best / out["floor_ms"]
     out["x_floor_kernels"] = out["kernel_ms"] / out["floor_ms"]
     out["kernels"] = rows[:25]
-    out["ops"], out["op_counts"] = sum(ops.values()), dict(ops.most_common())
+    out["ops"], out["op_counts"] = sum(watch.ops.values()), dict(watch.ops.most_common())
+    floor_bytes = bytes_per_iteration(cg, getattr(torch, dtype))
+    out["bytes_model"], out["floor_bytes"] = sum(watch.bytes.values()), floor_bytes
+    out["x_floor_bytes"] = out["bytes_model"] / floor_bytes
+    out["op_bytes"] = dict(watch.bytes.most_common())
+    out["sites"] = [{"op": op, "site": site, "bytes": b} for (op, site), b in watch.sites.most_common(25)]
     print(f"\n{spec} ({cg.form}, {algo}, {dtype}{', deterministic' if deterministic else ''}"
           f"{'' if paths else ', level loop'}): {out['ops']} operators an iteration, eager "
           f"{out['ms_none']:.3f} ms, best {best:.3f} ms, kernels {out['kernel_ms']:.3f} ms in {out['launches']:.0f} "
           f"launches, floor {out['floor_ms']:.3f} ms (best {out['x_floor_graph']:.1f}x, kernels "
-          f"{out['x_floor_kernels']:.1f}x)", flush=True)
+          f"{out['x_floor_kernels']:.1f}x); the operators move {out['bytes_model'] / 1e6:.2f} MB, "
+          f"{out['x_floor_bytes']:.2f}x the floor's {floor_bytes / 1e6:.2f} MB", flush=True)
     for r in rows[:15]:
         print(f"  {r['us']:9.1f} us {r['launches']:6.1f}x  {r['kernel']}", flush=True)
+    print("  bytes moved, by operator and line:", flush=True)
+    for r in out["sites"][:10]:
+        print(f"  {r['bytes'] / 1e6:9.2f} MB  {r['op']:<16} {r['site']}", flush=True)
     return out
 
 

@@ -532,18 +532,22 @@ def test_the_gpu_sessions_profile_and_determinism_run_on_the_cpu(tmp_path):
 
 def test_the_path_table_launches_fewer_kernels_than_the_level_loop(tmp_path):
     """`gpu_profile.py --paths both` counts the kernels an iteration launches with and without the
-    treeplex's path table: on Leduc, 2L + 1 - L = 5 fewer a plan (L = 4 levels), three plans an
-    alternating iteration (the CPU runs torch's passes under the counter, as a GPU does)."""
+    launch-bound passes (the CPU runs torch's passes under the counter, as a GPU does). On Leduc
+    (L = 4 levels a player): a plan from the path table, 2L + 1 - L = 5 fewer, three plans an
+    alternating iteration; the regrets' bottom-up pass, one add a level fewer but the top's, 3 a
+    player; the average's multiply and add in one kernel, 1 a player."""
     import gpu_profile
 
     gpu_profile.main(["--device", "cpu", "--games", "leduc", "--forms", "generic", "--iterations", "1",
                       "--paths", "both", "--out", str(tmp_path)])
     rows = json.load(open(tmp_path / "gpu_profile.json"))["rows"]
     ops = {r["paths"]: r["ops"] for r in rows}
-    assert ops[False] - ops[True] == 3 * 5
-    counts = {r["paths"]: r["op_counts"] for r in rows}  # a plan: L gathers and a fill, against one gather
-    assert counts[False]["index_select"] - counts[True]["index_select"] == 3 * (4 - 1)
-    assert counts[False].get("fill_", 0) - counts[True].get("fill_", 0) == 3
+    assert ops[False] - ops[True] == 3 * 5 + 2 * 3 + 2 * 1
+    counts = {r["paths"]: r["op_counts"] for r in rows}
+    fewer = lambda op: counts[False].get(op, 0) - counts[True].get(op, 0)  # noqa: E731
+    assert fewer("index_select") == 3 * (4 - 1) and fewer("fill_") == 3  # a plan: L gathers and a fill, against one
+    assert fewer("index_add_") == 2 * 3
+    assert fewer("addcmul_") == -2 and fewer("add_") == 2
 
 
 def test_a_gpu_suite_can_keep_only_the_cuda_cases():

@@ -1,7 +1,8 @@
 """The treeplex's path table (`Treeplex.paths`), from which a GPU takes a small game's plan in L
-kernels instead of 2L + 1, against the level loop it replaces and the recursive oracle. On the
-CPU it serves only when asked (`PATH_DEVICES`), and the compiled walks, which would serve
-first, are turned off here (`WALK_SEQUENCES`)."""
+kernels instead of 2L + 1, against the level loop it replaces and the recursive oracle, and the
+other passes that serve where it does (launch-bound: the values bottom-up with one add a level,
+the average's weighted add in one kernel). On the CPU they serve only when asked (`PATH_DEVICES`),
+and the compiled walks, which would serve first, are turned off here (`WALK_SEQUENCES`)."""
 
 import pytest
 import torch
@@ -98,13 +99,16 @@ def _slow_bottom_up(tp, g, sigma):
     return q, v
 
 
+@pytest.mark.parametrize("launch_bound", [False, True], ids=["level-loop", "launch-bound"])
 @pytest.mark.parametrize("sums", ["never", "always"])
 @pytest.mark.parametrize("spec", GAMES)
-def test_the_values_under_a_strategy_equal_a_walk_over_the_infosets(spec, sums, monkeypatch):
+def test_the_values_under_a_strategy_equal_a_walk_over_the_infosets(spec, sums, launch_bound, monkeypatch):
     """`bottom_up` with `index_add_` and with the segment sums of a deterministic GPU run (each
     level's sums joined at the end), with and without the empty sequence's value, equals a plain
-    walk over the infosets to 1e-12."""
+    walk over the infosets to 1e-12; so does its launch-bound pass (each sequence added straight
+    into its infoset's parent, the infosets' values after)."""
     monkeypatch.setattr(treeplex.segments, "SEGMENT_SUMS", sums)
+    monkeypatch.setattr(treeplex, "PATH_DEVICES", ("cpu",) if launch_bound else ())
     gen = torch.Generator().manual_seed(3)
     for tp in tensorcfr.compile(spec).treeplexes:
         sigma = _strategy(tp, 1, gen)
@@ -116,3 +120,18 @@ def test_the_values_under_a_strategy_equal_a_walk_over_the_infosets(spec, sums, 
             assert max(abs(a - b) for a, b in zip(v[0].tolist(), v_ref)) <= 1e-12
             assert max(abs(a - b) for a, b in zip(q[0, 1:].tolist(), q_ref[1:])) <= 1e-12
             assert abs(q[0, 0].item() - (q_ref[0] if root else g[0, 0].item())) <= 1e-12
+
+
+@pytest.mark.parametrize("weight", [0.75, torch.tensor(0.75, dtype=torch.float64)], ids=["float", "tensor"])
+@pytest.mark.parametrize("discount", [None, 0.5])
+def test_the_launch_bound_average_adds_the_weighted_plan(weight, discount, tables):
+    """`averaged_plan` where the table serves: the plan, and the average times the discount plus
+    the weighted plan (one kernel, a scalar weight or a captured one), to rounding."""
+    gen = torch.Generator().manual_seed(4)
+    for tp in tensorcfr.compile("leduc").treeplexes:
+        sigma = _strategy(tp, 1, gen)
+        average = torch.rand(1, tp.num_sequences, dtype=torch.float64, generator=gen)
+        want = average * (1.0 if discount is None else discount) + tp.sequence_form(sigma) * 0.75
+        x = tp.averaged_plan(sigma, average, weight, discount)
+        assert torch.equal(x, tp.sequence_form(sigma))
+        torch.testing.assert_close(average, want, rtol=1e-15, atol=1e-15)

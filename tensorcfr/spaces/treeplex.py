@@ -45,8 +45,9 @@ WALK_SEQUENCES = 0
 # sequence's path (`Treeplex.paths`): a gather and a product a level, L kernels where the level
 # loop takes 2L + 1, in the loop's order (the same numbers). Up to PATH_ENTRIES entries B L S of
 # the gathered [B, L, S] a call, on the device types of PATH_DEVICES (the CPU has its compiled
-# walks); past that the level loop, which reads each sequence once, not L times. Not yet timed
-# on a GPU: the bound is a guess (Liar's Dice's 172,000 and Dudo(4,1,2)'s 246,000 fit).
+# walks); past that the level loop, which reads each sequence once, not L times. Where the table
+# serves (`_launch_bound`), the values bottom-up and the average's add take fewer kernels too.
+# Not yet timed on a GPU: the bound is a guess (Liar's Dice's 172,000 and Dudo(4,1,2)'s 246,000 fit).
 PATH_DEVICES = ("cuda",)
 PATH_ENTRIES = 1 << 18
 
@@ -274,8 +275,21 @@ class Treeplex:
         """The realisation plan x [B, S] of sigma [B, S], with `average` [B, S] multiplied by
         `discount` (where not None) and x times `weight` added into it, all in one compiled walk
         down the treeplex; or None where that walk does not serve (nothing changed), and
-        `sequence_form` and the iteration's own average serve (`iteration._averaged_plan`)."""
-        return public_loop.averaged_plan(self, sigma, average, weight, discount, least=WALK_SEQUENCES)
+        `sequence_form` and the iteration's own average serve (`iteration._averaged_plan`).
+        Where the path table serves (launch-bound), the plan from it and the weighted add in one
+        kernel, where the iteration's takes two (a multiply rounded, then the add: here the GPU
+        may round once)."""
+        x = public_loop.averaged_plan(self, sigma, average, weight, discount, least=WALK_SEQUENCES)
+        if x is not None or not _by_paths(self, sigma) or sigma.shape != average.shape:
+            return x
+        x = sequence_form(self, sigma)
+        if discount is not None:
+            average.mul_(discount)
+        if isinstance(weight, torch.Tensor):
+            average.addcmul_(x, weight)
+        else:
+            average.add_(x, alpha=weight)
+        return x
 
     def entropy_weights(self, scheme: str = "unit") -> torch.Tensor:
         """`dilated_entropy_weights(self, scheme)` [I] float64."""
@@ -405,13 +419,18 @@ def sequence_form(tp: Treeplex, sigma: torch.Tensor, out: torch.Tensor | None = 
     return x
 
 
-def _by_paths(tp: Treeplex, x: torch.Tensor) -> bool:
-    """Whether the path table serves a pass over tp with arrays like x [B, S] (`PATH_DEVICES`,
-    `PATH_ENTRIES`); not for a short-lived part (`Treeplex.short_lived`), nor inside torch.compile,
-    which fuses the level loop's passes itself."""
-    return (x.device.type in PATH_DEVICES and len(tp.levels) > 0 and not tp.short_lived
-            and not torch.compiler.is_compiling()
+def _launch_bound(tp: Treeplex, x: torch.Tensor) -> bool:
+    """Whether a pass over tp with arrays like x [B, S] is launch-bound, so that the passes that
+    take fewer kernels serve (`PATH_DEVICES`, `PATH_ENTRIES`); not inside torch.compile, which
+    fuses the level loop's passes itself."""
+    return (x.device.type in PATH_DEVICES and len(tp.levels) > 0 and not torch.compiler.is_compiling()
             and x.shape[0] * len(tp.levels) * tp.num_sequences <= PATH_ENTRIES)
+
+
+def _by_paths(tp: Treeplex, x: torch.Tensor) -> bool:
+    """Whether the path table serves a pass over tp with arrays like x [B, S]: launch-bound, and
+    not a short-lived part (`Treeplex.short_lived`), for which a table would serve once."""
+    return _launch_bound(tp, x) and not tp.short_lived
 
 
 def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False,
@@ -426,6 +445,16 @@ def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None, 
     """
     batch = max(g.shape[0], 1 if sigma is None else sigma.shape[0])
     q = g if inplace and g.shape[0] == batch else g.expand(batch, -1).clone()
+    if sigma is not None and _launch_bound(tp, q):
+        # launch-bound (a small game on a GPU, a sampled part of one too: the same grouping): each
+        # sequence's weighted value straight into its infoset's parent, one add a level where the
+        # loop takes two, and the infosets' values after, all at once: 2L + 3 kernels against
+        # 3L + 1 (Leduc: 9 against 12 with `root` False). The same sums grouped otherwise: equal
+        # to the loop's to rounding, not bit for bit
+        for lv in reversed(tp.levels):
+            if root or lv is not tp.levels[0]:
+                segments.add(q, lv.seq_parent, sigma[:, lv.s0:lv.s1] * q[:, lv.s0:lv.s1])
+        return q, segment_sum(tp, sigma * q)
     if sigma is not None and segments.wanted(q):
         # segment sums (a deterministic GPU run): a level's sums are its values as they come (one
         # kernel each, where adding them into zeros takes two), joined once at the end
