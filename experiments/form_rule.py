@@ -5,9 +5,11 @@ load on the machine falls on both alike.
 
     python experiments/form_rule.py                       # the ladder
     python experiments/form_rule.py --games kuhn leduc --blocks 7
+    python experiments/form_rule.py --device cuda --games liars_dice "dudo(4,2,2)"  # on a GPU
 
-Prints a table (game, histories, generic ms, public ms, public/generic, what `auto` picks)
-and writes `form_rule.json` into `--out`.
+Prints a table (game, histories, generic ms, public ms, public/generic, what `auto` picks for
+that device) and writes `form_rule.json` (`form_rule_cuda.json` on CUDA, where the solvers take
+their default capture, a CUDA graph) into `--out`, after each game.
 """
 
 from __future__ import annotations
@@ -29,13 +31,16 @@ LADDER = ["kuhn", "ocp(12)", "leduc", "dudo(4,1,1)", "ocp(100)", "liars_dice", "
 
 
 def block_ms(solver, iterations: int) -> float:
+    sync = torch.cuda.synchronize if solver.device.type == "cuda" else (lambda: None)
+    sync()
     t = time.perf_counter()
     solver.step(iterations)
+    sync()
     return 1e3 * (time.perf_counter() - t) / iterations
 
 
-def measure(spec: str, blocks: int, budget_s: float) -> dict:
-    solvers = {form: tensorcfr.Solver(spec, "cfr+", device="cpu", dtype="float64", form=form)
+def measure(spec: str, blocks: int, budget_s: float, device: str = "cpu") -> dict:
+    solvers = {form: tensorcfr.Solver(spec, "cfr+", device=device, dtype="float64", form=form)
                for form in ("generic", "public")}
     for s in solvers.values():
         s.step(2)  # warm-up: first-touch allocations
@@ -50,7 +55,8 @@ def measure(spec: str, blocks: int, budget_s: float) -> dict:
     row = {"game": spec, "histories": cg.num_histories, "iterations_a_block": n,
            **{f"{form}_ms": statistics.median(v) for form, v in times.items()}}
     row["public_over_generic"] = row["public_ms"] / row["generic_ms"]
-    row["auto"] = compiler.choose(spec).name
+    row["auto"] = compiler.choose(spec, device=device).name
+    row["capture"] = {form: s.capture for form, s in solvers.items()}
     return row
 
 
@@ -60,18 +66,21 @@ def main(argv=None) -> None:
     ap.add_argument("--blocks", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=6.0, help="a game's timed budget, per form")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
+    name = "form_rule.json" if args.device == "cpu" else "form_rule_cuda.json"
+    os.makedirs(args.out, exist_ok=True)
     rows = []
     print(f"{'game':32} {'histories':>12} {'generic ms':>11} {'public ms':>10} {'public/generic':>15} {'auto':>8}")
     for spec in args.games:
-        r = measure(spec, args.blocks, args.seconds)
+        r = measure(spec, args.blocks, args.seconds, args.device)
         rows.append(r)
         print(f"{r['game']:32} {r['histories']:>12,} {r['generic_ms']:>11.3f} {r['public_ms']:>10.3f} "
               f"{r['public_over_generic']:>15.2f} {r['auto']:>8}", flush=True)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "form_rule.json"), "w") as f:
-        json.dump({"threads": 1, "algorithm": "cfr+", "dtype": "float64", "rows": rows}, f, indent=1)
+        with open(os.path.join(args.out, name), "w") as f:  # after each game: a run cut short keeps what it timed
+            json.dump({"threads": 1, "algorithm": "cfr+", "dtype": "float64", "device": args.device,
+                       "torch": torch.__version__, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@
 # A call runs the steps it names in order, each under its own limit, until the call's own: name
 # the most wanted first and let the rest use what is left (a session of 15 minutes, about 30 s to
 # start: `small suite` in a call of 600 s with SUITE_S=480, the short step first so that its figures
-# are in whatever the suite leaves; then `determinism profile cards holdem noregret memory` in
-# what is left).
+# are in whatever the suite leaves; then `determinism profile forms cards holdem noregret memory`
+# in what is left).
 #
 # Steps, in the order of the open issues' GPU items (seconds each, about):
 #   suite         the whole suite on CUDA with the default capture (SUITE_S, default 540: a call of its
@@ -28,6 +28,8 @@
 #   noregret      noregret's CUDA kernel beside tensorcfr's CUDA graph on the GPU peers' games (150)
 #   memory        the device estimate against the peak on games it was not fitted on (100)
 #   profile       where an iteration's time goes, kernel by kernel, by default and deterministic (150)
+#   forms         both forms' ms an iteration from 0.3M to 66M histories, for `choose`'s CUDA threshold
+#                 (PUBLIC_FROM_HISTORIES_CUDA, set past Dudo(4,2,2)'s 13.1M on one timing) (120)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-experiments/results/gpu/session}
@@ -85,6 +87,8 @@ for step in "$@"; do
                       "battleship(board_width=2,board_height=2,ship_sizes=(1,1),ship_values=(1.0,2.0),num_shots=2)" \
                       --algos cfr+ --dtypes float64 --devices cuda-graph --noregret-python python3 --noregret-cuda \
                       --peer-seconds 20 --no-readme --no-default-rows --out "$OUT" ;;
+        forms) run 120 forms python3 experiments/form_rule.py --device cuda --blocks 3 --seconds 1 --out "$OUT" \
+                   --games liars_dice "dudo(5,1,2)" "liars_dice(faces=8)" "dudo(4,2,2)" "dudo(6,1,2)" ;;
         memory) run 100 memory python3 experiments/gpu_checks.py --sections memory --out "$OUT" --name memory.json \
                     --memory-games "dudo(6,1,2):public" "ocp(2000):generic" "leduc*64:generic" ;;
         small) run 90 small python3 experiments/gpu_profile.py --games kuhn leduc liars_dice "dudo(4,1,2)" \

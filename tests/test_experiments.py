@@ -550,6 +550,17 @@ def test_the_path_table_launches_fewer_kernels_than_the_level_loop(tmp_path):
     assert fewer("addcmul_") == -2 and fewer("add_") == 2
 
 
+def test_the_form_rule_ladder_runs_and_says_what_auto_takes(tmp_path):
+    """`form_rule.py` (on the CPU here; a GPU session runs it with --device cuda): a row per game
+    with both forms' times, what `choose` takes for that device, written after each game."""
+    import form_rule
+
+    form_rule.main(["--games", "kuhn", "dudo(4,1,1)", "--blocks", "1", "--seconds", "0.05", "--out", str(tmp_path)])
+    out = json.load(open(tmp_path / "form_rule.json"))
+    assert out["device"] == "cpu" and [r["game"] for r in out["rows"]] == ["kuhn", "dudo(4,1,1)"]
+    assert all(r["auto"] == "generic" and r["generic_ms"] > 0 and r["public_ms"] > 0 for r in out["rows"])
+
+
 def test_a_gpu_suite_can_keep_only_the_cuda_cases():
     """TENSORCFR_TEST_DEVICES=cuda (`gpu_session.sh suite`) collects the CUDA case of each test
     that takes a device and none of its CPU cases; unset, both."""

@@ -473,12 +473,45 @@ def test_public_run_resumes_bit_identically(tmp_path, capsys):
                                             ("domino(2,2)", "generic"), ("liars_dice(numdice=2,faces=3)", "generic"),
                                             ("dudo(4,2,2)", "public"), ("ocp(1000)", "public")])
 def test_one_rule_picks_the_form_for_the_library_and_the_cli(spec, expected, capsys):
-    assert compiler.choose(spec).name == expected
-    assert main(["info", spec, "--json"]) == 0
+    assert compiler.choose(spec).name == compiler.choose(spec, device="cpu").name == expected
+    assert main(["info", spec, "--json", "--device", "cpu"]) == 0
     assert json.loads(capsys.readouterr().out)["form"] == expected
     if expected == "generic":  # (the large ones are compiled by the tests of their own)
         assert tensorcfr.compile(spec).form == expected
         assert tensorcfr.Solver(spec, device="cpu").game.form == expected
+
+
+def test_on_cuda_the_generic_form_serves_larger_games(monkeypatch, capsys):
+    """For a solve on CUDA (`choose(device=)`) the public form comes from 2^24 histories, not
+    10^6, where the generic form's estimate fits the device's free memory: Dudo(4,2,2) (13.1M,
+    generic 0.609 against public 1.342 ms an iteration on an H100) goes generic; Dudo(5,2,2)
+    (472M), a ranked OCP, and Dudo(4,2,2) on a device without room stay public. A CUDA device
+    is stood in for here (the device's free bytes too); the Solver and `info` pass theirs."""
+    from tensorcfr import devices
+
+    free = [80 << 30]
+    monkeypatch.setattr(devices, "resolve_device", lambda d: torch.device("cuda" if "cuda" in str(d) else "cpu"))
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda d=None: (free[0], 80 << 30))
+    assert compiler.choose("dudo(4,2,2)", device="cuda").name == "generic"
+    assert compiler.choose("dudo(4,2,2)", device="cpu").name == "public"
+    assert compiler.choose("dudo(5,2,2)", device="cuda").name == "public"
+    assert compiler.choose("ocp(1000)", device="cuda").name == "public"
+    assert compiler.choose("dudo(4,1,2)", device="cuda").name == "generic"
+    free[0] = 10 << 20  # 10 MB free: the generic form's 1.5 GB does not fit
+    assert compiler.choose("dudo(4,2,2)", device="cuda").name == "public"
+    seen = []  # the Solver and `info` pass their device to the rule
+    choose = compiler.choose
+    monkeypatch.setattr(compiler, "choose", lambda *a, **k: seen.append(str(k.get("device"))) or choose(*a, **k))
+    tensorcfr.Solver("kuhn", device="cpu")
+    assert seen == ["cpu"]
+    assert main(["info", "kuhn", "--json", "--device", "cuda"]) == 0
+    assert seen[1:] and set(seen[1:]) == {"cuda"} and json.loads(capsys.readouterr().out)["form"] == "generic"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")
+def test_a_cuda_solver_of_dudo_422_takes_the_generic_form():
+    """On a GPU the default form of Dudo(4,2,2) is the generic one, as `choose` says for CUDA."""
+    assert tensorcfr.Solver("dudo(4,2,2)", "cfr+", device="cuda").game.form == "generic"
 
 
 def test_sampling_takes_the_generic_form_unless_asked():

@@ -70,12 +70,12 @@ def _info(args) -> int:
     if hint is not None:
         # in the form it compiles in (float64, the solvers' default), as the limits hold it
         need = host_estimate(g, form=limits["form"], max_histories=limits["max_histories"],
-                             max_memory=limits["max_memory"])
+                             max_memory=limits["max_memory"], device=args.device)
         sizes.update(histories_closed_form=hint[0] if hint[1] else None, histories_at_least=hint[0],
                      estimated_bytes=estimate_bytes(hint[0]) if need is None else need,
                      available_bytes=available_memory())
     try:
-        cg = compile_game(g, **limits)
+        cg = compile_game(g, **limits, device=args.device)
     except TensorCFRError as e:
         if hint is None:
             raise

@@ -134,8 +134,8 @@ def _size_flags(s: argparse.ArgumentParser, form: bool = True) -> None:
                        help="compiled form: public (the [public node x type] form of games dealt once: kuhn, "
                             "ocp, leduc, dudo, liars_dice), generic (one sparse payoff matrix), auto "
                             "(default: the library's rule, tensorcfr.compiler.choose: public from 10^6 "
-                            "histories, for a ranked deal (OCP from 256 cards) or where only it fits, "
-                            "else generic)")
+                            "histories (on CUDA from 2^24 where the generic form fits the device), for a "
+                            "ranked deal (OCP from 256 cards) or where only it fits, else generic)")
     s.add_argument("--max-histories", type=_positive_int, default=None, metavar="N",
                    help="refuse a game of more than N histories (default: no count limit)")
     s.add_argument("--max-memory", type=_max_memory, default="auto", metavar="BYTES",
@@ -296,6 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("info", help="print the sizes of a compiled game (and, first, what it would need)")
     i.add_argument("game", metavar="GAME")
     i.add_argument("--json", action="store_true", help="print one JSON object")
+    i.add_argument("--device", default="auto",
+                   help="the device a solve would run on, for --form auto's rule: cpu, cuda or auto (default)")
     _size_flags(i)
     sub.add_parser("games", help="list the registered games")
 

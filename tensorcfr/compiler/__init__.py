@@ -124,14 +124,15 @@ def _batch_hint(members: list[Game], hints: list[tuple]) -> tuple:
 
 
 def host_estimate(game: str | Game | Sequence[str | Game], form: str = "auto", dtype=None,
-                  max_histories: int | None = None, max_memory: int | str | None = "auto") -> int | None:
+                  max_histories: int | None = None, max_memory: int | str | None = "auto", device=None) -> int | None:
     """The bytes of host memory that compiling `game` (or a batch) and solving it on the CPU is
     estimated to need, in the form `compile` would choose with the same `form` and limits: what
     `max_memory` is held against (`Form.estimate`: `sizes.estimate_bytes` of the closed-form
     history count in the generic form, `sizes.public_need` in the public-tree form), or None
     where the game has no closed-form size; `dtype`: the solve's (None: float64). A game past
     the limits in every form is estimated in the form its refusal names (the public form where
-    the game has one). `experiments/memory_estimate.py` measures it against the peak.
+    the game has one); `device`: where the solve would run, as `choose` takes it.
+    `experiments/memory_estimate.py` measures it against the peak.
 
     Example:
         >>> host_estimate("dudo(4,2,2)", form="generic") // 10**6
@@ -143,7 +144,8 @@ def host_estimate(game: str | Game | Sequence[str | Game], form: str = "auto", d
     try:
         # the limits as compile's: without them, `choose` goes on to read a game past them (the
         # vectorised form of dudo(100,5,5) would enumerate 8e15 deals)
-        chosen = choose(members, form, max_histories=max_histories, max_memory=max_memory, dtype=dtype)
+        chosen = choose(members, form, max_histories=max_histories, max_memory=max_memory, dtype=dtype,
+                        device=device)
     except TensorCFRError:
         # the game's own flag, not `has_public_form`: that makes the vectorised form, which a
         # game refused this early may not afford
@@ -154,11 +156,18 @@ def host_estimate(game: str | Game | Sequence[str | Game], form: str = "auto", d
 
 # `choose`'s threshold: the public-tree form from this many histories (experiments/form_rule.py)
 PUBLIC_FROM_HISTORIES = 1_000_000
+# and for a solve on CUDA, where the generic form stays the faster further up: Dudo(4,2,2) (13.1M
+# histories) ran a CFR+ iteration in 0.609 ms in the generic form against 1.342 ms in the public
+# one (an H100, CUDA graph, float64, 2026-11-27; DCFR 0.642 against 1.386), where the CPU takes
+# 30.5 against 16.4 ms. From just past the largest game timed there the public form, as on the
+# CPU, until a GPU times more (`form_rule.py --device cuda`); and wherever the generic form's
+# estimate passes the device's free memory
+PUBLIC_FROM_HISTORIES_CUDA = 1 << 24
 
 
 def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling: bool = False,
            max_histories: int | None = None, max_memory: int | str | None = "auto", generic_only: bool = False,
-           dtype=None) -> Form:
+           dtype=None, device=None) -> Form:
     """The form a game (or a batch over one tree) is compiled in: `form` itself when it names
     one, else the rule of `form="auto"`, which `tensorcfr.compile`, `tensorcfr.Solver` and
     `tensorcfr solve` share:
@@ -173,17 +182,23 @@ def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling
     - the public-tree form for a batch of card games that deal other hands (hold'em spots on
       boards of their own), which only it batches;
     - the public-tree form from `PUBLIC_FROM_HISTORIES` histories (`Game.size_hint`; a game
-      without a closed-form size is small) and where its deal is ranked (OCP from 256 cards:
-      no table of pairs of types, `compiler/public.py`'s `RANKED_MIN_PAIRS`);
+      without a closed-form size is small), for a solve on CUDA (`device`) from
+      `PUBLIC_FROM_HISTORIES_CUDA` where the generic form fits the device's free memory, and
+      where its deal is ranked (OCP from 256 cards: no table of pairs of types,
+      `compiler/public.py`'s `RANKED_MIN_PAIRS`);
     - the generic form otherwise.
 
     `dtype`: the float type of the solve, for the public form's memory estimate (None: float64).
+    `device`: where the solve runs (None, the default: the CPU's rule; "auto" as `Solver` takes it).
 
     Measured (experiments/form_rule.py: one thread, CFR+, float64, ms an iteration, generic /
     public): Kuhn 0.14 / 0.27, Leduc 0.26 / 0.46, Dudo(4,1,2) 1.28 / 1.48, Liar's Dice with two
     3-faced dice each (663,511 histories) 1.30 / 1.43; Dudo(5,1,2) (4.9M) 15.95 / 9.07,
     Liar's Dice with 8 faces (8.4M) 25.77 / 14.78, Dudo(4,2,2) 30.51 / 16.44; OCP(256), ranked,
     0.62 / 0.31.
+
+    Measured on an H100 (CUDA graph, 2026-11-27): Dudo(4,2,2) 0.609 / 1.342, Liar's Dice 0.246 /
+    0.510, Leduc 0.144 / 0.186.
 
     Example:
         >>> choose("kuhn").name, choose("kuhn", form="public").name, choose("dudo(5,2,2)").name
@@ -193,6 +208,10 @@ def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling
         raise TensorCFRError(f"form must be one of {', '.join(NAMES)}, got {form!r}")
     if form != "auto":
         return FORMS[form]
+    if device is not None:  # (an unknown device, or CUDA where there is none: its one-line error here)
+        from tensorcfr.devices import resolve_device
+
+        device = resolve_device(device)
     members = members_of(game)
     # `public_form` first: it is read without building the vectorised form, which for a game
     # past every limit may itself be past them (dudo(100,5,5)'s would enumerate 8e15 deals)
@@ -212,8 +231,21 @@ def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling
     if _deal_other_hands(members):  # only the public form batches them (one set of types, the union)
         return FORMS["public"]
     hint = members[0].size_hint()
-    return FORMS["public"] if (hint is not None and hint[0] >= PUBLIC_FROM_HISTORIES) or _ranked(members[0]) \
-        else FORMS["generic"]
+    return FORMS["public"] if (hint is not None and hint[0] >= _public_from(members, device, dtype)) \
+        or _ranked(members[0]) else FORMS["generic"]
+
+
+def _public_from(members: list[Game], device, dtype) -> int:
+    """The histories from which `choose` takes the public-tree form for a solve on `device` (a
+    torch.device, or None for the CPU's rule): `PUBLIC_FROM_HISTORIES_CUDA` on CUDA where the
+    generic form's estimate fits the device's free memory, else `PUBLIC_FROM_HISTORIES`."""
+    if device is None or device.type != "cuda":
+        return PUBLIC_FROM_HISTORIES
+    import torch
+
+    need = FORMS["generic"].estimate(members, _dtype_bytes(dtype))
+    return PUBLIC_FROM_HISTORIES_CUDA if need is not None and need <= torch.cuda.mem_get_info(device)[0] \
+        else PUBLIC_FROM_HISTORIES
 
 
 def _deal_other_hands(members: list[Game]) -> bool:
@@ -250,7 +282,7 @@ def _ranked(game: Game) -> bool:
 def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes: bool | None = None,  # noqa: A001
             cache: bool | None = None, *, max_histories: int | None = None,
             max_memory: int | str | None = "auto", form: str = "auto", chance: bool = False,
-            shard: tuple[int, int] | None = None, dtype=None) -> CompiledForm:
+            shard: tuple[int, int] | None = None, dtype=None, device=None) -> CompiledForm:
     """Compile a game, or a list of games over one tree (a batch of payoff vectors).
 
     Accepts a spec string, a `games.Game`, or a list of them that differ only in payoffs
@@ -292,6 +324,8 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
             `distributed.shard` splits it afterwards.
     dtype:  the float type a solver will iterate in (float32 or float64; None: float64, the
             solvers' default), for the public-tree form's estimate of what the solve needs.
+    device: where a solver will run it (None: the CPU's rule), for `form="auto"`: on CUDA the
+            generic form serves larger games (`choose`).
 
     Example:
         >>> import tensorcfr
@@ -300,10 +334,11 @@ def compile(game: str | Game | Sequence[str | Game], method: str = "auto", nodes
         2
     """
     with returning_freed_memory():  # the walk's arrays are unmapped when freed, not left in the heap
-        return _compile(game, method, nodes, cache, max_histories, max_memory, form, chance, shard, dtype)
+        return _compile(game, method, nodes, cache, max_histories, max_memory, form, chance, shard, dtype, device)
 
 
-def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance, shard=None, dtype=None):
+def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance, shard=None, dtype=None,
+             device=None):
     """`compile`'s body: the checks every form shares, then the chosen form's walk."""
     if method not in METHODS:
         raise TensorCFRError(f"compile: method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -317,7 +352,8 @@ def _compile(game, method, nodes, cache, max_histories, max_memory, form, chance
         # (dudo(100,5,5)'s would enumerate 8e15 deals)
         public_limits(members, max_histories, max_memory, dtype)
     chosen = choose(members, form, sampling=chance, max_histories=max_histories, max_memory=max_memory,
-                    generic_only=method != "auto" or nodes is not None or cache is not None, dtype=dtype)
+                    generic_only=method != "auto" or nodes is not None or cache is not None, dtype=dtype,
+                    device=device)
     if chosen.name == "public" and form == "auto":  # (choose checked it only where the generic form is too large)
         public_limits(members, max_histories, max_memory, dtype)
     return chosen.compile(members, method=method, nodes=nodes, cache=cache, max_histories=max_histories,

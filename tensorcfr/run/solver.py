@@ -53,8 +53,9 @@ class Solver:
     capture: "auto" (default: "cuda-graph" on CUDA where memory allows, else "none";
           `capture.auto_capture`), "none" (eager), "static", "cuda-graph" or "compile" (`updates/capture.py`).
     form: "generic", "public" (the public-tree form, `forms/public.py`) or "auto" (the default:
-          `compiler.choose`, the rule `tensorcfr.compile` and the CLI use too), for a game given
-          by name; a compiled game brings its own.
+          `compiler.choose`, the rule `tensorcfr.compile` and the CLI use too, for this solver's
+          device: on CUDA the generic form serves larger games), for a game given by name; a
+          compiled game brings its own.
     deterministic: iterate and evaluate with torch's deterministic kernels
           (`devices.deterministic`), so a CUDA run repeats bit for bit (a no-op on the CPU,
           whose kernels are deterministic already).
@@ -127,7 +128,8 @@ class Solver:
         block = process_group() if distributed else None
         cg = game if isinstance(game, (CompiledGame, PublicCompiledGame)) else \
             compile_game(game, form=spec.form, chance=sampling != "none" and spec.form != "public", shard=block,
-                         max_histories=spec.max_histories, max_memory=spec.max_memory, dtype=spec.dtype)
+                         max_histories=spec.max_histories, max_memory=spec.max_memory, dtype=spec.dtype,
+                         device=spec.device)
         if spec.device.type == "cpu":  # torch's intra-op threads, for the whole process
             work = cg.batch_size * sum(tp.num_sequences for tp in cg.treeplexes) + cg.payoff_bytes(torch.float64) // 8
             self.threads = pick_threads(work) if spec.threads == "auto" else spec.threads
