@@ -159,9 +159,9 @@ PUBLIC_FROM_HISTORIES = 1_000_000
 # and for a solve on CUDA, where the generic form stays the faster further up: Dudo(4,2,2) (13.1M
 # histories) ran a CFR+ iteration in 0.609 ms in the generic form against 1.342 ms in the public
 # one (an H100, CUDA graph, float64, 2026-11-27; DCFR 0.642 against 1.386), where the CPU takes
-# 30.5 against 16.4 ms. From just past the largest game timed there the public form, as on the
-# CPU, until a GPU times more (`form_rule.py --device cuda`); and wherever the generic form's
-# estimate passes the device's free memory
+# 12.1 against 6.3 ms (results/form_rule.json). From just past the largest game timed there the
+# public form, as on the CPU, until a GPU times more (`form_rule.py --device cuda`); and wherever
+# the generic form's estimate passes the device's free memory
 PUBLIC_FROM_HISTORIES_CUDA = 1 << 24
 
 
