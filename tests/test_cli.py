@@ -59,6 +59,7 @@ def test_text_output_prints_config_then_one_line_per_evaluation():
     (["solve", "kuhn(ante=-1)"], "ante must be positive"),
     (["info", "leduc(x=1)"], "bad parameters for leduc"),
     (["solve", "kuhn", "--device", "tpu"], "unknown device 'tpu'"),
+    (["info", "dudo(4,2,2)", "--device", "tpu"], "unknown device 'tpu'"),
 ])
 def test_bad_input_is_one_line_exit_2(args, message):
     r = run(*args)
@@ -73,6 +74,9 @@ def test_cuda_without_cuda_is_an_error():
         pytest.skip("CUDA is available here")
     r = run("solve", "kuhn", "--device", "cuda")
     assert r.returncode == 2 and "CUDA is not available" in r.stderr
+    # `info --device cuda` (which form a solve there would take) too: one line, not "compiled: no"
+    r = run("info", "dudo(4,2,2)", "--device", "cuda")
+    assert r.returncode == 2 and "CUDA is not available" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_logdir_writes_tensorboard_scalars(tmp_path):

@@ -62,7 +62,10 @@ def _info(args) -> int:
     from tensorcfr.compiler import host_estimate
     from tensorcfr.compiler.sizes import available_memory, estimate_bytes
 
+    from tensorcfr.devices import resolve_device
+
     t0 = time.perf_counter()
+    resolve_device(args.device)  # a device that is not there: its one-line error, not a "compiled: no"
     g = games_pkg.make(args.game)
     hint = g.size_hint()  # known without building the tree
     sizes = {"game": g.name}
