@@ -39,7 +39,7 @@ from torch.utils._pytree import tree_flatten
 
 import tensorcfr
 from bench import bytes_per_iteration, copy_bandwidth, sync
-from tensorcfr.spaces import segments, treeplex
+from tensorcfr.spaces import public, segments, treeplex
 
 # operators that launch no kernel: views, allocations, metadata and host reads
 _NO_KERNEL = {"view", "as_strided", "select", "slice", "alias", "reshape", "unsqueeze", "squeeze", "expand", "t",
@@ -191,8 +191,9 @@ def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, determinis
     cg = tensorcfr.compile(spec, form=form)
     out = {"game": spec, "form": cg.form, "algorithm": algo, "dtype": dtype, "deterministic": deterministic,
            "paths": paths}
-    shipped, sums = treeplex.PATH_DEVICES, segments.SEGMENT_SUMS
+    shipped, sums, masks = treeplex.PATH_DEVICES, segments.SEGMENT_SUMS, public.MASK_DEVICES
     treeplex.PATH_DEVICES = tuple({*shipped, device}) if paths else ()
+    public.MASK_DEVICES = tuple({*masks, device})  # the public form's normalize as a GPU takes it
     if deterministic and device == "cpu":  # the sums a deterministic GPU run takes (on the CPU index_add_ is in order)
         segments.SEGMENT_SUMS = "always"
     try:
@@ -207,7 +208,7 @@ def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, determinis
         watch = count_ops(tensorcfr.Solver(cg, algo, device=device, dtype=dtype, capture="static",
                                          updates="alternating", deterministic=deterministic))
     finally:
-        treeplex.PATH_DEVICES, segments.SEGMENT_SUMS = shipped, sums
+        treeplex.PATH_DEVICES, segments.SEGMENT_SUMS, public.MASK_DEVICES = shipped, sums, masks
     best = out.get("ms_cuda-graph", out["ms_none"])
     out["kernel_ms"] = sum(r["us"] for r in rows) / 1000
     out["launches"] = sum(r["launches"] for r in rows)

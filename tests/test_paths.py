@@ -1,8 +1,9 @@
 """The treeplex's path table (`Treeplex.paths`), from which a GPU takes a small game's plan in L
 kernels instead of 2L + 1, against the level loop it replaces and the recursive oracle, and the
 other passes that serve where it does (launch-bound: the values bottom-up with one add a level,
-the average's weighted add in one kernel). On the CPU they serve only when asked (`PATH_DEVICES`),
-and the compiled walks, which would serve first, are turned off here (`WALK_SEQUENCES`)."""
+the average's weighted add in one kernel), and the public form's normalize as a GPU takes it.
+On the CPU they serve only when asked (`PATH_DEVICES`, `public.MASK_DEVICES`), and the compiled
+walks, which would serve first, are turned off here (`WALK_SEQUENCES`)."""
 
 import pytest
 import torch
@@ -135,3 +136,26 @@ def test_the_launch_bound_average_adds_the_weighted_plan(weight, discount, table
         x = tp.averaged_plan(sigma, average, weight, discount)
         assert torch.equal(x, tp.sequence_form(sigma))
         torch.testing.assert_close(average, want, rtol=1e-15, atol=1e-15)
+
+
+@pytest.mark.parametrize("spec", ["leduc", "dudo(4,1,1)", "holdem_river(board=AsKhQsJh9s, ranks=AKQJ9, suits=sh)"])
+def test_the_public_forms_masked_normalize_is_its_arithmetic_bit_for_bit(spec, monkeypatch):
+    """A public treeplex's `normalize` as a GPU takes it (`public.MASK_DEVICES`: the totals
+    gathered once, a division and a select) equals the CPU's arithmetic (`_is_zero`) to the last
+    bit, for a batch with infosets whose weights all sum to 0, into a new array and in place (the
+    compiled CPU pass off, so that the torch passes serve)."""
+    from tensorcfr.spaces import fused, public
+
+    monkeypatch.setattr(fused, "wanted", lambda *a, **k: False)
+    gen = torch.Generator().manual_seed(6)
+    for tp in tensorcfr.compile(spec, form="public").treeplexes:
+        w = torch.rand(3, tp.num_sequences, dtype=torch.float64, generator=gen)
+        w[w < 0.4] = 0  # with several actions, some infosets' weights all 0
+        want = tp.normalize(w)
+        with monkeypatch.context() as m:
+            m.setattr(public, "MASK_DEVICES", ("cpu",))
+            got = tp.normalize(w)
+            assert torch.equal(got, want), (spec, tp.player)
+            assert torch.equal(tp.normalize(w.clone(), out=w), want)
+        uniform = tp.uniform(torch.float64).expand(-1, tp.types).reshape(1, -1)  # [1, S-1]
+        assert bool((want[:, 1:] == uniform).any())  # (some infosets did play uniformly)

@@ -55,6 +55,11 @@ WIDE_TYPES = 1024  # from this many types a row, `add_rows` adds row by row on t
 # more than the scatter saves (9 us for 512 x 6 entries, 37 for 4096 x 6: measured)
 MATRIX_ENTRIES = 1 << 15
 GATHER_ENTRIES = 1 << 15  # from this many entries `pick_rows` gathers whole rows (below, 2.5 us more a call)
+# device types on which `normalize` picks the uniform strategy by a mask (a gather, a division,
+# a comparison and a select: 6 kernels a block with the totals' sum, against 10 by the arithmetic
+# of `_is_zero`, with the same numbers). The CPU keeps the arithmetic: there a mask and
+# `torch.where` cost 5x a division (measured; see `_is_zero`). Not yet timed on a GPU.
+MASK_DEVICES = ("cuda",)
 
 
 def add_rows(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
@@ -506,8 +511,13 @@ class PublicTreeplex:
                 fused.normalize_rows(w[0, m0:m1], total[0], segment, uniform[m0:m1],
                                      None if out is weights else o[0, m0:m1])
                 continue
-            zero = _is_zero(total)  # [B, u, T] 1 where the weights sum to 0
             o_ = o[:, m0:m1]
+            if total.device.type in MASK_DEVICES:
+                t = pick_rows(total, segment)  # [B, m, T]
+                torch.div(w[:, m0:m1], t, out=o_)  # 0 / 0 where the weights sum to 0, which the select drops
+                torch.where(t > 0, o_, uniform[m0:m1], out=o_)
+                continue
+            zero = _is_zero(total)  # [B, u, T] 1 where the weights sum to 0
             torch.div(w[:, m0:m1], pick_rows(total.add_(zero), segment), out=o_)  # 0 / 1 where they do
             o_.addcmul_(pick_rows(zero, segment), uniform[m0:m1])  # and then 1 / actions
         out[:, 0] = 1.0
