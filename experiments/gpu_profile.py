@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import os
 import time
@@ -39,6 +40,8 @@ from torch.utils._pytree import tree_flatten
 
 import tensorcfr
 from bench import bytes_per_iteration, copy_bandwidth, sync
+from tensorcfr.operators import cards
+from tensorcfr.operators import public as public_operators
 from tensorcfr.spaces import public, segments, treeplex
 
 # operators that launch no kernel: views, allocations, metadata and host reads
@@ -150,6 +153,24 @@ def count_ops(solver) -> Watch:
     return c.watch
 
 
+@contextlib.contextmanager
+def as_on_a_gpu(device: str):
+    """On `device` (the CPU too), the passes a GPU takes where the library picks them by device
+    type: the public form's masked normalize (`spaces.public.MASK_DEVICES`), its stacked card
+    groups (`operators.public.STACK_DEVICES`) and the card kernels' untransposed layout (not
+    `operators.cards.TRANSPOSED_DEVICES`), so that the operators counted on the CPU are a GPU's.
+    (The public form's row sums still take a sparse product on the CPU where a GPU scatters: one
+    kernel each.)"""
+    kept = public.MASK_DEVICES, public_operators.STACK_DEVICES, cards.TRANSPOSED_DEVICES
+    public.MASK_DEVICES = tuple({*kept[0], device})
+    public_operators.STACK_DEVICES = tuple({*kept[1], device})
+    cards.TRANSPOSED_DEVICES = tuple(d for d in kept[2] if d != device)
+    try:
+        yield
+    finally:
+        public.MASK_DEVICES, public_operators.STACK_DEVICES, cards.TRANSPOSED_DEVICES = kept
+
+
 def wall_ms(solver, n: int) -> float:
     """Milliseconds an iteration, best of 3 blocks of `n` after a warm-up (a capture happens there)."""
     device = solver.device
@@ -191,9 +212,8 @@ def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, determinis
     cg = tensorcfr.compile(spec, form=form)
     out = {"game": spec, "form": cg.form, "algorithm": algo, "dtype": dtype, "deterministic": deterministic,
            "paths": paths}
-    shipped, sums, masks = treeplex.PATH_DEVICES, segments.SEGMENT_SUMS, public.MASK_DEVICES
+    shipped, sums = treeplex.PATH_DEVICES, segments.SEGMENT_SUMS
     treeplex.PATH_DEVICES = tuple({*shipped, device}) if paths else ()
-    public.MASK_DEVICES = tuple({*masks, device})  # the public form's normalize as a GPU takes it
     if deterministic and device == "cpu":  # the sums a deterministic GPU run takes (on the CPU index_add_ is in order)
         segments.SEGMENT_SUMS = "always"
     try:
@@ -205,10 +225,11 @@ def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, determinis
             if capture == "none":
                 rows = kernels(s, n)
             del s
-        watch = count_ops(tensorcfr.Solver(cg, algo, device=device, dtype=dtype, capture="static",
-                                         updates="alternating", deterministic=deterministic))
+        with as_on_a_gpu(device):
+            watch = count_ops(tensorcfr.Solver(cg, algo, device=device, dtype=dtype, capture="static",
+                                               updates="alternating", deterministic=deterministic))
     finally:
-        treeplex.PATH_DEVICES, segments.SEGMENT_SUMS, public.MASK_DEVICES = shipped, sums, masks
+        treeplex.PATH_DEVICES, segments.SEGMENT_SUMS = shipped, sums
     best = out.get("ms_cuda-graph", out["ms_none"])
     out["kernel_ms"] = sum(r["us"] for r in rows) / 1000
     out["launches"] = sum(r["launches"] for r in rows)

@@ -1075,3 +1075,31 @@ def test_the_worker_count_follows_the_work_and_what_comes_back(monkeypatch):
     assert parallel.workers(999, 0.02, light=False) == 1 and parallel.workers(10, 0.01) == 1
     monkeypatch.setenv(parallel.ENV, "3")
     assert parallel.workers(999, 0.02, light=False) == (3 if sys.platform.startswith("linux") else 1)
+
+
+@pytest.mark.parametrize("spec", [
+    "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, range0='22+,A2s+,K9o+,QTs+', range1='22+,A2+,KT+,87s')",
+    "holdem_turn(board=Td9d8d2s, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJT98765432, suits=dhs, "
+    "range0='AA,KK,QQ,JJ,AK,KQ,T9', range1='AA,KK,77,AQ,QJ,65s')",
+    "rhode_island(ranks='JQKA', suits='shd')",
+])
+def test_the_merged_gathers_give_the_card_sums_bit_for_bit(spec, monkeypatch):
+    """`CardKernel.sums` with its gathers taken as one from the joined tables (a small call,
+    `cards.MERGED_ENTRIES`: what a GPU runs) equals the separate gathers to the last bit, both
+    players of every board, two-card hands and one-card ones, at float32 and float64."""
+    import tensorcfr.operators.cards as cards_module
+
+    cg = tensorcfr.compile(spec, form="public")
+    gen = torch.Generator().manual_seed(8)
+    for pair in cards_module.kernels(cg.showdown, cards_module.CardKernel):
+        for kernel in pair:
+            for dtype in (torch.float32, torch.float64):
+                y = torch.rand(5, kernel.To, dtype=dtype, generator=gen)
+                y[:, ::3] = 0  # hands out of the range
+                monkeypatch.setattr(cards_module, "MERGED_ENTRIES", 0)
+                kernel.__dict__.pop("_merged_index", None)
+                want = kernel.sums(y)
+                assert "_merged_index" not in kernel.__dict__
+                monkeypatch.setattr(cards_module, "MERGED_ENTRIES", 1 << 30)
+                got = kernel.sums(y)
+                assert "_merged_index" in kernel.__dict__ and all(torch.equal(a, b) for a, b in zip(got, want))

@@ -32,6 +32,11 @@ import torch
 from tensorcfr.spaces.scan import gather_scan
 
 NUM_CARDS = 52
+# up to this many entries R T_p a call, a one-member ranked kernel's `sums` takes its gathers as
+# one from the joined tables (`CardKernel._sums_merged`: 2 kernels a call where they take 3k + 3,
+# for 1.5-2x the bytes of those gathers: the tables copied once). A GPU's small spots are
+# launch-bound; a turn spot's showdowns, memory-bound, keep the gathers. Not yet timed on a GPU
+MERGED_ENTRIES = 1 << 18
 
 
 @dataclass(frozen=True, eq=False)
@@ -243,9 +248,63 @@ class CardKernel:
         prefix(last) - total, less, per own card, the hands holding it below and at or below,
         plus all those holding it (fewer passes over [R, T_p]: the turn spot's showdowns, the
         bulk of its iteration, are memory-bound)."""
+        if self.members == 1 and self.ranked and y.numel() // y.shape[-1] * len(self.cs[0]) <= MERGED_ENTRIES:
+            return self._sums_merged(y)
         shape, take, free, total, holding, prefix, card_prefix = self._tables(y)
         margin = self._margin(take, prefix, card_prefix, total, holding)
         return free.view(*shape, -1), margin.view(*shape, -1)
+
+    def _sums_merged(self, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """`sums` of a one-member ranked kernel with its 3k + 3 gathers from the three tables
+        (the padded reach, the prefix sums by strength and by card) taken as one: the tables
+        joined, one gather by a stacked index (`merged_index`), and the same sums of the same
+        numbers in the same order as `_free` and `_margin` (bit for bit). Two kernels a call
+        where those take 3k + 3 (a small spot's iteration is launch-bound on a GPU)."""
+        shape = y.shape[:-1]
+        y = y.reshape(-1, y.shape[-1])
+        R, k = y.shape[0], self.k
+        padded = torch.nn.functional.pad(y, (0, 1))  # [R, T_o + 1]: column T_o is 0
+        prefix = _take(padded, self.order).cumsum_(-1)
+        card_prefix = _take(padded, self.lists).view(R, NUM_CARDS, self.width + 1).cumsum_(-1)
+        total = y.sum(-1, keepdim=True)  # [R, 1]
+        table = torch.cat([padded, prefix, card_prefix.view(R, -1)], 1)
+        g = _take(table, self.merged_index()).view(R, -1, len(self.cs[0]))  # [R, 3k + 3, T_p]
+        held = [g[:, j] for j in range(k)]
+        free = total - held[0]
+        if k == 2:
+            free -= held[1]
+            free += g[:, 2]
+        margin = g[:, k + 1] + g[:, k + 2]  # (rounded as `_margin`'s first take plus its second)
+        margin -= total
+        for j in range(k):
+            margin -= g[:, k + 3 + 2 * j]
+            margin -= g[:, k + 4 + 2 * j]
+            margin += held[j]
+        return free.view(*shape, -1), margin.view(*shape, -1)
+
+    def merged_index(self) -> torch.Tensor:
+        """[(3k + 3) T_p] int64: the columns of `_sums_merged`'s joined tables [R, T_o + 1 | T_o +
+        1 | 52 (width + 1)] that its one gather reads, a row of T_p each: each own card's holders
+        (its card's last prefix sum); for k = 2 the other's type holding the same cards (for
+        k = 1 a slot left to the first card's, unread); the places by strength (first, last);
+        then per own card its place among the card's hands below and at or below.
+
+        Example:
+            >>> cards = torch.tensor([[0, 1], [2, 3]])
+            >>> CardKernel(cards, cards, torch.tensor([1, 2]), torch.tensor([1, 2])).merged_index().shape
+            torch.Size([18])
+        """
+        idx = self.__dict__.get("_merged_index")
+        if idx is None:
+            p0, p1, p2 = 0, self.To + 1, 2 * (self.To + 1)
+            w = self.width + 1
+            rows = [p2 + c * w + (w - 1) for c in self.cs]
+            rows.append(p0 + self.same if self.k == 2 else rows[0])
+            rows += [p1 + self.first, p1 + self.last]
+            for cf, cl in zip(self.cfirst, self.clast):
+                rows += [p2 + cf, p2 + cl]
+            idx = self.__dict__["_merged_index"] = torch.cat(rows).contiguous()
+        return idx
 
     # -- the same sums with the reach transposed: y_t [T_o + 1, R] (row T_o zero), a row per type.
     # Every gather is then a copy of whole rows (index_select along dim 0, contiguous and
