@@ -159,3 +159,18 @@ def test_the_public_forms_masked_normalize_is_its_arithmetic_bit_for_bit(spec, m
             assert torch.equal(tp.normalize(w.clone(), out=w), want)
         uniform = tp.uniform(torch.float64).expand(-1, tp.types).reshape(1, -1)  # [1, S-1]
         assert bool((want[:, 1:] == uniform).any())  # (some infosets did play uniformly)
+
+
+@pytest.mark.parametrize("spec", ["leduc", "dudo(4,1,1)", "holdem_river(board=AsKhQsJh9s, ranks=AKQJ9, suits=sh)"])
+def test_the_public_regret_leaves_out_the_values_of_the_empty_sequence(spec):
+    """The public treeplex's `bottom_up(..., root=False)`, as its instantaneous regret asks it:
+    every sequence's and infoset's value but the empty sequence's (left as g's) bit for bit as
+    the full pass."""
+    gen = torch.Generator().manual_seed(9)
+    for tp in tensorcfr.compile(spec, form="public").treeplexes:
+        sigma = tp.normalize(torch.rand(2, tp.num_sequences, dtype=torch.float64, generator=gen))
+        g = torch.randn(2, tp.num_sequences, dtype=torch.float64, generator=gen)
+        q, v = tp.bottom_up(g, sigma)
+        q2, v2 = tp.bottom_up(g, sigma, root=False)
+        assert torch.equal(q2[:, 1:], q[:, 1:]) and torch.equal(v2, v) and torch.equal(q2[:, 0], g[:, 0])
+        assert not torch.equal(q[:, 0], g[:, 0])  # (the full pass did add the top level's values)

@@ -34,8 +34,9 @@ from tensorcfr.spaces.scan import gather_scan
 NUM_CARDS = 52
 # up to this many entries R T_p a call, a one-member ranked kernel's `sums` takes its gathers as
 # one from the joined tables (`CardKernel._sums_merged`: 2 kernels a call where they take 3k + 3,
-# for 1.5-2x the bytes of those gathers: the tables copied once). A GPU's small spots are
-# launch-bound; a turn spot's showdowns, memory-bound, keep the gathers. Not yet timed on a GPU
+# the tables copied once more: the river spot's CFR+ iteration 14 kernels fewer, 6 MB more of its
+# 133). A GPU's small spots are launch-bound; larger calls, where the bytes count more than the
+# launches, keep the separate gathers. Not yet timed on a GPU
 MERGED_ENTRIES = 1 << 18
 
 

@@ -544,9 +544,12 @@ class PublicTreeplex:
         ext = torch.cat([x[:, :1, None].expand(b, 1, self.types), self.rows(x)], 1)  # [B, 1 + M, T]
         return ext.index_select(1, self.infoset_parent_pub).reshape(b, -1)
 
-    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False):
+    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False,
+                  root: bool = True):
         """`treeplex.bottom_up`: (q [B, S], v [B, I]), expected values under sigma or, without
-        it, the best response's; with `inplace`, q is g itself where their shapes allow."""
+        it, the best response's; with `inplace`, q is g itself where their shapes allow; with
+        `root` False, q[:, 0] is g's (the top level's values not summed into it: two kernels
+        fewer for a caller that reads only the sequences below)."""
         batch = max(g.shape[0], 1 if sigma is None else sigma.shape[0])
         q = g if inplace and g.shape[0] == batch else g.expand(batch, -1).clone()
         qr = self.rows(q)
@@ -559,13 +562,14 @@ class PublicTreeplex:
                 vl.scatter_reduce_(1, idx, ql, "amax")
             else:
                 add_rows(vl, lv.segment, self.rows(sigma)[:, lv.m0:lv.m1] * ql)
-            self._to_parent(lv, q, vl)
+            if root or not lv.first:
+                self._to_parent(lv, q, vl)
         return q, v.view(batch, -1)
 
     def instantaneous_regret(self, g: torch.Tensor, sigma: torch.Tensor, inplace: bool = False) -> torch.Tensor:
         """r(j,a) = q(j,a) - v(j) [B, S-1] (see `Treeplex.instantaneous_regret`); with
         `inplace`, g's memory holds the result (a block of levels at a time: no [B, S] temporary)."""
-        q, v = self.bottom_up(g, sigma, inplace)
+        q, v = self.bottom_up(g, sigma, inplace, root=False)  # [B, S] (but column 0), [B, I]
         b = q.shape[0]
         v = v.view(b, self.num_public_infosets, self.types)
         if not inplace:
