@@ -10,7 +10,8 @@ the segment sums of `tensorcfr.spaces.segments`), to see what that mode's time g
 Each row also counts the operators that launch a kernel (`ops`, torch's dispatcher: no views,
 no allocations) in an iteration as a CUDA graph records it (`capture="static"`, with the copies
 of the iteration's scalars that precede each replay), which does not depend on the device: on
-the CPU it is the count a GPU would launch. With each it adds up the bytes those operators move
+the CPU it is the count a GPU would launch (the passes the library picks by device type taken as
+on a GPU, `as_on_a_gpu`). With each it adds up the bytes those operators move
 (`traffic`: a model, inputs read and outputs written once each), by operator (`op_bytes`) and by
 line of tensorcfr (`sites`), beside the floor's (`x_floor_bytes`): where that multiple is near
 the floor's, the time over the floor is the kernels' own (atomics, scattered reads, launches);
