@@ -9,8 +9,8 @@
 # A call runs the steps it names in order, each under its own limit, until the call's own: name
 # the most wanted first and let the rest use what is left (a session of 15 minutes, about 30 s to
 # start: `small suite` in a call of 600 s with SUITE_S=480, the short step first so that its figures
-# are in whatever the suite leaves; then `determinism profile forms cards holdem noregret memory`
-# in what is left).
+# are in whatever the suite leaves; then `river determinism profile forms cards holdem noregret
+# memory` in what is left).
 #
 # Steps, in the order of the open issues' GPU items (seconds each, about):
 #   suite         the whole suite on CUDA with the default capture (SUITE_S, default 540: a call of its
@@ -22,6 +22,8 @@
 #                 only the CUDA cases run (SUITE_DEVICES=cpu,cuda for both): 1,996 of 2,539 tests on 2026-11-27
 #   small         Kuhn, Leduc, Liar's Dice and Dudo(4,1,2) with the treeplex's path table and with its
 #                 level loop, by default and deterministic: the under-100-us target and PATH_ENTRIES (90)
+#   river         the hold'em river spot (public form, CFR+, float32) timed and its kernels counted: the
+#                 masked normalize and the merged showdown gathers, against the CPU's 0.34 ms (60)
 #   determinism   --deterministic's cost against the default, and whether runs repeat (150)
 #   holdem        1,000 river spots on boards of their own in one batch, end to end (200)
 #   cards         royal Rhode Island and the turn spot with stacked card groups (100)
@@ -94,6 +96,9 @@ for step in "$@"; do
         small) run 90 small python3 experiments/gpu_profile.py --games kuhn leduc liars_dice "dudo(4,1,2)" \
                    --forms generic --paths both --deterministic --iterations 100 --out "$OUT" \
                    --name gpu_profile_small.json ;;
+        river) run 60 river python3 experiments/gpu_profile.py --forms public --algo cfr+ --dtype float32 \
+                   --games "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, bets=(0.5,1,allin), cap=2)" \
+                   --iterations 100 --out "$OUT" --name gpu_profile_river.json ;;
         profile) run 150 profile python3 experiments/gpu_profile.py --games "ocp(1000)" "dudo(4,2,2)" \
                      --deterministic --out "$OUT" ;;
         *) echo "unknown step $step"; exit 2 ;;

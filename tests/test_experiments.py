@@ -561,6 +561,26 @@ def test_the_form_rule_ladder_runs_and_says_what_auto_takes(tmp_path):
     assert all(r["auto"] == "generic" and r["generic_ms"] > 0 and r["public_ms"] > 0 for r in out["rows"])
 
 
+def test_the_profile_counts_a_card_game_as_a_gpu_runs_it(monkeypatch):
+    """`gpu_profile.as_on_a_gpu` on the CPU: a hold'em river spot's card kernels untransposed and
+    their gathers merged, as on a GPU (`cards.TRANSPOSED_DEVICES`, `MERGED_ENTRIES`): each merged
+    showdown call launches one join and one gather where its 9 separate gathers were, 7 fewer."""
+    import gpu_profile
+    import tensorcfr.operators.cards as cards
+
+    monkeypatch.setattr(cards, "DENSE_KERNEL_PAIRS", 0)  # prefix-sum kernels, not the dense ones few hands take
+    cg = tensorcfr.compile("holdem_river(board=AsKhQsJh9s, ranks=AKQJ9, suits=sh)", form="public")
+    counts = {}
+    for merged in (0, 1 << 18):
+        monkeypatch.setattr(cards, "MERGED_ENTRIES", merged)
+        with gpu_profile.as_on_a_gpu("cpu"):
+            counts[merged] = gpu_profile.count_ops(tensorcfr.Solver(cg, "cfr+", device="cpu", capture="static",
+                                                                    updates="alternating")).ops
+    joins = counts[1 << 18]["cat"] - counts[0].get("cat", 0)
+    assert joins > 0 and sum(counts[0].values()) - sum(counts[1 << 18].values()) == 7 * joins
+    assert cards.TRANSPOSED_DEVICES == ("cpu",)  # (restored)
+
+
 def test_a_gpu_suite_can_keep_only_the_cuda_cases():
     """TENSORCFR_TEST_DEVICES=cuda (`gpu_session.sh suite`) collects the CUDA case of each test
     that takes a device and none of its CPU cases; unset, both."""
