@@ -485,7 +485,7 @@ def test_on_cuda_the_generic_form_serves_larger_games(monkeypatch, capsys):
     """For a solve on CUDA (`choose(device=)`) the public form comes from 2^24 histories, not
     10^6, where the generic form's estimate fits the device's free memory: Dudo(4,2,2) (13.1M,
     generic 0.609 against public 1.342 ms an iteration on an H100) goes generic; Dudo(5,2,2)
-    (472M), a ranked OCP, and Dudo(4,2,2) on a device without room stay public. A CUDA device
+    (472M), a ranked OCP, a card game and Dudo(4,2,2) on a device without room stay public. A CUDA device
     is stood in for here (the device's free bytes too); the Solver and `info` pass theirs."""
     from tensorcfr import devices
 
@@ -497,6 +497,9 @@ def test_on_cuda_the_generic_form_serves_larger_games(monkeypatch, capsys):
     assert compiler.choose("dudo(5,2,2)", device="cuda").name == "public"
     assert compiler.choose("ocp(1000)", device="cuda").name == "public"
     assert compiler.choose("dudo(4,1,2)", device="cuda").name == "generic"
+    # a card game keeps the CPU's threshold (no GPU has timed its generic form): 4.4M histories
+    narrow = "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, range0='22+,A2s+,K9o+,QTs+', range1='22+,A2+,KT+,87s')"
+    assert compiler.choose(narrow, device="cuda").name == compiler.choose(narrow, device="cpu").name == "public"
     free[0] = 10 << 20  # 10 MB free: the generic form's 1.5 GB does not fit
     assert compiler.choose("dudo(4,2,2)", device="cuda").name == "public"
     seen = []  # the Solver and `info` pass their device to the rule

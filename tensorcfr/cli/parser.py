@@ -134,7 +134,7 @@ def _size_flags(s: argparse.ArgumentParser, form: bool = True) -> None:
                        help="compiled form: public (the [public node x type] form of games dealt once: kuhn, "
                             "ocp, leduc, dudo, liars_dice), generic (one sparse payoff matrix), auto "
                             "(default: the library's rule, tensorcfr.compiler.choose: public from 10^6 "
-                            "histories (on CUDA from 2^24 where the generic form fits the device), for a "
+                            "histories (on CUDA, card games aside, from 2^24 where the generic form fits the device), for a "
                             "ranked deal (OCP from 256 cards) or where only it fits, else generic)")
     s.add_argument("--max-histories", type=_positive_int, default=None, metavar="N",
                    help="refuse a game of more than N histories (default: no count limit)")

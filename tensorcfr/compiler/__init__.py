@@ -161,7 +161,7 @@ PUBLIC_FROM_HISTORIES = 1_000_000
 # one (an H100, CUDA graph, float64, 2026-11-27; DCFR 0.642 against 1.386), where the CPU takes
 # 12.1 against 6.3 ms (results/form_rule.json). From just past the largest game timed there the
 # public form, as on the CPU, until a GPU times more (`form_rule.py --device cuda`); and wherever
-# the generic form's estimate passes the device's free memory
+# the generic form's estimate passes the device's free memory; card games keep the CPU's (`_public_from`)
 PUBLIC_FROM_HISTORIES_CUDA = 1 << 24
 
 
@@ -183,7 +183,8 @@ def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling
       boards of their own), which only it batches;
     - the public-tree form from `PUBLIC_FROM_HISTORIES` histories (`Game.size_hint`; a game
       without a closed-form size is small), for a solve on CUDA (`device`) from
-      `PUBLIC_FROM_HISTORIES_CUDA` where the generic form fits the device's free memory, and
+      `PUBLIC_FROM_HISTORIES_CUDA` where the generic form fits the device's free memory (but
+      for card games, `_public_from`), and
       where its deal is ranked (OCP from 256 cards: no table of pairs of types,
       `compiler/public.py`'s `RANKED_MIN_PAIRS`);
     - the generic form otherwise.
@@ -238,8 +239,11 @@ def choose(game: str | Game | Sequence[str | Game], form: str = "auto", sampling
 def _public_from(members: list[Game], device, dtype) -> int:
     """The histories from which `choose` takes the public-tree form for a solve on `device` (a
     torch.device, or None for the CPU's rule): `PUBLIC_FROM_HISTORIES_CUDA` on CUDA where the
-    generic form's estimate fits the device's free memory, else `PUBLIC_FROM_HISTORIES`."""
-    if device is None or device.type != "cuda":
+    generic form's estimate fits the device's free memory, else `PUBLIC_FROM_HISTORIES`. Card
+    games (a card-removal showdown, `VectorGame.card_showdown`) keep the CPU's threshold: the
+    GPU timings behind the other are of dice games, and no GPU has timed a card game's generic
+    form against its showdown."""
+    if device is None or device.type != "cuda" or _card_claims(members) is not None:
         return PUBLIC_FROM_HISTORIES
     import torch
 
