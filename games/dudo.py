@@ -39,6 +39,9 @@ from .base import CHANCE, PAST_ANY_LIMIT, TERMINAL, Game, GameError
 from .vector import VectorGame, popcount
 
 DUDO = "dudo"
+# bids past which a closed-form size is not worked out: 2^10001 bid sequences (3,011 digits)
+# alone pass any limit (`PAST_ANY_LIMIT`)
+COUNTED_BIDS = 10_000
 
 
 def multisets(faces: int, dice: int) -> list[tuple[tuple[int, ...], float]]:
@@ -114,14 +117,14 @@ class Dudo(Game):
     def size_hint(self):
         """The deal, then per deal every strictly rising sequence of the B bids (2^B of them,
         the empty one included) and a call after each non-empty one: 1 + deals (2^(B+1) - 1)."""
-        if self.num_bids > 10_000:  # 2^10001 bid sequences (3,011 digits) alone pass any limit
+        if self.num_bids > COUNTED_BIDS:
             return PAST_ANY_LIMIT, False
         deals = comb(self.faces + self.dice[0] - 1, self.dice[0]) * comb(self.faces + self.dice[1] - 1, self.dice[1])
         return 1 + deals * (2 ** (self.num_bids + 1) - 1), True
 
     def public_size_hint(self):
         """Every strictly rising bid sequence and a call after each non-empty one; a type per roll."""
-        if self.num_bids > 10_000:
+        if self.num_bids > COUNTED_BIDS:
             return PAST_ANY_LIMIT, (1, 1)
         types = tuple(comb(self.faces + d - 1, d) for d in self.dice)
         return 2 ** (self.num_bids + 1) - 1, types

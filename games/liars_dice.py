@@ -35,7 +35,7 @@ from math import comb
 import numpy as np
 
 from .base import CHANCE, PAST_ANY_LIMIT, TERMINAL, Game, GameError
-from .dudo import DudoVector
+from .dudo import COUNTED_BIDS, DudoVector
 
 LIAR = "Liar"
 
@@ -71,14 +71,14 @@ class LiarsDice(Game):
         """The dice rolled one at a time (1 + F + ... + F^(2n-1) chance nodes), then per roll
         every strictly rising sequence of the bids and a call after each non-empty one."""
         f, n = self.faces, 2 * self.numdice
-        if self.num_bids > 10_000:  # 2^10001 bid sequences (3,011 digits) alone pass any limit
+        if self.num_bids > COUNTED_BIDS:
             return PAST_ANY_LIMIT, False
         return sum(f ** k for k in range(n)) + f ** n * (2 ** (self.num_bids + 1) - 1), True
 
     def public_size_hint(self):
         """Every strictly rising bid sequence and a call after each non-empty one; a type per
         multiset of one player's dice."""
-        if self.num_bids > 10_000:
+        if self.num_bids > COUNTED_BIDS:
             return PAST_ANY_LIMIT, (1, 1)
         types = comb(self.faces + self.numdice - 1, self.numdice)  # the multisets of one player's dice
         return 2 ** (self.num_bids + 1) - 1, (types, types)

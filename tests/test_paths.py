@@ -77,17 +77,21 @@ def test_a_part_made_for_one_iteration_keeps_the_level_loop(tables):
     assert sub.short_lived and "_paths" not in sub.__dict__ and x[0, 0] == 1
 
 
-@pytest.mark.parametrize("spec", GAMES[:3])
-def test_the_regret_leaves_out_the_values_of_the_empty_sequence(spec):
+@pytest.mark.parametrize("spec,form", [*((g, "generic") for g in GAMES[:3]), ("leduc", "public"),
+                                       ("dudo(4,1,1)", "public"),
+                                       ("holdem_river(board=AsKhQsJh9s, ranks=AKQJ9, suits=sh)", "public")])
+def test_the_regret_leaves_out_the_values_of_the_empty_sequence(spec, form):
     """`bottom_up(..., root=False)`, as the instantaneous regret asks it, gives every sequence's
-    and infoset's value but the empty sequence's (left as g's) bit for bit as the full pass."""
+    and infoset's value but the empty sequence's (left as g's) bit for bit as the full pass, in
+    both forms."""
     gen = torch.Generator().manual_seed(2)
-    for tp in tensorcfr.compile(spec).treeplexes:
-        sigma = _strategy(tp, 2, gen)
+    for tp in tensorcfr.compile(spec, form=form).treeplexes:
+        sigma = tp.normalize(torch.rand(2, tp.num_sequences, dtype=torch.float64, generator=gen))
         g = torch.randn(2, tp.num_sequences, dtype=torch.float64, generator=gen)
-        q, v = treeplex.bottom_up(tp, g, sigma)
-        q2, v2 = treeplex.bottom_up(tp, g, sigma, root=False)
+        q, v = tp.bottom_up(g, sigma)
+        q2, v2 = tp.bottom_up(g, sigma, root=False)
         assert torch.equal(q2[:, 1:], q[:, 1:]) and torch.equal(v2, v) and torch.equal(q2[:, 0], g[:, 0])
+        assert not torch.equal(q[:, 0], g[:, 0])  # (the full pass did add the top level's values)
 
 
 def _slow_bottom_up(tp, g, sigma):
@@ -160,17 +164,3 @@ def test_the_public_forms_masked_normalize_is_its_arithmetic_bit_for_bit(spec, m
         uniform = tp.uniform(torch.float64).expand(-1, tp.types).reshape(1, -1)  # [1, S-1]
         assert bool((want[:, 1:] == uniform).any())  # (some infosets did play uniformly)
 
-
-@pytest.mark.parametrize("spec", ["leduc", "dudo(4,1,1)", "holdem_river(board=AsKhQsJh9s, ranks=AKQJ9, suits=sh)"])
-def test_the_public_regret_leaves_out_the_values_of_the_empty_sequence(spec):
-    """The public treeplex's `bottom_up(..., root=False)`, as its instantaneous regret asks it:
-    every sequence's and infoset's value but the empty sequence's (left as g's) bit for bit as
-    the full pass."""
-    gen = torch.Generator().manual_seed(9)
-    for tp in tensorcfr.compile(spec, form="public").treeplexes:
-        sigma = tp.normalize(torch.rand(2, tp.num_sequences, dtype=torch.float64, generator=gen))
-        g = torch.randn(2, tp.num_sequences, dtype=torch.float64, generator=gen)
-        q, v = tp.bottom_up(g, sigma)
-        q2, v2 = tp.bottom_up(g, sigma, root=False)
-        assert torch.equal(q2[:, 1:], q[:, 1:]) and torch.equal(v2, v) and torch.equal(q2[:, 0], g[:, 0])
-        assert not torch.equal(q[:, 0], g[:, 0])  # (the full pass did add the top level's values)

@@ -196,9 +196,10 @@ class Treeplex:
         """`segment_sum(self, values)`: [B, S] summed over each infoset's sequences -> [B, I]."""
         return segment_sum(self, values)
 
-    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False):
-        """`bottom_up(self, g, sigma, inplace)`: (q [B, S], v [B, I])."""
-        return bottom_up(self, g, sigma, inplace)
+    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False,
+                  root: bool = True):
+        """`bottom_up(self, g, sigma, inplace, root)`: (q [B, S], v [B, I])."""
+        return bottom_up(self, g, sigma, inplace, root)
 
     def parent_reach(self, x: torch.Tensor) -> torch.Tensor:
         """[B, I]: the realisation weight x [B, S] of each infoset's parent sequence."""
