@@ -88,6 +88,25 @@ def hand_index(cards) -> int:
     return b * (b - 1) // 2 + a
 
 
+@functools.lru_cache(maxsize=None)
+def suit_swap(a: int, b: int) -> np.ndarray:
+    """[1326] int64: each hand with suits `a` and `b` (0..3, `SUITS`) traded, the permutation of
+    hands a transposition of two suits makes (its own inverse). Read-only.
+
+    Example:
+        >>> h = hand_index(parse_cards("AcKd"))
+        >>> hand_name(int(suit_swap(0, 3)[h]))  # clubs and spades traded
+        'AsKd'
+    """
+    cards = np.arange(NUM_CARDS)
+    suit = cards % 4
+    swapped = np.where(suit == a, cards - a + b, np.where(suit == b, cards - b + a, cards))  # [52]
+    lo, hi = np.sort(swapped[HANDS], axis=1).T
+    out = hi * (hi - 1) // 2 + lo
+    out.setflags(write=False)
+    return out
+
+
 def parse_cards(text: str, what: str = "board") -> tuple[int, ...]:
     """Cards written back to back (`"Ks7d2c"`; spaces and commas allowed between them), each a
     rank of `23456789TJQKA` and a suit of `cdhs`; none twice.

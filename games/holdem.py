@@ -36,7 +36,7 @@ import numpy as np
 from .base import CHANCE, TERMINAL, Game, GameError
 from .betting import FOLD0, FOLD1, SHOWDOWN, BettingTable
 from .cards import HANDS, NUM_CARDS, NUM_HANDS, RANKS, SUITS, card_name, card_names, deck_of, hand_index, hand_name, \
-    parse_cards, parse_range, strengths
+    parse_cards, parse_range, strengths, suit_swap
 from .vector import VectorGame
 
 ALLIN = "allin"
@@ -88,8 +88,10 @@ class HoldemSpot(Game):
 
     def __init__(self, board: str, pot: float = 10, stack: float = 100, range0: str | None = None,
                  range1: str | None = None, bets=(0.5, 1, ALLIN), raises=None, cap: int = 2,
-                 ranks: str = RANKS, suits: str = SUITS, *, streets: int, kind: str):
+                 ranks: str = RANKS, suits: str = SUITS, suit_isomorphism: bool = False, *, streets: int, kind: str):
         self.streets, self.kind = streets, kind
+        if not isinstance(suit_isomorphism, bool):
+            raise GameError(f"{kind}: suit_isomorphism must be True or False, got {suit_isomorphism!r}")
         self.board = parse_cards(board, f"{kind}: board")
         want = 6 - streets
         if len(self.board) != want:
@@ -131,9 +133,23 @@ class HoldemSpot(Game):
         if not deal0.sum() > 0:
             raise GameError(f"{kind}: every pair of hands of the two ranges shares a card; nothing can be dealt")
         self.deal0 = deal0 / deal0.sum()
+        self.suit_isomorphism = suit_isomorphism
+        # the transpositions of two suits (a, b) that leave the deck and both ranges as they are:
+        # where the board also holds the same ranks in a and b, a card of b deals the subtree of
+        # its twin in a, its hands traded (`HoldemVector.card_symmetries`)
+        self.swaps = {}
+        cards = np.arange(NUM_CARDS)
+        for a in range(4):
+            for b in range(a + 1, 4) if suit_isomorphism else ():
+                traded = np.where(cards % 4 == a, cards - a + b, np.where(cards % 4 == b, cards - b + a, cards))
+                perm = suit_swap(a, b)
+                if np.array_equal(self.deck[traded], self.deck) and all(np.array_equal(w[perm], w) for w in self.weights):
+                    self.swaps[a, b] = perm
         self._build_tree()
-        names = {"ranks": ranks, "suits": suits, "range0": range0, "range1": range1, "raises": raises}
-        defaults = {"ranks": RANKS, "suits": SUITS, "range0": None, "range1": None, "raises": None}
+        names = {"ranks": ranks, "suits": suits, "range0": range0, "range1": range1, "raises": raises,
+                 "suit_isomorphism": suit_isomorphism}
+        defaults = {"ranks": RANKS, "suits": SUITS, "range0": None, "range1": None, "raises": None,
+                    "suit_isomorphism": False}
         extra = "".join(f", {k}={v!r}" for k, v in names.items() if v != defaults[k])
         self.name = (f"{kind}(board={''.join(card_names(self.board))!r}, pot={pot:g}, stack={stack:g}, "
                      f"bets={self._bets_text(bets)}, cap={cap}{extra})")
@@ -451,6 +467,32 @@ class HoldemVector(VectorGame):
             return None
         return np.broadcast_to(np.arange(NUM_CARDS), (len(s), NUM_CARDS)), left / n
 
+    def card_symmetries(self, s):
+        # suits a < b are one class where the board so far (with a flop's turn card, when the
+        # river comes) holds the same ranks in both and the ranges trade them (`HoldemSpot.swaps`):
+        # a card of b deals the subtree of its twin in the class's first suit. Not where no one
+        # acts after the card (both all in): the run of cards to the showdown keeps every card.
+        g = self.game
+        if not g.swaps:
+            return None
+        pairs = list(g.swaps)
+        perms = np.stack([np.arange(NUM_HANDS)] + [g.swaps[k] for k in pairs])  # [1 + swaps, 1326]; 0: none
+        canon = np.broadcast_to(np.arange(NUM_CARDS), (len(s), NUM_CARDS)).copy()
+        swap = np.zeros((len(s), NUM_CARDS), np.int64)
+        acts = np.isin(g.tree.mover[g.tree.next[s[:, 4], 0]], (0, 1))
+        dealt = s[:, 2]
+        for d in np.unique(dealt[acts]).tolist():  # compile time: a board at a time (<= 50 on a flop)
+            rows = np.flatnonzero(acts & (dealt == d))
+            board = list(g.board) + ([d] if d >= 0 else [])
+            ranks = [{c // 4 for c in board if c % 4 == suit} for suit in range(4)]
+            for b in range(4):
+                a = next(a for a in range(b + 1) if a == b or ((a, b) in g.swaps and ranks[a] == ranks[b]))
+                if a != b:
+                    twins = np.arange(13) * 4 + b
+                    canon[np.ix_(rows, twins)] = twins - b + a
+                    swap[np.ix_(rows, twins)] = 1 + pairs.index((a, b))
+        return canon, swap, perms
+
     def payoff_key(self, s):
         return self.game.tree.payoff_key(s[:, 4])
 
@@ -493,7 +535,7 @@ def _compat_float() -> np.ndarray:
 
 def holdem_river(board: str, pot: float = 10, stack: float = 100, range0: str | None = None,
                  range1: str | None = None, bets=(0.5, 1, ALLIN), raises=None, cap: int = 2,
-                 ranks: str = RANKS, suits: str = SUITS) -> HoldemSpot:
+                 ranks: str = RANKS, suits: str = SUITS, suit_isomorphism: bool = False) -> HoldemSpot:
     """A river spot: a 5-card board, one street of betting, then the showdown.
 
     Example:
@@ -501,13 +543,13 @@ def holdem_river(board: str, pot: float = 10, stack: float = 100, range0: str | 
         >>> g.public_size_hint()[1]
         (6, 3)
     """
-    return HoldemSpot(board, pot, stack, range0, range1, bets, raises, cap, ranks, suits,
+    return HoldemSpot(board, pot, stack, range0, range1, bets, raises, cap, ranks, suits, suit_isomorphism,
                       streets=1, kind="holdem_river")
 
 
 def holdem_flop(board: str, pot: float = 10, stack: float = 100, range0: str | None = None,
                 range1: str | None = None, bets=(0.5, 1, ALLIN), raises=None, cap: int = 2,
-                ranks: str = RANKS, suits: str = SUITS) -> HoldemSpot:
+                ranks: str = RANKS, suits: str = SUITS, suit_isomorphism: bool = False) -> HoldemSpot:
     """A flop spot: a 3-card board, the flop's betting, the turn card dealt by chance from the
     cards neither hand holds, the turn's betting, the river card likewise, the river's betting,
     the showdown.
@@ -517,13 +559,13 @@ def holdem_flop(board: str, pot: float = 10, stack: float = 100, range0: str | N
         >>> g.public_size_hint()[0] > 49 * 48
         True
     """
-    return HoldemSpot(board, pot, stack, range0, range1, bets, raises, cap, ranks, suits,
+    return HoldemSpot(board, pot, stack, range0, range1, bets, raises, cap, ranks, suits, suit_isomorphism,
                       streets=3, kind="holdem_flop")
 
 
 def holdem_turn(board: str, pot: float = 10, stack: float = 100, range0: str | None = None,
                 range1: str | None = None, bets=(0.5, 1, ALLIN), raises=None, cap: int = 2,
-                ranks: str = RANKS, suits: str = SUITS) -> HoldemSpot:
+                ranks: str = RANKS, suits: str = SUITS, suit_isomorphism: bool = False) -> HoldemSpot:
     """A turn spot: a 4-card board, the turn's betting, the river card dealt by chance from
     the cards neither hand holds, the river's betting, the showdown.
 
@@ -532,5 +574,5 @@ def holdem_turn(board: str, pot: float = 10, stack: float = 100, range0: str | N
         >>> g.public_size_hint()[0] > 48
         True
     """
-    return HoldemSpot(board, pot, stack, range0, range1, bets, raises, cap, ranks, suits,
+    return HoldemSpot(board, pot, stack, range0, range1, bets, raises, cap, ranks, suits, suit_isomorphism,
                       streets=2, kind="holdem_turn")

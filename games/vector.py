@@ -164,6 +164,18 @@ class VectorGame:
         not so (the compiler then keeps a [T0, T1] matrix per chance path)."""
         return None
 
+    def card_symmetries(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Symmetries of the cards `card_chance` deals at public chance states `s` [n, width],
+        for the public-tree form to deal one card of each class (hold'em's suit isomorphism):
+        (canon [n, C'] int64, swap [n, C'] int64, perms [K, V] int64), C' as `card_chance`'s.
+        Outcome o's subtree is the subtree of outcome canon[:, o] (o itself where canonical)
+        with every private value v (a hand) read as perms[swap[:, o], v]: its values are those
+        of the canonical subtree, permuted. Each perm must be its own inverse, map the types of
+        each player onto themselves with the same deal probabilities, and hold wherever both
+        players still act below the card (the compiler refuses a terminal reached before them).
+        None: no symmetries (every card its own subtree)."""
+        return None
+
 
 PROTOCOL = ("initial_state", "player", "chance_outcomes", "legal_actions", "next_state", "utilities", "infoset_key")
 

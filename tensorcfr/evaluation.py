@@ -189,7 +189,8 @@ def evaluate_plans(cg: CompiledGame, x: torch.Tensor, y: torch.Tensor, op: Payof
     """
     op = op or cg.operator(x.dtype)
     g = op.cfv(0, y)  # [B, S_0]
-    value = _dot(x, g)
+    w = cg.treeplexes[0].sequence_weights(x.dtype)  # (a public form dealing one card a class: its twins' share)
+    value = _dot(x if w is None else x * w, g)
     br0 = cg.treeplexes[0].bottom_up(g, inplace=True)[0][:, 0].clone()
     del g
     br1 = best_response_value(cg, 1, x, op)

@@ -170,6 +170,9 @@ class _CardPaths:
                 self.holds[p][cards[walk.type_values[p], j], np.arange(T[p])] = True
         self.q = [1.0]
         self.m = [[np.ones(T[0], bool)], [np.ones(T[1], bool)]]
+        # the dealt paths each path stands for (1 + the cards whose subtree it deals too, by
+        # `VectorGame.card_symmetries`, times its parent's)
+        self.mult = [1]
         self.pb = (walk.P > 0).astype(np.float32)  # [T0, T1] the pairs the deal allows
         self._stacked: tuple[np.ndarray, np.ndarray] | None = None  # `masks()`, made once per count of paths
 
@@ -197,25 +200,37 @@ class _CardPaths:
     def reach(self, i: int) -> np.ndarray:
         return self.walk.P * (self.q[i] * np.outer(self.m[0][i], self.m[1][i]))
 
-    def chance(self, s: np.ndarray, path: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def chance(self, s: np.ndarray, path: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(state, outcome, mirror set) of each child (`_DensePaths.chance`); where the game
+        names symmetries (`VectorGame.card_symmetries`), one child a class of cards, whose
+        mirror set (`_PublicWalk.mirror_set`, 0: none) lists the permutations of the others."""
         w = self.walk
         card, q = (np.asarray(v) for v in w.vg.card_chance(s))  # [n, C'] each
         card, q = card.astype(np.int64), q.astype(np.float64)
         self._check(s, path, card, q)
+        canon, swap = w.symmetries(s, card.shape[1])
         m0, m1 = self.masks()
-        kids_i, kids_c = [], []
+        kids_i, kids_c, kids_m = [], [], []
         for k in range(len(s)):  # compile time: a chance state at a time, its outcomes at once
-            o = np.flatnonzero((q[k] > 0) & (card[k] >= 0))
+            dealt = (q[k] > 0) & (card[k] >= 0)
+            o = np.flatnonzero(dealt & (canon[k] == np.arange(len(dealt))))  # one outcome a class
+            twins = np.flatnonzero(dealt & (canon[k] != np.arange(len(dealt))))
+            if len(twins) and not np.array_equal(q[k, twins], q[k, canon[k, twins]]):
+                raise w._fail("its card_symmetries() pairs cards of unequal probabilities", s[k])
             a0 = m0[path[k]][None] & ~self.holds[0][card[k, o]]  # [O, T0]
             a1 = m1[path[k]][None] & ~self.holds[1][card[k, o]]  # [O, T1]
             alive = ((a0.astype(np.float32) @ self.pb) * a1).sum(1) > 0  # some pair the deal allows
             for j in np.flatnonzero(alive).tolist():
+                perms = swap[k, twins[canon[k, twins] == o[j]]]
+                kids_m.append(w.mirror_set(perms))
                 self.q.append(self.q[path[k]] * float(q[k, o[j]]))
+                self.mult.append(self.mult[path[k]] * (1 + len(perms)))
                 self.m[0].append(a0[j])
                 self.m[1].append(a1[j])
             kids_i.append(np.full(int(alive.sum()), k))
             kids_c.append(o[alive])
-        return np.concatenate(kids_i).astype(np.int64), np.concatenate(kids_c).astype(np.int64)
+        return (np.concatenate(kids_i).astype(np.int64), np.concatenate(kids_c).astype(np.int64),
+                np.array(kids_m, np.int64))
 
     def _check(self, s: np.ndarray, path: np.ndarray, card: np.ndarray, q: np.ndarray) -> None:
         """`card_chance` against `chance` on sampled pairs of types of up to 64 chance states."""
@@ -255,13 +270,14 @@ class _CardPaths:
     def histories(self) -> np.ndarray:
         m0, m1 = self.masks()
         deals = self.walk.deals.astype(np.float64)
-        return np.rint(((m0.astype(np.float64) @ deals) * m1).sum(1)).astype(np.int64)
+        return np.rint(((m0.astype(np.float64) @ deals) * m1).sum(1)).astype(np.int64) * np.asarray(self.mult)
 
     def same(self, other, masks: bool = True) -> bool:
         """Whether `other` has as many paths with the same probabilities (`masks`: and the same
         types holding none of each path's cards; without, turn spots on other boards match,
         whose river cards differ, each member keeping its own masks in its showdown factors)."""
         return type(other) is type(self) and len(self) == len(other) and np.array_equal(self.q, other.q) and (
+            np.array_equal(self.mult, other.mult)) and (
             not masks or all(np.array_equal(np.stack(a), np.stack(b)) for a, b in zip(self.m, other.m)))
 
 
@@ -274,6 +290,11 @@ class _PublicWalk:
         own as `widen` takes them."""
         self.game, self.checked_types = game, checked_types
         self.vg = vg = vector_form(game)
+        # the mirror sets met (`mirror_set`: 0, the empty one, for none) and the permutations of
+        # the private values they list (`VectorGame.card_symmetries`; None until one is met)
+        self.sets: list[tuple[int, ...]] = [()]
+        self.set_ids: dict[tuple[int, ...], int] = {(): 0}
+        self.perms: np.ndarray | None = None
         self.hands = vg.public_hands
         problem = actions_problem(vg.actions)
         if problem:
@@ -556,7 +577,12 @@ class _PublicWalk:
         e = np.zeros((1, 2), np.int64)  # last public sequence of each player (0: the empty one)
         d = np.zeros((1, 2), np.int64)  # own depth (treeplex level) of each player
         path = np.zeros(1, np.int64)
-        info = [{"parent": [], "level": [], "count": [], "path": [], "state": [], "action": []} for _ in (0, 1)]
+        # per player, the mirror set (`mirror_set`) of the card classes dealt since the player's
+        # last decision: its values reach its last sequence through each permutation the set
+        # lists too (recorded at its next infoset; 0: none)
+        mir = np.zeros((1, 2), np.int64)
+        info = [{"parent": [], "level": [], "count": [], "path": [], "state": [], "action": [], "mirror": []}
+                for _ in (0, 1)]
         nseq = [1, 1]
         terms = {"e": [], "path": [], "state": []}
         node_paths = {"decision": [], "chance": [], "terminal": []}
@@ -573,6 +599,10 @@ class _PublicWalk:
             legal_of: dict[int, np.ndarray] = {p: np.zeros((len(states), len(vg.actions)), bool) for p in (0, 1)}
             children = []
             term = pl == TERMINAL
+            if (mir[term] > 0).any():
+                k = int(np.flatnonzero(term)[np.argmax((mir[term] > 0).any(1))])
+                raise self._fail("its card_symmetries() names a class of cards below which some player "
+                                 "reaches a terminal without acting", states[k])
             terms["e"].append(e[term])
             terms["path"].append(path[term])
             terms["state"].append(_compact(states[term]))  # kept for the payoff classes
@@ -596,21 +626,24 @@ class _PublicWalk:
                 I["path"].append(path[mine])
                 I["state"].append(_compact(s))  # kept for naming
                 I["action"].append(a)
+                I["mirror"].append(mir[mine, p])
                 node_paths["decision"].append(path[mine])
-                ce, cd = e[mine][row], d[mine][row]
+                ce, cd, cm = e[mine][row], d[mine][row], mir[mine][row]
                 ce[:, p] = ids
                 cd[:, p] += 1
-                children.append((vg.next(s[row], a), ce, cd, path[mine][row]))
+                cm[:, p] = 0
+                children.append((vg.next(s[row], a), ce, cd, path[mine][row], cm))
             self._check_level(states, pl, legal_of, path)
             ch = np.flatnonzero(pl == CHANCE)
             if len(ch):
-                children.append(self._chance(states[ch], e[ch], d[ch], path[ch]))
+                children.append(self._chance(states[ch], e[ch], d[ch], path[ch], mir[ch]))
                 node_paths["chance"].append(path[ch])
             if children:
                 states = np.concatenate([c[0] for c in children])
                 e = np.concatenate([c[1] for c in children])
                 d = np.concatenate([c[2] for c in children])
                 path = np.concatenate([c[3] for c in children])
+                mir = np.concatenate([c[4] for c in children])
             else:
                 states = states[:0]
         else:
@@ -622,17 +655,67 @@ class _PublicWalk:
                 "terms": {"e": np.concatenate(terms["e"]), "path": cat(terms["path"]),
                           "state": np.concatenate(terms["state"])},
                 "node_paths": {k: cat(v) for k, v in node_paths.items()},
-                "levels": self.deal_levels + levels}
+                "levels": self.deal_levels + levels,
+                "mirrors": None if self.perms is None else (self.sets, self.type_perms())}
 
-    def _chance(self, s, e, d, path):
+    def _chance(self, s, e, d, path, mir):
         """Children of public chance nodes (`_DensePaths.chance`, `_CardPaths.chance`): their
-        states, sequences, depths and new chance paths."""
+        states, sequences, depths, new chance paths and pending mirror sets (`run`)."""
         if self.ranked:
             raise TensorCFRError(f"{self.game.name}: a ranked deal (VectorGame.ranked_deal) with public chance "
                                  "after it")
         first = len(self.paths)
-        i, c = self.paths.chance(s, path)
-        return self.vg.next(s[i], c), e[i], d[i], first + np.arange(len(i))
+        i, c, *rest = self.paths.chance(s, path)
+        m = mir[i].copy()
+        if rest:
+            new = rest[0] > 0
+            clash = new & (m > 0).any(1)  # a class below a class, some player not acting between
+            if clash.any():
+                k = int(np.argmax(clash))
+                raise self._fail("its card_symmetries() names a class of cards before some player acted "
+                                 "below the previous one", s[i[k]])
+            m[new] = rest[0][new, None]
+        return self.vg.next(s[i], c), e[i], d[i], first + np.arange(len(i)), m
+
+    def symmetries(self, s: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+        """(canon [n, width], swap [n, width]) of `VectorGame.card_symmetries` at chance states
+        `s`: every outcome its own class where the game names none."""
+        got = self.vg.card_symmetries(s)
+        if got is None:
+            return np.broadcast_to(np.arange(width), (len(s), width)), np.zeros((len(s), width), np.int64)
+        canon, swap, perms = (np.asarray(v, dtype=np.int64) for v in got)
+        if self.perms is None:
+            self.perms = perms
+            at = self.type_perms()  # each maps each player's types onto themselves
+            for k in range(len(perms)):
+                if not (np.array_equal(at[0][k][at[0][k]], np.arange(len(at[0][k])))  # its own inverse
+                        and np.array_equal(self.P[np.ix_(at[0][k], at[1][k])], self.P)):  # the deal's probabilities kept
+                    raise self._fail(f"its card_symmetries() permutation {k} is not its own inverse or "
+                                     "changes the deal's probabilities", s[0])
+        elif not np.array_equal(perms, self.perms):
+            raise self._fail("its card_symmetries() permutations differ between calls", s[0])
+        return canon[:, :width], swap[:, :width]
+
+    def type_perms(self) -> list[np.ndarray]:
+        """Per player [K, T_p]: `perms` as permutations of the player's types (positions in
+        `type_values`)."""
+        out = []
+        for p in (0, 1):
+            values = self.type_values[p]
+            pv = self.perms[:, values]  # [K, T_p] the values the types map to
+            if not np.isin(pv, values).all():
+                raise TensorCFRError(f"{self.game.name}: its card_symmetries() permutations map a type of "
+                                     f"player {p} outside the types dealt (the ranges are not symmetric)")
+            out.append(np.searchsorted(values, pv))
+        return out
+
+    def mirror_set(self, perms: np.ndarray) -> int:
+        """The id of the mirror set listing the permutations `perms` (ids into `perms`; 0: none)."""
+        key = tuple(sorted(int(k) for k in perms))
+        if key not in self.set_ids:
+            self.set_ids[key] = len(self.sets)
+            self.sets.append(key)
+        return self.set_ids[key]
 
 
 def compile_public(game: str | Game | Sequence[str | Game], ranked: bool | None = None) -> PublicCompiledGame:
@@ -725,7 +808,8 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
     T = tuple(len(v) for v in walk.type_values)
     tps, states, remap, orders = [], [], [], []
     for p in (0, 1):
-        tp, st, rm, order_p = _public_treeplex(p, raw["info"][p], T[p], walk.vg.actions)
+        mirrors = None if raw["mirrors"] is None else (raw["mirrors"][0], raw["mirrors"][1][p])
+        tp, st, rm, order_p = _public_treeplex(p, raw["info"][p], T[p], walk.vg.actions, mirrors)
         tps.append(tp)
         states.append(st)
         remap.append(rm)
@@ -882,13 +966,17 @@ def _same_tree(a: _PublicWalk, raw_a: dict, b: _PublicWalk, raw_b: dict, same_su
         return False
     if not (np.array_equal(a.root, b.root) and a.paths.same(b.paths, masks=same_support)):
         return False
-    return np.array_equal(raw_a["terms"]["e"], raw_b["terms"]["e"]) and all(
-        np.array_equal(ia[k], ib[k]) for ia, ib in zip(raw_a["info"], raw_b["info"]) for k in ("parent", "count", "action"))
+    keys = ("parent", "count", "action", "mirror")
+    same_perms = a.perms is None if b.perms is None else (a.perms is not None and np.array_equal(a.perms, b.perms))
+    return np.array_equal(raw_a["terms"]["e"], raw_b["terms"]["e"]) and a.sets == b.sets and same_perms and all(
+        np.array_equal(ia[k], ib[k]) for ia, ib in zip(raw_a["info"], raw_b["info"]) for k in keys)
 
 
-def _public_treeplex(p: int, I: dict, T: int, alphabet):
+def _public_treeplex(p: int, I: dict, T: int, alphabet, mirrors=None):
     """Number one player's public infosets by (level, discovery) and their sequences after them;
-    returns the treeplex, the infosets' public states in that order, and old -> new sequence ids."""
+    returns the treeplex, the infosets' public states in that order, and old -> new sequence ids.
+    `mirrors`: (the walk's mirror sets, the permutations [K, T] of this player's types) where
+    the game deals one card of each class (`VectorGame.card_symmetries`)."""
     level, count = I["level"], I["count"]
     U = len(level)
     order = np.lexsort((np.arange(U), level))  # new position -> old infoset
@@ -904,7 +992,13 @@ def _public_treeplex(p: int, I: dict, T: int, alphabet):
     parent = remap[I["parent"][order]]
     levels = level[order]
     lo = np.searchsorted(levels, np.arange((levels.max() + 2) if U else 1))
-    tp = PublicTreeplex(p, T, tuple(alphabet),
+    mirror = {}
+    sets = I["mirror"][order] if mirrors is not None else np.zeros(0, np.int64)
+    if (sets > 0).any():  # each (infoset, permutation) whose values also reach the parent permuted
+        pairs = [(u, k) for u, sid in zip(np.flatnonzero(sets).tolist(), sets[sets > 0].tolist()) for k in mirrors[0][sid]]
+        u, k = (np.array(v, np.int64) for v in zip(*pairs))
+        mirror = {"mirror_u": torch.from_numpy(u), "mirror_perm": torch.from_numpy(np.ascontiguousarray(mirrors[1][k]))}
+    tp = PublicTreeplex(p, T, tuple(alphabet), **mirror,
                         infoset_parent_pub=torch.from_numpy(parent),
                         infoset_offsets_pub=torch.from_numpy(np.concatenate([new_first, [1 + int(count.sum())]])
                                                              .astype(np.int64)),
@@ -1060,7 +1154,8 @@ def _counts(walk: _PublicWalk, raw: dict) -> dict:
         pairs, rows = np.array([n * (n - 1)]), [np.array([n]), np.array([n])]
     else:
         pairs = walk.paths.histories()  # [paths] histories per public node
-        rows = [walk.paths.live_types(p).sum(1) for p in (0, 1)]  # [paths] types of each player still possible
+        mult = np.asarray(getattr(walk.paths, "mult", 1))  # [paths] the paths each stands for (card classes)
+        rows = [walk.paths.live_types(p).sum(1) * mult for p in (0, 1)]  # [paths] types of each player still possible
     np_ = raw["node_paths"]
     decision, chance, terminal = (int(pairs[np_[k]].sum()) for k in ("decision", "chance", "terminal"))
     chance += walk.deal_nodes

@@ -101,6 +101,10 @@ class DecisionSpace(Protocol):
         """[1, S]: 1 at the sequences of infosets chance can reach, 0 at the others (the
         public-tree form's types that a deal rules out); None where all are reachable."""
 
+    def sequence_weights(self, dtype: torch.dtype) -> torch.Tensor | None:
+        """[1, S]: how many sequences of the game each stands for, where the space deals one
+        card of each class of symmetric ones (hold'em's suit isomorphism); None: one each."""
+
     def infosets(self):
         """(index, key, action names) of every infoset."""
 

@@ -148,6 +148,10 @@ class PublicCompiledGame:
         """Monte-Carlo counterfactual values where a sample is a deal of private types
         (`sampling.public.PublicEstimator`)."""
         from tensorcfr.sampling.public import PublicEstimator
+        if any(tp.mirror_u is not None for tp in self.treeplexes):  # its permutations read every type
+            raise TensorCFRError(f"{self.name}: Monte-Carlo sampling of a spot with suit_isomorphism=True is not "
+                                 "supported (its twin cards' values are its types permuted); solve it exactly, "
+                                 "or sample it without")
         if self.deals_differ:
             raise TensorCFRError(f"{self.name}: the members of this batch deal their types with different "
                                  "probabilities; Monte-Carlo sampling draws from one deal: solve them exactly, "

@@ -275,8 +275,10 @@ class PublicPayoffOperator:
         (put_rows if distinct else add_rows)(out, seq[0], vals)
 
     def value(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """x^T A y [B]: player 0's expected payoff."""
-        return (x * self.cfv(0, y)).sum(1)
+        """x^T A y [B]: player 0's expected payoff (each sequence weighed by the twins it stands
+        for, `PublicTreeplex.sequence_weights`)."""
+        w = self.spaces[0].sequence_weights(x.dtype)
+        return (x * self.cfv(0, y) * (1 if w is None else w)).sum(1)
 
 
 def _ranked_values(rows: torch.Tensor, ab: torch.Tensor, player: int) -> torch.Tensor:

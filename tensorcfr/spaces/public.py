@@ -47,6 +47,9 @@ class PublicLevel(NamedTuple):
     parent: torch.Tensor  # [u1-u0] int64: row of each infoset's parent sequence (first level: unused)
     seq_parent: torch.Tensor  # [m1-m0] int64: row of the parent sequence of each sequence's infoset
     first: bool  # the level whose parent is the empty sequence
+    # (infosets [k] minus u0, rows of their parent sequences [k], permutations of the types [k, T])
+    # whose values also reach their parents permuted (`PublicTreeplex.mirror_u`); None: none
+    mirror: tuple | None = None
 
 
 WIDE_TYPES = 1024  # from this many types a row, `add_rows` adds row by row on the CPU
@@ -272,6 +275,12 @@ class PublicTreeplex:
     # where a batch's members reach other pairs (turn spots on other boards: each its own river
     # cards); None: all
     live: torch.Tensor | None = None
+    # where the game deals one card of a class of symmetric ones (hold'em's suit isomorphism,
+    # `VectorGame.card_symmetries`): public infoset mirror_u[i] [E] stands for its twins below the
+    # other cards too, each its own types permuted: its values reach its parent sequence also as
+    # values[:, mirror_perm[i]] ([E, T] int64 positions among the types); None: no classes
+    mirror_u: torch.Tensor | None = None
+    mirror_perm: torch.Tensor | None = None
     namer: object = field(default=None, repr=False)  # (player, u [k], t [k]) -> key strings
     levels: tuple[PublicLevel, ...] = field(init=False, repr=False)
     blocks: tuple = field(init=False, repr=False)  # levels grouped for the passes that need no level order
@@ -290,7 +299,13 @@ class PublicTreeplex:
             segment = slot[m0:m1] - u0
             parent = self.infoset_parent_pub[u0:u1] - 1
             first = bool(u1 > u0 and int(self.infoset_parent_pub[u0]) == 0)
-            levels.append(PublicLevel(u0, u1, m0, m1, segment, parent, parent[segment], first))
+            mirror = None
+            if self.mirror_u is not None:
+                i0, i1 = torch.searchsorted(self.mirror_u, torch.tensor([u0, u1], device=off.device)).tolist()
+                if i1 > i0:
+                    rows = self.mirror_u[i0:i1] - u0
+                    mirror = (rows, parent[rows], self.mirror_perm[i0:i1])
+            levels.append(PublicLevel(u0, u1, m0, m1, segment, parent, parent[segment], first, mirror))
         object.__setattr__(self, "levels", tuple(levels))
         # consecutive levels merged into blocks of at least BLOCK_ENTRIES sequence entries:
         # (u0, u1, m0, m1, public infoset of each sequence minus u0 [m1-m0])
@@ -486,11 +501,38 @@ class PublicTreeplex:
                                                                           self.num_infosets))
 
     def _to_parent(self, lv: PublicLevel, q: torch.Tensor, values: torch.Tensor) -> None:
-        """Add infoset values [B, n, T] of level `lv` into their parent sequences of q [B, S]."""
+        """Add infoset values [B, n, T] of level `lv` into their parent sequences of q [B, S]
+        (and those of their twins, `mirror_u`: the values permuted)."""
         if lv.first:
             q[:, 0] += values.sum((1, 2))
         else:
             add_rows(self.rows(q), lv.parent, values)
+        if lv.mirror is not None:
+            rows, parent, twins = _mirrored(lv, values)
+            if lv.first:
+                q[:, 0] += twins.sum((1, 2))
+            else:
+                add_rows(self.rows(q), parent, twins)
+
+    def sequence_weights(self, dtype: torch.dtype) -> torch.Tensor | None:
+        """[1, S]: how many sequences of the whole game each sequence stands for (a product of
+        1 + its twins over the card classes above it, `mirror_u`), to weigh a sum over sequences
+        of strategies that treat twins alike (a game value); None: one each (no classes).
+
+        Example:
+            >>> import tensorcfr
+            >>> tensorcfr.compile("kuhn", form="public").treeplexes[0].sequence_weights(torch.float64) is None
+            True
+        """
+        if self.mirror_u is None:
+            return None
+        per = torch.ones(self.num_public_infosets, dtype=dtype, device=self.mirror_u.device)  # [U]
+        per.index_add_(0, self.mirror_u, torch.ones_like(self.mirror_u, dtype=dtype))
+        seq = torch.ones(1 + self.num_public_sequences, dtype=dtype, device=per.device)  # [1 + M]
+        for lv in self.levels:  # top down: an infoset's weight is its parent's times its own
+            w = per[lv.u0:lv.u1] * (1 if lv.first else seq[1 + lv.parent])
+            seq[1 + lv.m0:1 + lv.m1] = w[lv.segment]
+        return torch.cat([seq[:1], seq[1:].repeat_interleave(self.types)])[None]
 
     # -- the operations of treeplex.Treeplex ----------------------------------------------------
     def segment_sum(self, values: torch.Tensor) -> torch.Tensor:
@@ -664,7 +706,18 @@ class PublicTreeplex:
                 beta[lv.u0:lv.u1] = 2 + 2 * most if scheme == "kroer17" else 1 + most
                 b = beta[lv.u0:lv.u1] if live is None else beta[lv.u0:lv.u1] * live[lv.u0:lv.u1]
                 below.index_add_(0, self.infoset_parent_pub[lv.u0:lv.u1], b)
+                if lv.mirror is not None:
+                    _, parent, twins = _mirrored(lv, b[None])
+                    below.index_add_(0, 1 + parent, twins[0])
         return beta.reshape(-1)
+
+
+def _mirrored(lv: PublicLevel, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(infosets [k], parent rows [k], values [B, k, T]) of the twins of level `lv`'s infosets
+    (`PublicTreeplex.mirror_u`): twin i holds values[:, rows[i], perm[i]]."""
+    rows, parent, perm = lv.mirror
+    picked = values.index_select(1, rows)  # [B, k, T]
+    return rows, parent, picked.gather(2, perm.expand(values.shape[0], -1, -1))
 
 
 class _ActionNames(Sequence):

@@ -437,6 +437,8 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
     changed). `out` [B, S] (sigma itself allowed: an infoset's strategy is read before it is
     written) receives it; None: a new array."""
     batch, discount = regret.shape[0], positive is not None
+    if getattr(tp, "mirror_u", None) is not None:  # twins' permuted values: torch's passes (`PublicTreeplex._to_parent`)
+        return None
     if not serves(tp, g, sigma, regret, *(() if out is None else (out,)), least=least):
         return None  # (before reading any number: on a GPU, inside a CUDA graph's capture, that would sync)
     if out is not None and not fused.disjoint(out, g, regret):

@@ -311,6 +311,10 @@ class Treeplex:
         """None: chance reaches every infoset of a treeplex built from a walk of the game."""
         return None
 
+    def sequence_weights(self, dtype: torch.dtype) -> None:
+        """None: each sequence stands for itself (`DecisionSpace.sequence_weights`)."""
+        return None
+
     def tensors(self) -> dict[str, torch.Tensor]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if f.init and isinstance(getattr(self, f.name), torch.Tensor)}
