@@ -76,6 +76,12 @@ class Game:
         """What `player` sees at `state`, for a person playing in a terminal."""
         return self.infoset_key(state)
 
+    def canonical_key(self, key: str) -> str:
+        """The infoset key whose strategy the public-tree form keeps for `key`: `key` itself,
+        but where the game deals one card of each class of symmetric ones (hold'em's
+        `suit_isomorphism`), the key of its twin below the class's dealt card."""
+        return key
+
     def size_hint(self) -> tuple[int, bool] | None:
         """(histories, exact): the number of histories (every node: chance, decision, terminal)
         from a closed form, without building the tree; `exact` False for a lower bound. None

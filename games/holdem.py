@@ -346,6 +346,44 @@ class HoldemSpot(Game):
                 f"{self.tree.contrib[u, player]:g} more, the other {self.tree.contrib[u, 1 - player]:g}; "
                 f"betting: {self.tree.line[u] or '-'}")
 
+    def canonical_deal(self, dealt) -> tuple[list[int], list[int], int]:
+        """(the cards the public form deals in place of `dealt`, the cards dealt after the board
+        in order; the map of suits [4] that takes a hand below `dealt` to its twin below them;
+        how many runs of cards they stand for), by the classes of `HoldemVector.card_symmetries`
+        on a key's cards (a player acts after each).
+
+        Example:
+            >>> g = holdem_turn("AdKdQhJh", range0="AA", range1="KK", bets=(1,), cap=0, suit_isomorphism=True)
+            >>> g.canonical_deal([parse_cards("2s")[0]])  # spades trade with clubs (0): 2s deals 2c's subtree
+            ([0], [3, 1, 2, 0], 2)
+        """
+        suit = [0, 1, 2, 3]  # the map so far
+        out, twins, board = [], 1, list(self.board)
+        for c in dealt:
+            c = c // 4 * 4 + suit[c % 4]
+            ranks = [{x // 4 for x in board if x % 4 == s} for s in range(4)]
+            b = c % 4
+            kin = [a for a in range(4) if a == b or ((min(a, b), max(a, b)) in self.swaps and ranks[a] == ranks[b])]
+            twins *= len(kin)
+            a = kin[0]
+            if a != b:  # trade suits a and b from here on
+                c = c - b + a
+                suit = [a if s == b else b if s == a else s for s in suit]
+            out.append(c)
+            board.append(c)
+        return out, suit, twins
+
+    def canonical_key(self, key: str) -> str:
+        if not self.swaps:
+            return key
+        parts = key.split("|")
+        cards = parts[1].split("/") if len(parts) == 3 else []
+        if len(cards) < 2:
+            return key
+        dealt, suit, _ = self.canonical_deal([parse_cards(c, "card")[0] for c in cards[1:]])
+        hand = [c // 4 * 4 + suit[c % 4] for c in parse_cards(parts[0], "hand")]
+        return "|".join([hand_name(hand_index(hand)), "/".join([cards[0]] + card_names(dealt)), parts[2]])
+
     def vectorized(self):
         if self._vector is None:
             self._vector = HoldemVector(self)

@@ -64,10 +64,19 @@ class Policy:
             >>> tensorcfr.Policy.uniform(cg).infoset("Q:p")
             {'pass': 0.5, 'bet': 0.5}
         """
-        for tp, s in zip(self.game.treeplexes, self.sigma):
-            j = tp.infoset_index().get(key)
-            if j is not None:
-                return dict(zip(tp.action_names[j], s[min(member, s.shape[0] - 1), tp.columns(j)].tolist()))
+        for look in (key, None):
+            if look is None:  # a spot solved with suit isomorphism keeps the strategy of the key's twin
+                from tensorcfr import games
+                try:
+                    look = games.make(self.game.batch_names[min(member, self.game.batch_size - 1)]).canonical_key(key)
+                except (games.GameError, OSError):  # a game its name no longer builds (a file moved)
+                    break
+                if look == key:
+                    break
+            for tp, s in zip(self.game.treeplexes, self.sigma):
+                j = tp.infoset_index().get(look)
+                if j is not None:
+                    return dict(zip(tp.action_names[j], s[min(member, s.shape[0] - 1), tp.columns(j)].tolist()))
         raise TensorCFRError(f"{self.game.name} has no infoset {key!r}")
 
     @staticmethod

@@ -39,8 +39,10 @@ def exact_value(cg, table_a: dict, table_b: dict) -> float:
     return float(cg.operator(x.dtype).value(x, y)[0])
 
 
-def _choose(table: dict, key: str, actions, rng: random.Random, who: str) -> str:
+def _choose(table: dict, key: str, actions, rng: random.Random, who: str, game=None) -> str:
     probs = table.get(key)
+    if probs is None and game is not None:  # a spot solved with suit isomorphism keeps the twin's
+        probs = table.get(game.canonical_key(key))
     if probs is None:
         raise TensorCFRError(f"{who} has no strategy for infoset {key!r}")
     weights = [float(probs.get(a, 0.0)) for a in actions]
@@ -72,7 +74,7 @@ def simulate(game, table_a: dict, table_b: dict, games: int = 10_000, seed: int 
             if p == CHANCE:
                 a = _chance(g, state, rng)
             else:
-                a = _choose(tables[p], g.infoset_key(state), tuple(g.legal_actions(state)), rng, names[p])
+                a = _choose(tables[p], g.infoset_key(state), tuple(g.legal_actions(state)), rng, names[p], g)
             state = g.next_state(state, a)
         u = float(g.utilities(state)[0])
         total, total_sq = total + u, total_sq + u * u
@@ -120,7 +122,7 @@ def interactive(game, table: dict, seat: int = 0, seed: int | None = None,
                 continue
             actions = tuple(g.legal_actions(state))
             if p != seat:
-                a = _choose(table, g.infoset_key(state), actions, rng, "the policy")
+                a = _choose(table, g.infoset_key(state), actions, rng, "the policy", g)
                 write(f"  opponent: {a}")
             else:
                 write(f"  you see: {g.describe(state, seat)}")

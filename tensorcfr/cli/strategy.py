@@ -192,9 +192,12 @@ def hand_grid(game, table: Table, at: str = "") -> tuple[int, list[str], np.ndar
         theirs = np.array([_reach(table, names[h], cards, moves, 1 - player) if w > 0 and free[h] else 0.0
                            for h, w in enumerate(game.weights[1 - player])])
         beside = game.compat @ (game.weights[1 - player] * theirs)  # [1326] the opponent's reach beside each hand
+        # a spot solved with suit isomorphism keeps one board of each class: it stands for its
+        # twins, whose hands are its own with suits traded, in the same cells
+        twins = game.canonical_deal(parse_cards("".join(cards[1:]), "board"))[2] if len(cards) > 1 else 1
         for h in np.flatnonzero(game.weights[player]):
             if names[h] in rows:
-                w = game.weights[player][h] * beside[h] * _reach(table, names[h], cards, moves, player)
+                w = twins * game.weights[player][h] * beside[h] * _reach(table, names[h], cards, moves, player)
                 i, j = _hand_class(names[h])
                 num[i, j] += w * np.array([rows[names[h]].get(a, 0.0) for a in actions])
                 den[i, j] += w
