@@ -1,0 +1,182 @@
+"""Hold'em's suit isomorphism (`suit_isomorphism=True`): the public-tree form deals one card of
+each class of suits that the board and both ranges leave alike, and the class's other cards
+reach the parent as that card's subtree with two suits traded. Held to the full public tree:
+the same sizes, best responses, NashConv and game value at every iteration, and each infoset
+of the full tree playing what its twin plays, at float64, under regret matching, discounting
+and FTRL (whose dilated-entropy weights count the twins' subtrees)."""
+
+import functools
+
+import numpy as np
+import pytest
+import torch
+
+import tensorcfr
+from tensorcfr import games
+from tensorcfr.errors import TensorCFRError
+from tensorcfr.games.cards import HANDS, card_name, hand_name, suit_swap
+
+ISO = {
+    # clubs and spades absent from the flop: a turn card in spades deals its club twin's subtree
+    "flop, two suits free": "holdem_flop(board=AdKdQh, pot=4, stack=6, bets=(1,), cap=1, ranks=AKQJ, "
+                            "suit_isomorphism=True)",
+    # three suits alike on the flop, two on the turn
+    "monotone flop": "holdem_flop(board=AdKdQd, pot=4, stack=8, bets=(1,), cap=1, ranks=AKQ, suit_isomorphism=True)",
+    "turn": "holdem_turn(board=AdKdQhJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJT, suit_isomorphism=True)",
+    # hearts and diamonds hold the aces, clubs and spades the kings: two classes of two
+    "paired turn": "holdem_turn(board=AhAdKcKs, pot=4, stack=6, bets=(1,), cap=1, ranks=AKQJT, suit_isomorphism=True)",
+}
+
+
+def _full(spec: str) -> str:
+    return spec.replace(", suit_isomorphism=True", "")
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(spec: str):
+    """The public form of `spec`, compiled once for the tests of this module (a flop's takes seconds)."""
+    return tensorcfr.compile(spec, form="public")
+
+
+def _solver(spec: str, algo: str, **opts):
+    return tensorcfr.Solver(_compiled(spec), algo, dtype=torch.float64, **opts)
+
+
+def test_suit_swap_trades_two_suits_and_is_its_own_inverse():
+    for a in range(4):
+        for b in range(a + 1, 4):
+            perm = suit_swap(a, b)
+            assert np.array_equal(perm[perm], np.arange(len(HANDS)))
+            for h in (0, 77, 1325):
+                want = sorted(c - a + b if c % 4 == a else c - b + a if c % 4 == b else c for c in HANDS[h])
+                assert HANDS[perm[h]].tolist() == want, (card_name(int(HANDS[h][0])), hand_name(h))
+
+
+@pytest.mark.parametrize("spec", list(ISO.values()), ids=list(ISO))
+def test_the_counts_are_the_full_trees_on_fewer_public_nodes(spec):
+    a, b = _compiled(spec).counts, _compiled(_full(spec)).counts
+    assert a["public_nodes"] < b["public_nodes"]
+    assert {k: v for k, v in a.items() if k != "public_nodes"} == {k: v for k, v in b.items() if k != "public_nodes"}
+
+
+def _tables(solver) -> tuple[dict, dict]:
+    return solver.current_policy().to_dict(), solver.average_policy().to_dict()
+
+
+# The twins' values reach their parents in another order than the full tree's sums, so the two
+# differ by rounding; FTRL, whose update is smooth, keeps that at 1e-15. Regret matching meets
+# regrets that are exactly 0 in exact arithmetic (an all-in and a check of equal value), left at
+# 0 or at 1e-17 by either order, and plays all in or checks by that: the tolerance that reads
+# rounding-sized regrets as the ties they are (as tests/test_forms.py does between the forms)
+TOL = {"ftrl": 1e-12, "cfr+": 1e-10, "dcfr": 1e-10}
+
+
+@pytest.mark.parametrize("algo", list(TOL))
+@pytest.mark.parametrize("spec", list(ISO.values()), ids=list(ISO))
+def test_every_iteration_is_the_full_trees(spec, algo):
+    opts = {} if algo == "ftrl" else {"regret_tolerance": 1e-12}
+    iso, full = (_solver(s, algo, **opts) for s in (spec, _full(spec)))
+    game = games.make(spec)
+    for t in range(1, 5):
+        iso.step()
+        full.step()
+        ea, eb = iso.evaluate(), full.evaluate()
+        for which in ("current", "average"):
+            a, b = ea[which], eb[which]
+            for x, y, what in ((a.nash_conv, b.nash_conv, "NashConv"), (a.game_value, b.game_value, "game value"),
+                               (a.best_response[0], b.best_response[0], "best response 0"),
+                               (a.best_response[1], b.best_response[1], "best response 1")):
+                assert float(x[0]) == pytest.approx(float(y[0]), abs=TOL[algo]), (which, what, t)
+    if algo != "cfr+":
+        return
+    # each infoset of the full tree plays what its twin, the infoset kept, plays
+    for mine, theirs in zip(_tables(iso), _tables(full)):
+        assert len(mine) < len(theirs)
+        twins = 0
+        for key, probs in theirs.items():
+            twin = game.canonical_key(key)
+            twins += twin != key
+            assert mine[twin] == pytest.approx(probs, abs=100 * TOL[algo]), (key, twin)
+        assert twins > 0
+
+
+def test_a_range_that_tells_suits_apart_keeps_every_card():
+    spec = ISO["turn"].replace("ranks=AKQJT", "ranks=AKQJT, range0='AcKc,AsKs:0.5,QQ,JJ'")
+    assert not games.make(spec).swaps  # clubs and spades differ in player 0's range
+    assert _compiled(spec).counts == _compiled(_full(spec)).counts
+
+
+def test_a_symmetric_range_with_weights_keeps_its_classes():
+    spec = ISO["turn"].replace("ranks=AKQJT", "ranks=AKQJT, range0='AcKc,AsKs,QQ:0.5,JJ'")
+    assert list(games.make(spec).swaps) == [(0, 3)]
+    assert _compiled(spec).counts["public_nodes"] < _compiled(_full(spec)).counts["public_nodes"]
+    iso, full = (_solver(s, "ftrl") for s in (spec, _full(spec)))
+    iso.step(3)
+    full.step(3)
+    assert float(iso.evaluate()["average"].nash_conv[0]) == pytest.approx(
+        float(full.evaluate()["average"].nash_conv[0]), abs=1e-12)
+
+
+def test_the_canonical_key_trades_suits_street_by_street():
+    spec = ISO["flop, two suits free"]
+    g = games.make(spec)
+    # the turn Js deals Jc's subtree, clubs and spades traded from there on: the river Qs reads
+    # as Qc; with Jc on the board clubs and spades differ, so no class trades them again
+    assert g.canonical_key("AsKs|AdKdQh/Js/Qs|check check/check check/check") == \
+        "AcKc|AdKdQh/Jc/Qc|check check/check check/check"
+    assert g.canonical_key("AsKs|AdKdQh/Jc/Qs|check check/check check/check") == \
+        "AsKs|AdKdQh/Jc/Qs|check check/check check/check"
+    # the turn Jh is a class of its own (hearts hold the queen); then clubs and spades trade
+    assert g.canonical_key("AsKs|AdKdQh/Jh/Qs|check check/check check/check") == \
+        "AcKc|AdKdQh/Jh/Qc|check check/check check/check"
+    assert g.canonical_key("AsKs|AdKdQh|check") == "AsKs|AdKdQh|check"  # the flop: nothing dealt yet
+    cg = _compiled(spec)
+    keys = set(cg.treeplexes[1].infoset_keys)
+    assert "AcKc|AdKdQh/Jc/Qc|check check/check check/check" in keys
+    assert "AsKs|AdKdQh/Js/Qs|check check/check check/check" not in keys
+    # a strategy is read at a key the public form does not keep, through its twin
+    pol = tensorcfr.Policy.uniform(cg)
+    assert pol.infoset("AsKs|AdKdQh/Js/Qs|check check/check check/check") == {"check": 0.5, "bet 1": 0.5}
+
+
+def test_the_hand_grid_is_the_full_trees():
+    from tensorcfr.cli.strategy import hand_grid
+
+    spec = ISO["flop, two suits free"]
+    grids = []
+    for s in (spec, _full(spec)):
+        solver = _solver(s, "ftrl")  # smooth: no rounding-sized regret flips an action (see TOL)
+        solver.step(10)
+        grids.append(hand_grid(games.make(s), solver.average_policy().to_dict(), "check check/check check/check")[2])
+    assert np.isnan(grids[0]).sum() == np.isnan(grids[1]).sum() < grids[0].size
+    np.testing.assert_allclose(grids[0], grids[1], atol=1e-12)
+
+
+def test_sampling_an_isomorphic_spot_is_refused_in_one_line():
+    with pytest.raises(TensorCFRError, match="suit_isomorphism=True is not supported") as e:
+        tensorcfr.Solver(ISO["turn"], "cfr+", form="public", sampling="chance").step()
+    assert "\n" not in str(e.value)
+
+
+def test_a_bad_suit_isomorphism_is_named():
+    with pytest.raises(games.GameError, match="suit_isomorphism must be True or False"):
+        games.make("holdem_turn(board=AdKdQhJh, suit_isomorphism=1)")
+
+
+def test_the_generic_form_solves_the_full_game():
+    """The generic form ignores the hint: it walks every card, as the full spot's public form
+    counts them (held to the generic form's sizes in tests/test_forms.py)."""
+    spec = ISO["monotone flop"]
+    a = tensorcfr.compile(spec, form="generic", cache=False)
+    assert a.num_histories == _compiled(_full(spec)).counts["histories"]
+
+
+def test_a_batch_of_isomorphic_spots_solves_as_each_alone():
+    specs = [ISO["turn"], ISO["turn"].replace("pot=4", "pot=5")]
+    batch = tensorcfr.Solver(tensorcfr.compile(specs, form="public"), "cfr+", dtype=torch.float64)
+    batch.step(4)
+    ev = batch.evaluate()["average"]
+    for b, spec in enumerate(specs):
+        alone = tensorcfr.Solver(spec, "cfr+", dtype="float64", form="public")
+        alone.step(4)
+        assert float(ev.nash_conv[b]) == pytest.approx(float(alone.evaluate()["average"].nash_conv[0]), abs=1e-12)
