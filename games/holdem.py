@@ -590,7 +590,9 @@ def holdem_flop(board: str, pot: float = 10, stack: float = 100, range0: str | N
                 ranks: str = RANKS, suits: str = SUITS, suit_isomorphism: bool = False) -> HoldemSpot:
     """A flop spot: a 3-card board, the flop's betting, the turn card dealt by chance from the
     cards neither hand holds, the turn's betting, the river card likewise, the river's betting,
-    the showdown.
+    the showdown. `suit_isomorphism=True`: the public-tree form deals one card of each class of
+    suits the board and both ranges leave alike (`HoldemVector.card_symmetries`); the game is
+    the same.
 
     Example:
         >>> g = holdem_flop("Ks7d2c", range0="AA", range1="KK", bets=(1,), cap=0)
@@ -605,7 +607,8 @@ def holdem_turn(board: str, pot: float = 10, stack: float = 100, range0: str | N
                 range1: str | None = None, bets=(0.5, 1, ALLIN), raises=None, cap: int = 2,
                 ranks: str = RANKS, suits: str = SUITS, suit_isomorphism: bool = False) -> HoldemSpot:
     """A turn spot: a 4-card board, the turn's betting, the river card dealt by chance from
-    the cards neither hand holds, the river's betting, the showdown.
+    the cards neither hand holds, the river's betting, the showdown (`suit_isomorphism`: as
+    `holdem_flop`'s).
 
     Example:
         >>> g = holdem_turn("Ks7d2c9h", range0="AA", range1="KK", bets=(1,), cap=0)

@@ -180,3 +180,33 @@ def test_a_batch_of_isomorphic_spots_solves_as_each_alone():
         alone = tensorcfr.Solver(spec, "cfr+", dtype="float64", form="public")
         alone.step(4)
         assert float(ev.nash_conv[b]) == pytest.approx(float(alone.evaluate()["average"].nash_conv[0]), abs=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("split", ["columns", "rows"])
+def test_the_compiled_regret_walk_adds_the_twins_as_torchs_passes(split, dtype, monkeypatch):
+    """The regret walk of `spaces/public_loop.py` (each mirrored infoset's values kept, then
+    added permuted into the parents after its level) against torch's passes: the threads
+    splitting the columns (two threads), or the rows (one thread, as poker's trees take it)."""
+    from tensorcfr.spaces import public_loop
+
+    if public_loop._library() is None:
+        pytest.skip("no C compiler for the compiled loops")
+    spec = ISO["flop, two suits free"]
+    if split == "rows":
+        monkeypatch.setattr(public_loop, "MIN_TYPES", 1 << 30)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        runs = []
+        for least in (0, 1 << 62):  # the walk from the first entry, or never
+            monkeypatch.setattr(public_loop, "LOOP_ENTRIES", least)
+            solver = tensorcfr.Solver(_compiled(spec), "dcfr", dtype=dtype, regret_tolerance=0)
+            solver.step(4)
+            runs.append([r.clone() for r in solver.regrets] + [s.clone() for s in solver.sigma])
+    finally:
+        torch.set_num_threads(threads)
+    tol = 1e-12 if dtype == torch.float64 else 1e-5
+    for a, b in zip(*runs):
+        scale = float(b.abs().max())
+        assert float((a - b).abs().max()) <= tol * max(scale, 1.0)

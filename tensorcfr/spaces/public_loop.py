@@ -167,7 +167,8 @@ static inline T_ NAME##_cell(T_ q, T_ v, T_* r, T_ pos, T_ neg, int plus, int di
 static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* out,             \
                            const T_* uniform, const int64_t* offsets, const int64_t* parents,    \
                            int64_t T, int64_t c0, int64_t w, T_* v, T_* total, T_ pos, T_ neg,   \
-                           int plus, int discount, int predictive) {                          \
+                           int plus, int discount, int predictive, const int64_t* mrow,         \
+                           T_* vbuf) {                                                        \
     int64_t a = offsets[u] - 1, b = offsets[u + 1] - 1;                                        \
     if (T == 1) {  /* a generic treeplex's rows of one: the same operations on scalars */       \
         if (w < 1) return;  /* (split by columns, the one column is another thread's) */       \
@@ -190,6 +191,10 @@ static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* ou
     if (parents[u] > 0) {                                                                     \
         T_* p = q + (parents[u] - 1) * T + c0;                                                \
         for (int64_t c = 0; c < w; c++) p[c] = p[c] + v[c];                                    \
+    }                                                                                         \
+    if (mrow && mrow[u] >= 0) {  /* kept for its twins' permuted adds after the level */        \
+        T_* d = vbuf + mrow[u] * T + c0;                                                      \
+        for (int64_t c = 0; c < w; c++) d[c] = v[c];                                          \
     }                                                                                         \
     for (int64_t c = 0; c < w; c++) total[c] = 0;                                              \
     for (int64_t m = a; m < b; m++) {                                                          \
@@ -217,7 +222,8 @@ static int64_t NAME##_cut(const int64_t* parents, int64_t lo, int64_t hi, int64_
 int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,                  \
          const int64_t* offsets, const int64_t* parents, const int64_t* levels, int64_t L,      \
          int64_t T, double pos_, double neg_, int plus, int discount, int predictive,            \
-         int by_rows, int threads) {                                                          \
+         int by_rows, int threads, const int64_t* mrow, T_* vbuf, const int64_t* moff,          \
+         const int64_t* mvrow, const int64_t* mpar, const int64_t* mperm) {                   \
     const T_ pos = (T_)pos_, neg = (T_)neg_;                                                  \
     T_* q = q0 + 1;                                                                           \
     const T_* sigma = sigma0 + 1;                                                             \
@@ -246,9 +252,31 @@ int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,    
                 }                                                                             \
                 for (int64_t u = u0; u < u1; u++)                                              \
                     NAME##_infoset(u, q, sigma, regret, out, uniform, offsets, parents, T, c0,  \
-                                   w, v, total, pos, neg, plus, discount, predictive);         \
+                                   w, v, total, pos, neg, plus, discount, predictive, mrow,     \
+                                   vbuf);                                                     \
                 if (by_rows) {                                                                \
                     _Pragma("omp barrier")  /* the parents' values whole before the next level */ \
+                }                                                                             \
+                if (moff && moff[l + 1] > moff[l]) {                                          \
+                    /* twins: each adds its infoset's values, permuted, into the parent, after  \
+                       the level's own adds (as `PublicTreeplex._to_parent`); a permuted column \
+                       may be another thread's, so every thread's values are in first */         \
+                    if (!by_rows) {                                                           \
+                        _Pragma("omp barrier")                                                 \
+                    }                                                                         \
+                    if (!by_rows || id == 0) {                                                \
+                        int64_t a0 = by_rows ? 0 : c0, a1 = by_rows ? T : c1;                  \
+                        for (int64_t e = moff[l]; e < moff[l + 1]; e++) {                      \
+                            if (mpar[e] < 0) continue;  /* (the empty sequence: no value) */   \
+                            T_* p = q + mpar[e] * T;                                          \
+                            const T_* vr = vbuf + mvrow[e] * T;                               \
+                            const int64_t* pm = mperm + e * T;                                \
+                            for (int64_t c = a0; c < a1; c++) p[c] = p[c] + vr[pm[c]];         \
+                        }                                                                     \
+                    }                                                                         \
+                    if (by_rows) {                                                            \
+                        _Pragma("omp barrier")                                                 \
+                    }                                                                         \
                 }                                                                             \
             }                                                                                 \
         }                                                                                     \
@@ -265,7 +293,8 @@ REGRET(regret_f64, double)
 _I64, _PTR, _INT, _DBL = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int, ctypes.c_double
 _SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
 _PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _PTR, _DBL, _INT, _DBL, _PTR, _I64, _INT, _INT]
-_REGRET_ARGS = [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _I64, _DBL, _DBL, _INT, _INT, _INT, _INT, _INT]
+_REGRET_ARGS = [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _I64, _DBL, _DBL, _INT, _INT, _INT, _INT, _INT,
+                _PTR, _PTR, _PTR, _PTR, _PTR, _PTR]
 _FUNCTIONS = {f"{k}_{s}": args for k, args in (("plan", _PLAN_ARGS), ("regret", _REGRET_ARGS)) for s in _SUFFIX.values()}
 
 
@@ -340,6 +369,14 @@ def _index(tp) -> dict:
         runs = int((key[1:] != key[:-1]).sum()) + 1 if len(key) else 0
         got = dict(offsets=offsets, parents=parents, levels=levels, parent_row=cpu(parent_row),
                    row_levels=(offsets[levels] - 1).contiguous(), grouped=runs == len(torch.unique(key)))
+        mu = getattr(tp, "mirror_u", None)
+        if mu is not None:  # the twins (`PublicTreeplex.mirror_u`): entries by level, a value row per infoset
+            mu = cpu(mu)
+            kept, vrow = torch.unique(mu, return_inverse=True)
+            mrow = torch.full((len(parents),), -1, dtype=torch.int64)
+            mrow[kept] = torch.arange(len(kept))
+            got.update(mrow=mrow, moff=torch.searchsorted(mu, levels).contiguous(), mvrow=vrow.contiguous(),
+                       mpar=(parents[mu] - 1).contiguous(), mperm=cpu(tp.mirror_perm), mkept=len(kept))
         object.__setattr__(tp, "_loop_index", got)
     return got
 
@@ -437,8 +474,6 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
     changed). `out` [B, S] (sigma itself allowed: an infoset's strategy is read before it is
     written) receives it; None: a new array."""
     batch, discount = regret.shape[0], positive is not None
-    if getattr(tp, "mirror_u", None) is not None:  # twins' permuted values: torch's passes (`PublicTreeplex._to_parent`)
-        return None
     if not serves(tp, g, sigma, regret, *(() if out is None else (out,)), least=least):
         return None  # (before reading any number: on a GPU, inside a CUDA graph's capture, that would sync)
     if out is not None and not fused.disjoint(out, g, regret):
@@ -451,10 +486,14 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
     out = torch.empty_like(regret) if out is None else out
     fn = getattr(_library(), f"regret_{_SUFFIX[regret.dtype]}")
     rows = [_rows(t, batch) for t in (g, sigma, regret, out)]
+    twins = [None] * 6
+    if "mrow" in ix:  # the twins' values, a row a mirrored infoset, made for the call
+        vbuf = regret.new_empty(ix["mkept"], _layout(tp).types)
+        twins = [ix["mrow"].data_ptr(), vbuf.data_ptr()] + [ix[k].data_ptr() for k in ("moff", "mvrow", "mpar", "mperm")]
     for b in range(batch):  # batch members, not nodes: a walk each
         if fn(rows[0][b], rows[1][b], rows[2][b], rows[3][b], uniform.data_ptr(), ix["offsets"].data_ptr(),
               ix["parents"].data_ptr(), ix["levels"].data_ptr(), len(ix["levels"]) - 1, _layout(tp).types,
               pos[b], neg[b],
-              int(plus), int(discount), int(predictive), int(rows_split), threads):
+              int(plus), int(discount), int(predictive), int(rows_split), threads, *twins):
             raise MemoryError("regret_step: no memory for a thread's rows")
     return out
