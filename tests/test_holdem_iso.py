@@ -171,6 +171,13 @@ def test_the_generic_form_solves_the_full_game():
     assert a.num_histories == _compiled(_full(spec)).counts["histories"]
 
 
+def test_a_batch_on_boards_of_their_own_is_refused_in_one_line():
+    other = ISO["turn"].replace("AdKdQhJh", "AdKcQhJs")  # four suits told apart: no class
+    with pytest.raises(TensorCFRError, match="boards of their own") as e:
+        tensorcfr.compile([ISO["turn"], other], form="public")
+    assert "\n" not in str(e.value)
+
+
 def test_a_batch_of_isomorphic_spots_solves_as_each_alone():
     specs = [ISO["turn"], ISO["turn"].replace("pot=4", "pot=5")]
     batch = tensorcfr.Solver(tensorcfr.compile(specs, form="public"), "cfr+", dtype=torch.float64)

@@ -292,6 +292,7 @@ class _PublicWalk:
         self.vg = vg = vector_form(game)
         # the mirror sets met (`mirror_set`: 0, the empty one, for none) and the permutations of
         # the private values they list (`VectorGame.card_symmetries`; None until one is met)
+        self.widened = False  # its types a batch's union (`widen`, `within`), not its own deal's
         self.sets: list[tuple[int, ...]] = [()]
         self.set_ids: dict[tuple[int, ...], int] = {(): 0}
         self.perms: np.ndarray | None = None
@@ -413,6 +414,7 @@ class _PublicWalk:
             raise fail
         if within is not None:
             self.type_values = [np.asarray(t) for t in within]
+            self.widened = True
         self.root = _set_hands(s2[:1], self.hands, self.type_values[0][0], self.type_values[1][0])
 
     @staticmethod
@@ -451,6 +453,7 @@ class _PublicWalk:
         deals = np.zeros(P.shape, self.deals.dtype)
         deals[np.ix_(at[0], at[1])] = self.deals
         self.type_values, self.P, self.deals = [np.asarray(t) for t in types], P, deals
+        self.widened = True
         self.root = _set_hands(self.root, self.hands, self.type_values[0][0], self.type_values[1][0])
         self.__dict__.pop("pairs", None)
         self.paths = self._paths()
@@ -684,6 +687,10 @@ class _PublicWalk:
         if got is None:
             return np.broadcast_to(np.arange(width), (len(s), width)), np.zeros((len(s), width), np.int64)
         canon, swap, perms = (np.asarray(v, dtype=np.int64) for v in got)
+        if self.widened:  # the union's hands: a board's card in another's hands, which no permutation of its own keeps
+            raise TensorCFRError(f"{self.game.name}: a batch of spots that deal other hands (boards of their own) "
+                                 "cannot deal one card of each class (suit_isomorphism=True): solve them without it, "
+                                 "or one at a time")
         if self.perms is None:
             self.perms = perms
             at = self.type_perms()  # each maps each player's types onto themselves
