@@ -217,3 +217,21 @@ def test_the_compiled_regret_walk_adds_the_twins_as_torchs_passes(split, dtype, 
     for a, b in zip(*runs):
         scale = float(b.abs().max())
         assert float((a - b).abs().max()) <= tol * max(scale, 1.0)
+
+
+def test_play_reads_a_twins_strategy_and_the_exact_value_weighs_the_twins():
+    from tensorcfr.cli.play import exact_value, simulate
+
+    spec = ISO["flop, two suits free"]
+    game = games.make(spec)
+    solver = _solver(spec, "ftrl")  # smooth: twins' strategies stay equal to rounding (see TOL)
+    solver.step(5)
+    a = solver.average_policy().to_dict()
+    b = tensorcfr.Policy.uniform(_compiled(spec)).to_dict()
+    exact = exact_value(_compiled(spec), a, b)
+    keys = list(tensorcfr.Policy.uniform(_compiled(_full(spec))).to_dict())
+    lifted = [{k: t[game.canonical_key(k)] for k in keys} for t in (a, b)]  # each full key plays its twin's
+    assert exact == pytest.approx(exact_value(_compiled(_full(spec)), *lifted), abs=1e-12)
+    # a spade dealt on the turn reaches keys the tree keeps through their twins only
+    out = simulate(spec, a, b, games=1000, seed=1)
+    assert abs(out["mean"] - exact) <= 4 * out["std_error"]

@@ -290,9 +290,9 @@ class _PublicWalk:
         own as `widen` takes them."""
         self.game, self.checked_types = game, checked_types
         self.vg = vg = vector_form(game)
+        self.widened = False  # its types a batch's union (`widen`, `within`), not its own deal's
         # the mirror sets met (`mirror_set`: 0, the empty one, for none) and the permutations of
         # the private values they list (`VectorGame.card_symmetries`; None until one is met)
-        self.widened = False  # its types a batch's union (`widen`, `within`), not its own deal's
         self.sets: list[tuple[int, ...]] = [()]
         self.set_ids: dict[tuple[int, ...], int] = {(): 0}
         self.perms: np.ndarray | None = None
