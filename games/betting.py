@@ -87,11 +87,12 @@ class BettingTable:
         """[n] `VectorGame.payoff_key` of terminal nodes u: the kind and the amount."""
         return self.kind[u] * (len(self.mover) + 1) + self.amount_id[u]
 
-    def payoff_classes(self, left: int) -> int:
+    def payoff_classes(self, left: int, kept: dict | None = None) -> int:
         """Payoff classes of the public tree (the compile's `payoff_classes`, counted without
         it): per run of betting between two card nodes, its terminals' distinct payoff keys,
         once per sequence of public cards dealt before it, `left - street` cards at a card node
-        of `street`. Nodes are numbered parents first (`node`).
+        of `street` (`kept[street]` where a player acts after the card: the cards a public tree
+        dealing one card of each class keeps, on average). Nodes are numbered parents first (`node`).
 
         Example:
             >>> t = BettingTable(("check", "deal"))
@@ -108,9 +109,11 @@ class BettingTable:
         for u in range(len(self.mover)):  # compile time: the betting nodes, parents first
             for v in self.next[u][self.next[u] >= 0].tolist():
                 if self.mover[u] == CHANCE:
-                    seg[v], times[v] = v, times[int(seg[u])] * (left - int(self.street[u]))
+                    acts = kept and self.mover[v] in (0, 1) and int(self.street[u]) in kept
+                    cards = kept[int(self.street[u])] if acts else left - int(self.street[u])
+                    seg[v], times[v] = v, times[int(seg[u])] * cards
                 else:
                     seg[v] = seg[u]
         term = np.flatnonzero(self.mover == TERMINAL)
         runs = np.unique(np.stack([seg[term], self.payoff_key(term)], 1), axis=0)[:, 0]
-        return sum(times[int(r)] for r in runs)
+        return round(sum(times[int(r)] for r in runs))

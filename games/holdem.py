@@ -248,15 +248,35 @@ class HoldemSpot(Game):
     def _subtree(self, held: int, terminals: bool = False) -> int:
         """Nodes of the tree (`terminals`: its terminals only), each card node's subtree counted
         once per card it deals: the deck less the board, the cards dealt before it and `held`
-        hole cards (4 for a deal's tree, 0 for the public tree)."""
+        hole cards (4 for a deal's tree, 0 for the public tree, which keeps `_kept_cards()` where
+        a player acts after the card)."""
         t = self.tree
-        n = (t.mover == TERMINAL).astype(np.int64) if terminals else np.ones(len(t.mover), np.int64)
+        kept = self._kept_cards() if held == 0 else {}
+        n = (t.mover == TERMINAL).astype(np.float64) if terminals else np.ones(len(t.mover), np.float64)
         for u in range(len(n) - 1, -1, -1):  # children have larger ids
             kids = t.next[u][t.next[u] >= 0]
             # a card node on street s deals the (s + 1)-th card after the board
             times = int(self.deck.sum()) - len(self.board) - held - int(t.street[u]) if t.mover[u] == CHANCE else 1
+            if t.mover[u] == CHANCE and int(t.street[u]) in kept and t.mover[t.next[u, 0]] in (0, 1):
+                times = kept[int(t.street[u])]
             n[u] += times * n[kids].sum()
-        return int(n[0])
+        return round(n[0])
+
+    def _kept_cards(self) -> dict[int, float]:
+        """{street: cards} a public tree keeps at a card node of that street where a player acts
+        after it, with `suit_isomorphism` (one card of each class, `canonical_deal`): the turn's
+        (or a turn spot's river's) count, and a flop's river's averaged over the kept turns, so
+        that products along a path sum to the paths kept; {} without classes."""
+        if not self.swaps or self.streets == 1:
+            return {}
+        if "_kept" not in self.__dict__:  # (once: a flop's 2,352 runs of two cards)
+            left = [c for c in np.flatnonzero(self.deck).tolist() if c not in self.board]
+            first = [c for c in left if self.canonical_deal([c])[0] == [c]]
+            self._kept = {0: float(len(first))}
+            if self.streets == 3:
+                second = sum(1 for a in first for b in left if b != a and self.canonical_deal([a, b])[0] == [a, b])
+                self._kept[1] = second / len(first)
+        return self._kept
 
     def size_hint(self):
         """The deal (a root, then a chance node per hand of player 0), then per deal the betting
@@ -275,11 +295,13 @@ class HoldemSpot(Game):
         classes = self._classes()
         left = int(self.deck.sum()) - len(self.board)
         boards = math.prod(left - i for i in range(5 - len(self.board)))  # the card sequences still to come
+        if self._kept_cards():  # those a tree dealing one card of each class keeps
+            boards = round(math.prod(self._kept_cards().values()))
         return public, types, classes * types[0] * types[1], classes * sum(types), -(-self._subtree(0, True) // boards)
 
     def _classes(self) -> int:
         """Payoff classes of the public tree (`BettingTable.payoff_classes`)."""
-        return self.tree.payoff_classes(int(self.deck.sum()) - len(self.board))
+        return self.tree.payoff_classes(int(self.deck.sum()) - len(self.board), self._kept_cards())
 
     # -- hand strength ------------------------------------------------------------------------
 

@@ -59,6 +59,17 @@ def test_the_counts_are_the_full_trees_on_fewer_public_nodes(spec):
     assert {k: v for k, v in a.items() if k != "public_nodes"} == {k: v for k, v in b.items() if k != "public_nodes"}
 
 
+@pytest.mark.parametrize("spec", list(ISO.values()), ids=list(ISO))
+def test_the_size_hint_counts_the_kept_tree(spec):
+    """What the memory estimate reads before a build: the public nodes and payoff classes the
+    isomorphic tree keeps, exactly."""
+    g, sizes = games.make(spec), _compiled(spec).sizes()
+    public, types, dense, factors, _ = g.public_size_hint()
+    assert (public, types) == (sizes["public_nodes"], tuple(sizes["types"]))
+    assert (dense, factors) == (sizes["payoff_classes"] * types[0] * types[1], sizes["payoff_classes"] * sum(types))
+    assert g.size_hint() == (sizes["histories"], True)  # the histories are the full game's
+
+
 def _tables(solver) -> tuple[dict, dict]:
     return solver.current_policy().to_dict(), solver.average_policy().to_dict()
 
