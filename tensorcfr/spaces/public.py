@@ -526,13 +526,16 @@ class PublicTreeplex:
         """
         if self.mirror_u is None:
             return None
+        if ("weights", dtype) in self._uniform:  # (made once a dtype, in the cache of `uniform`)
+            return self._uniform["weights", dtype]
         per = torch.ones(self.num_public_infosets, dtype=dtype, device=self.mirror_u.device)  # [U]
         per.index_add_(0, self.mirror_u, torch.ones_like(self.mirror_u, dtype=dtype))
         seq = torch.ones(1 + self.num_public_sequences, dtype=dtype, device=per.device)  # [1 + M]
         for lv in self.levels:  # top down: an infoset's weight is its parent's times its own
             w = per[lv.u0:lv.u1] * (1 if lv.first else seq[1 + lv.parent])
             seq[1 + lv.m0:1 + lv.m1] = w[lv.segment]
-        return torch.cat([seq[:1], seq[1:].repeat_interleave(self.types)])[None]
+        self._uniform["weights", dtype] = out = torch.cat([seq[:1], seq[1:].repeat_interleave(self.types)])[None]
+        return out
 
     # -- the operations of treeplex.Treeplex ----------------------------------------------------
     def segment_sum(self, values: torch.Tensor) -> torch.Tensor:
