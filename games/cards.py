@@ -88,6 +88,18 @@ def hand_index(cards) -> int:
     return b * (b - 1) // 2 + a
 
 
+def traded_cards(a: int, b: int) -> np.ndarray:
+    """[52] int64: each card with suits `a` and `b` (0..3, `SUITS`) traded.
+
+    Example:
+        >>> card_name(int(traded_cards(0, 3)[parse_cards("Ac")[0]]))
+        'As'
+    """
+    cards = np.arange(NUM_CARDS)
+    suit = cards % 4
+    return np.where(suit == a, cards - a + b, np.where(suit == b, cards - b + a, cards))
+
+
 @functools.lru_cache(maxsize=None)
 def suit_swap(a: int, b: int) -> np.ndarray:
     """[1326] int64: each hand with suits `a` and `b` (0..3, `SUITS`) traded, the permutation of
@@ -98,10 +110,7 @@ def suit_swap(a: int, b: int) -> np.ndarray:
         >>> hand_name(int(suit_swap(0, 3)[h]))  # clubs and spades traded
         'AsKd'
     """
-    cards = np.arange(NUM_CARDS)
-    suit = cards % 4
-    swapped = np.where(suit == a, cards - a + b, np.where(suit == b, cards - b + a, cards))  # [52]
-    lo, hi = np.sort(swapped[HANDS], axis=1).T
+    lo, hi = np.sort(traded_cards(a, b)[HANDS], axis=1).T
     out = hi * (hi - 1) // 2 + lo
     out.setflags(write=False)
     return out

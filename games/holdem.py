@@ -36,7 +36,7 @@ import numpy as np
 from .base import CHANCE, TERMINAL, Game, GameError
 from .betting import FOLD0, FOLD1, SHOWDOWN, BettingTable
 from .cards import HANDS, NUM_CARDS, NUM_HANDS, RANKS, SUITS, card_name, card_names, deck_of, hand_index, hand_name, \
-    parse_cards, parse_range, strengths, suit_swap
+    parse_cards, parse_range, strengths, suit_swap, traded_cards
 from .vector import VectorGame
 
 ALLIN = "allin"
@@ -138,12 +138,11 @@ class HoldemSpot(Game):
         # where the board also holds the same ranks in a and b, a card of b deals the subtree of
         # its twin in a, its hands traded (`HoldemVector.card_symmetries`)
         self.swaps = {}
-        cards = np.arange(NUM_CARDS)
         for a in range(4):
             for b in range(a + 1, 4) if suit_isomorphism else ():
-                traded = np.where(cards % 4 == a, cards - a + b, np.where(cards % 4 == b, cards - b + a, cards))
                 perm = suit_swap(a, b)
-                if np.array_equal(self.deck[traded], self.deck) and all(np.array_equal(w[perm], w) for w in self.weights):
+                if np.array_equal(self.deck[traded_cards(a, b)], self.deck) and all(
+                        np.array_equal(w[perm], w) for w in self.weights):
                     self.swaps[a, b] = perm
         self._build_tree()
         names = {"ranks": ranks, "suits": suits, "range0": range0, "range1": range1, "raises": raises,
@@ -383,9 +382,8 @@ class HoldemSpot(Game):
         out, twins, board = [], 1, list(self.board)
         for c in dealt:
             c = c // 4 * 4 + suit[c % 4]
-            ranks = [{x // 4 for x in board if x % 4 == s} for s in range(4)]
             b = c % 4
-            kin = [a for a in range(4) if a == b or ((min(a, b), max(a, b)) in self.swaps and ranks[a] == ranks[b])]
+            kin = self._alike(board, b)
             twins *= len(kin)
             a = kin[0]
             if a != b:  # trade suits a and b from here on
@@ -394,6 +392,12 @@ class HoldemSpot(Game):
             out.append(c)
             board.append(c)
         return out, suit, twins
+
+    def _alike(self, board, b: int) -> list[int]:
+        """The suits alike with suit `b` on `board` (b among them, the first the class's kept
+        one): those the board holds the same ranks in and the ranges trade with b (`swaps`)."""
+        ranks = [{c // 4 for c in board if c % 4 == s} for s in range(4)]
+        return [a for a in range(4) if a == b or ((min(a, b), max(a, b)) in self.swaps and ranks[a] == ranks[b])]
 
     def canonical_key(self, key: str) -> str:
         if not self.swaps:
@@ -544,9 +548,8 @@ class HoldemVector(VectorGame):
         for d in np.unique(dealt[acts]).tolist():  # compile time: a board at a time (<= 50 on a flop)
             rows = np.flatnonzero(acts & (dealt == d))
             board = list(g.board) + ([d] if d >= 0 else [])
-            ranks = [{c // 4 for c in board if c % 4 == suit} for suit in range(4)]
             for b in range(4):
-                a = next(a for a in range(b + 1) if a == b or ((a, b) in g.swaps and ranks[a] == ranks[b]))
+                a = g._alike(board, b)[0]
                 if a != b:
                     twins = np.arange(13) * 4 + b
                     canon[np.ix_(rows, twins)] = twins - b + a

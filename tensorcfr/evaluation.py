@@ -64,20 +64,25 @@ class Policy:
             >>> tensorcfr.Policy.uniform(cg).infoset("Q:p")
             {'pass': 0.5, 'bet': 0.5}
         """
-        for look in (key, None):
-            if look is None:  # a spot solved with suit isomorphism keeps the strategy of the key's twin
-                from tensorcfr import games
-                try:
-                    look = games.make(self.game.batch_names[min(member, self.game.batch_size - 1)]).canonical_key(key)
-                except (games.GameError, OSError):  # a game its name no longer builds (a file moved)
-                    break
-                if look == key:
-                    break
-            for tp, s in zip(self.game.treeplexes, self.sigma):
-                j = tp.infoset_index().get(look)
-                if j is not None:
-                    return dict(zip(tp.action_names[j], s[min(member, s.shape[0] - 1), tp.columns(j)].tolist()))
+        found = self._at(key, member)
+        if found is None:  # a spot solved with suit isomorphism keeps the strategy of the key's twin
+            from tensorcfr import games
+            try:
+                twin = games.make(self.game.batch_names[min(member, self.game.batch_size - 1)]).canonical_key(key)
+            except (games.GameError, OSError):  # a game its name no longer builds (a file moved)
+                twin = key
+            found = self._at(twin, member) if twin != key else None
+        if found is not None:
+            return found
         raise TensorCFRError(f"{self.game.name} has no infoset {key!r}")
+
+    def _at(self, key: str, member: int) -> dict[str, float] | None:
+        """`infoset` at a key the compiled game keeps; None elsewhere."""
+        for tp, s in zip(self.game.treeplexes, self.sigma):
+            j = tp.infoset_index().get(key)
+            if j is not None:
+                return dict(zip(tp.action_names[j], s[min(member, s.shape[0] - 1), tp.columns(j)].tolist()))
+        return None
 
     @staticmethod
     def from_dict(cg: CompiledGame, table: dict[str, dict[str, float]], dtype=torch.float64,
@@ -154,7 +159,9 @@ def infoset_gaps(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = N
     For infoset j of player p: x_p[parent(j)] * (max_a Q*(j,a) - sum_a sigma(j,a) Q*(j,a)), where
     Q* is the counterfactual value of (j, a) when p best-responds below j against the other's
     strategy. Summed over p's infosets this is exactly p's gain from deviating to a best
-    response, BR_p - u_p(policy), so large entries show where a strategy is exploitable.
+    response, BR_p - u_p(policy), so large entries show where a strategy is exploitable. Where
+    the public form keeps one infoset for its twins (`suit_isomorphism`), its entry holds theirs
+    too (`sequence_weights`), and the sum stays the gain.
 
     Example:
         >>> import tensorcfr
@@ -169,7 +176,9 @@ def infoset_gaps(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = N
     for p, (tp, sigma) in enumerate(zip(cg.treeplexes, policy.sigma)):
         q, v = tp.bottom_up(op.cfv(p, plans[1 - p]))  # best response below each infoset
         played = tp.segment_sum(sigma * q)  # [B, I] sigma's mix of the best-response values
-        out.append(tp.parent_reach(plans[p]) * (v - played))
+        gap = tp.parent_reach(plans[p]) * (v - played)
+        w = tp.sequence_weights(gap.dtype)  # [1, S]: an infoset's sequences share its twins' count
+        out.append(gap if w is None else gap * tp.segment_sum(w * sigma))
     return out
 
 

@@ -246,3 +246,15 @@ def test_play_reads_a_twins_strategy_and_the_exact_value_weighs_the_twins():
     # a spade dealt on the turn reaches keys the tree keeps through their twins only
     out = simulate(spec, a, b, games=1000, seed=1)
     assert abs(out["mean"] - exact) <= 4 * out["std_error"]
+
+
+def test_infoset_gaps_sum_to_nashconv_with_each_kept_infoset_holding_its_twins():
+    from tensorcfr.evaluation import infoset_gaps
+
+    spec = ISO["turn"]
+    solver = _solver(spec, "ftrl")
+    solver.step(3)
+    pol = solver.average_policy()
+    gaps, ev = infoset_gaps(solver.game, pol), tensorcfr.evaluate(solver.game, pol)
+    assert min(g.min().item() for g in gaps) >= -1e-12
+    assert (gaps[0].sum() + gaps[1].sum()).item() == pytest.approx(ev.nash_conv.item(), abs=1e-12)

@@ -319,6 +319,7 @@ class PublicTreeplex:
         object.__setattr__(self, "blocks", tuple(blocks))
         object.__setattr__(self, "_live_masks", {})
         object.__setattr__(self, "_uniform", {})
+        object.__setattr__(self, "_weights", {})  # `sequence_weights` by dtype
 
     # -- sizes and names ------------------------------------------------------------------------
     @property
@@ -503,16 +504,12 @@ class PublicTreeplex:
     def _to_parent(self, lv: PublicLevel, q: torch.Tensor, values: torch.Tensor) -> None:
         """Add infoset values [B, n, T] of level `lv` into their parent sequences of q [B, S]
         (and those of their twins, `mirror_u`: the values permuted)."""
-        if lv.first:
-            q[:, 0] += values.sum((1, 2))
-        else:
-            add_rows(self.rows(q), lv.parent, values)
-        if lv.mirror is not None:
-            rows, parent, twins = _mirrored(lv, values)
+        parts = [(lv.parent, values)] + ([] if lv.mirror is None else [_mirrored(lv, values)])
+        for parent, v in parts:
             if lv.first:
-                q[:, 0] += twins.sum((1, 2))
+                q[:, 0] += v.sum((1, 2))
             else:
-                add_rows(self.rows(q), parent, twins)
+                add_rows(self.rows(q), parent, v)
 
     def sequence_weights(self, dtype: torch.dtype) -> torch.Tensor | None:
         """[1, S]: how many sequences of the whole game each sequence stands for (a product of
@@ -526,16 +523,16 @@ class PublicTreeplex:
         """
         if self.mirror_u is None:
             return None
-        if ("weights", dtype) in self._uniform:  # (made once a dtype, in the cache of `uniform`)
-            return self._uniform["weights", dtype]
+        if dtype in self._weights:
+            return self._weights[dtype]
         per = torch.ones(self.num_public_infosets, dtype=dtype, device=self.mirror_u.device)  # [U]
         per.index_add_(0, self.mirror_u, torch.ones_like(self.mirror_u, dtype=dtype))
         seq = torch.ones(1 + self.num_public_sequences, dtype=dtype, device=per.device)  # [1 + M]
         for lv in self.levels:  # top down: an infoset's weight is its parent's times its own
             w = per[lv.u0:lv.u1] * (1 if lv.first else seq[1 + lv.parent])
             seq[1 + lv.m0:1 + lv.m1] = w[lv.segment]
-        self._uniform["weights", dtype] = out = torch.cat([seq[:1], seq[1:].repeat_interleave(self.types)])[None]
-        return out
+        self._weights[dtype] = torch.cat([seq[:1], seq[1:].repeat_interleave(self.types)])[None]
+        return self._weights[dtype]
 
     # -- the operations of treeplex.Treeplex ----------------------------------------------------
     def segment_sum(self, values: torch.Tensor) -> torch.Tensor:
@@ -710,17 +707,17 @@ class PublicTreeplex:
                 b = beta[lv.u0:lv.u1] if live is None else beta[lv.u0:lv.u1] * live[lv.u0:lv.u1]
                 below.index_add_(0, self.infoset_parent_pub[lv.u0:lv.u1], b)
                 if lv.mirror is not None:
-                    _, parent, twins = _mirrored(lv, b[None])
+                    parent, twins = _mirrored(lv, b[None])
                     below.index_add_(0, 1 + parent, twins[0])
         return beta.reshape(-1)
 
 
-def _mirrored(lv: PublicLevel, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(infosets [k], parent rows [k], values [B, k, T]) of the twins of level `lv`'s infosets
+def _mirrored(lv: PublicLevel, values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(parent rows [k], values [B, k, T]) of the twins of level `lv`'s infosets
     (`PublicTreeplex.mirror_u`): twin i holds values[:, rows[i], perm[i]]."""
     rows, parent, perm = lv.mirror
     picked = values.index_select(1, rows)  # [B, k, T]
-    return rows, parent, picked.gather(2, perm.expand(values.shape[0], -1, -1))
+    return parent, picked.gather(2, perm.expand(values.shape[0], -1, -1))
 
 
 class _ActionNames(Sequence):
