@@ -908,12 +908,15 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
         stacked = torch.from_numpy(np.stack(weights))
     if factors:  # every member's factors, over the same boards and hands
         every = [showdown] + factors
-        d = tuple(torch.stack([sd.d[p] for sd in every]) for p in (0, 1))  # [B, K, T_p]
+        if not all(torch.equal(sd.d_index, showdown.d_index) for sd in every):  # (a row a class then)
+            every = [dataclasses.replace(sd, d=(sd.class_factors(0), sd.class_factors(1)), d_index=None)
+                     for sd in every]
+            showdown = every[0]
+        d = tuple(torch.stack([sd.d[p] for sd in every]) for p in (0, 1))  # [B, P, T_p]
         ab = torch.stack([sd.ab for sd in every])  # [B, K, 2]
         boards = all(torch.equal(sd.strength, showdown.strength) for sd in every)
         strength = None if boards else torch.stack([sd.strength for sd in every])  # [B, G, H]: boards of their own
-        # member 0's `d` and `ab` are views of the batch's, not a second copy (a turn spot's d:
-        # 12,012 classes x 1,128 hands a player)
+        # member 0's `d` and `ab` are views of the batch's, not a second copy
         showdown = dataclasses.replace(showdown, d=(d[0][0], d[1][0]), ab=ab[0], d_batch=d, ab_batch=ab,
                                        strength_batch=strength)
     return PublicCompiledGame(
@@ -1079,16 +1082,41 @@ def _card_showdown(walk: _PublicWalk, raw: dict, first: np.ndarray, weights: np.
     mass = walk.paths.mass(used)  # [paths used]
     base = ((u[0] @ apart.astype(np.float64)) * u[1]).sum(1)
     kappa = np.where(base > 0, mass / np.where(base > 0, base, 1.0), 0.0)
-    at = np.searchsorted(used, path[first])  # [K] the row of each class's path
-    d = [kappa[at][:, None] * u[0][at], u[1][at]]
+    # a row of factors per distinct pair of rows: paths that deal the same cards after other
+    # bets share theirs (a flop spot's 183,403 classes keep 1,4xx rows, not 1 GB of them)
+    first_row, row = _distinct_rows(np.concatenate([kappa[:, None] * u[0], u[1]], 1))
+    d = [(kappa[:, None] * u[0])[first_row], u[1][first_row]]  # [P, T_p]
+    at = row[np.searchsorted(used, path[first])]  # [K] the row of each class's factors
     if weights is not None:
-        _check_dense(walk, st[first], weights, d, apart, a, b, boards, board)
+        _check_dense(walk, st[first], weights, d, at, apart, a, b, boards, board)
     else:
-        _check_sampled(walk, st[first], path[first], d, apart, a, b, boards, board)
+        _check_sampled(walk, st[first], path[first], d, at, apart, a, b, boards, board)
     t = torch.from_numpy
     return CardShowdown(hands=(t(hands[0].astype(np.int64)), t(hands[1].astype(np.int64))), cards=t(cards),
                         d=(t(d[0]), t(d[1])), ab=t(np.stack([a, b], 1).astype(np.float64)),
-                        strength=t(boards.astype(np.int64)), board=t(board.reshape(-1).astype(np.int64)))
+                        strength=t(boards.astype(np.int64)), board=t(board.reshape(-1).astype(np.int64)),
+                        d_index=t(at.astype(np.int64)))
+
+
+def _distinct_rows(x: np.ndarray, chunk: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+    """(first [P]: the first row of each distinct row of x [n, m] float64, row [n]: the
+    distinct row of each), found by a hash of each row's bits (exact, in any order), then
+    checked entry by entry; a collision keeps every row its own.
+
+    Example:
+        >>> first, row = _distinct_rows(np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0]]))
+        >>> len(first), bool(row[0] == row[2] != row[1])
+        (2, True)
+    """
+    r = np.random.default_rng(0).integers(-(1 << 62), 1 << 62, size=x.shape[1], dtype=np.int64)
+    key = np.concatenate([(x[lo:lo + chunk].view(np.int64) * r).sum(1) for lo in range(0, len(x), chunk)]
+                         or [np.zeros(0, np.int64)])
+    _, first, row = np.unique(key, return_index=True, return_inverse=True)
+    row = row.reshape(-1)
+    for lo in range(0, len(x), chunk):
+        if not np.array_equal(x[lo:lo + chunk], x[first[row[lo:lo + chunk]]]):
+            return np.arange(len(x)), np.arange(len(x))
+    return first, row
 
 
 def _claim_error(walk: _PublicWalk, k: int, state: np.ndarray, off: float) -> TensorCFRError:
@@ -1096,14 +1124,14 @@ def _claim_error(walk: _PublicWalk, k: int, state: np.ndarray, off: float) -> Te
                           f"(state {state.tolist()}): off by {off:.3g}")
 
 
-def _check_dense(walk, states, weights, d, apart, a, b, boards, board) -> None:
-    """Every class's factors against its dense matrix [T0, T1] (compile time, a class at a time);
-    class k shows down on row board[k] of boards [G, H]."""
+def _check_dense(walk, states, weights, d, at, apart, a, b, boards, board) -> None:
+    """Every class's factors (row at[k] of d) against its dense matrix [T0, T1] (compile time, a
+    class at a time); class k shows down on row board[k] of boards [G, H]."""
     hands = walk.type_values
     for k in range(len(states)):
         strength = boards[board[k]]
         sign = np.sign(strength[hands[0]][:, None] - strength[hands[1]][None])
-        want = np.outer(d[0][k], d[1][k]) * apart * (a[k] + b[k] * sign)
+        want = np.outer(d[0][at[k]], d[1][at[k]]) * apart * (a[k] + b[k] * sign)
         scale = max(1.0, float(np.abs(weights[k]).max()))
         off = float(np.abs(want - weights[k]).max())
         if not off <= 1e-12 * scale:
@@ -1118,9 +1146,10 @@ DENSE_ENTRIES = 1 << 26
 SAMPLED_TYPES = 16  # per player: a class without its dense matrix is checked on 16 x 16 pairs
 
 
-def _check_sampled(walk, states, paths, d, apart, a, b, boards, board) -> None:
-    """Every class's factors against the game's utility times the deal and chance path on the
-    pairs of `SAMPLED_TYPES` evenly spaced types a player, some 4,096 classes at a time."""
+def _check_sampled(walk, states, paths, d, at, apart, a, b, boards, board) -> None:
+    """Every class's factors (row at[k] of d) against the game's utility times the deal and
+    chance path on the pairs of `SAMPLED_TYPES` evenly spaced types a player, some 4,096 classes
+    at a time."""
     k0, k1 = (np.unique(np.linspace(0, len(v) - 1, min(len(v), SAMPLED_TYPES)).round().astype(np.int64))
               for v in walk.type_values)
     t0, t1 = (x.reshape(-1) for x in np.meshgrid(k0, k1, indexing="ij"))
@@ -1138,7 +1167,7 @@ def _check_sampled(walk, states, paths, d, apart, a, b, boards, board) -> None:
         got = np.where(reach > 0, reach * u, 0.0)
         g = board[ks][:, None]  # (each entry gathered alone: no [k, H] or [k, T_p] rows copied first)
         sign = np.sign(boards[g, hands[0][t0][None]] - boards[g, hands[1][t1][None]])
-        want = d[0][ks[:, None], t0[None]] * d[1][ks[:, None], t1[None]] * apart[t0, t1][None] * (
+        want = d[0][at[ks][:, None], t0[None]] * d[1][at[ks][:, None], t1[None]] * apart[t0, t1][None] * (
             a[ks][:, None] + b[ks][:, None] * sign)
         scale = np.maximum(1.0, np.abs(got).max(axis=1))
         off = np.abs(want - got).max(axis=1)

@@ -236,18 +236,19 @@ class PublicCompiledGame:
         batch, the largest total and entry and the smallest entry over its members (all members
         at once: [B, K] below where a batch's)."""
         sd = self.showdown
-        (d0, d1), ab = sd.factors()  # [(B,) K, T_p], [(B,) K, 2]
+        (d0, d1), ab = sd.factors()  # [(B,) P, T_p], [(B,) K, 2]
+        rows = sd.rows(torch.arange(ab.shape[-2], device=ab.device))  # [K] each class's row of d
         total = (class_totals(sd)[1] * counts.to(ab.device)).sum(-1)  # [(B,)]
         a, b = ab[..., 0], ab[..., 1]
         coef = torch.stack([a.abs(), (a + b).abs(), (a - b).abs()], -1)  # [(B,) K, 3]
-        hi = (d0.amax(-1) * d1.amax(-1) * coef.amax(-1)).reshape(-1)  # [(B) K]
+        hi = (d0.amax(-1)[..., rows] * d1.amax(-1)[..., rows] * coef.amax(-1)).reshape(-1)  # [(B) K]
         pos = lambda x: torch.where(x > 0, x, math.inf)  # noqa: E731
-        lo = (pos(d0).amin(-1) * pos(d1).amin(-1) * pos(coef).amin(-1)).reshape(-1)
+        lo = (pos(d0).amin(-1)[..., rows] * pos(d1).amin(-1)[..., rows] * pos(coef).amin(-1)).reshape(-1)
         K = max(ab.shape[-2], 1)
         b_large, k_large = divmod(int(hi.argmax()) if hi.numel() else 0, K)  # (a member's, a class of it)
         k_small = (int(lo.argmin()) if lo.numel() else 0) % K
-        t_large = tuple(int(d.reshape(-1, K, d.shape[-1])[b_large, k_large].argmax()) if hi.numel() else 0
-                        for d in (d0, d1))
+        t_large = tuple(int(d.reshape(-1, d.shape[-2], d.shape[-1])[b_large, rows[k_large]].argmax())
+                        if hi.numel() else 0 for d in (d0, d1))
 
         def where(which: str) -> str:
             if which == "largest":

@@ -47,7 +47,9 @@ class CardShowdown:
 
     hands: tuple[torch.Tensor, torch.Tensor]  # per player [T_p] int64: the type value (hand) of each type
     cards: torch.Tensor  # [H, k] int64: the cards of each hand value (k = 2 in hold'em, 1 in Rhode Island)
-    d: tuple[torch.Tensor, torch.Tensor]  # per player [K, T_p] float64: the factors d0_k, d1_k
+    # per player [P, T_p] float64: the factors d0_k, d1_k, one row for the classes that share them
+    # (`d_index`): a chance path's classes do, so a flop spot keeps 1,4xx rows, not 183,403 (1 GB)
+    d: tuple[torch.Tensor, torch.Tensor]
     ab: torch.Tensor  # [K, 2] float64: (a_k, b_k)
     strength: torch.Tensor  # [G, H] int64: the hands' strength on each board
     board: torch.Tensor  # [K] int64: the board (row of `strength`) of each class
@@ -59,6 +61,26 @@ class CardShowdown:
     # a batch whose members show down on boards of their own (river spots on other boards):
     # every member's strengths [B, G, H]; `strength` above is member 0's. None where all share them
     strength_batch: torch.Tensor | None = None
+    # [K] int64: the row of d holding each class's factors (every member's alike); None: a row a class
+    d_index: torch.Tensor | None = None
+
+    def rows(self, cls: torch.Tensor) -> torch.Tensor:
+        """The rows of `d` holding the factors of classes `cls` (any shape, int64).
+
+        Example:
+            >>> import tensorcfr
+            >>> sd = tensorcfr.compile("holdem_turn(board=AsKhQsJh, ranks=AKQJT, suits=sh, bets=(1,), cap=0)",
+            ...                        form="public").showdown
+            >>> bool((sd.rows(torch.arange(len(sd.ab))) < len(sd.d[0])).all())  # fewer rows than classes
+            True
+        """
+        return cls if self.d_index is None else self.d_index[cls]
+
+    def class_factors(self, player: int) -> torch.Tensor:
+        """Player `player`'s factors a class, [(B,) K, T_p]: `d` spread over the classes (a copy
+        of K rows; the operators read `d` by `rows` instead)."""
+        d = self.factors()[0][player]
+        return d if self.d_index is None else d.index_select(-2, self.d_index)
 
     def to(self, device) -> "CardShowdown":
         return self.mapped(lambda t: t.to(device))
@@ -84,8 +106,8 @@ class CardShowdown:
         return 1 if self.ab_batch is None else int(self.ab_batch.shape[0])
 
     def factors(self) -> tuple[tuple[torch.Tensor, torch.Tensor], torch.Tensor]:
-        """(d, ab) as the operator takes them: [K, T_p] and [K, 2], or [B, K, T_p] and [B, K, 2]
-        for a batch."""
+        """(d, ab) as the operator takes them: [P, T_p] and [K, 2], or [B, P, T_p] and [B, K, 2]
+        for a batch (class k's factors are row `rows(k)` of d)."""
         return (self.d, self.ab) if self.ab_batch is None else (self.d_batch, self.ab_batch)
 
     def member(self, b: int) -> "CardShowdown":
@@ -651,13 +673,14 @@ def terminal_factors(showdown: CardShowdown, cls: torch.Tensor, player: int, dty
     """(own [N, T_p], other [N, T_o], a [N, 1], b [N, 1]) of terminals of classes `cls` [N], for
     `player`'s values in `dtype`: the factors d of both players, and a and b as the player's sums
     take them (player 1's values are -W^T x: -a times the free reach, and b times its own margin,
-    whose sign already turns the strengths round). Batched factors ([B, K, ...]) give [B, N, ...].
-    `shared`: the classes have the same factors d (one of `factor_sets`), given once, [(B,) 1, T]."""
+    whose sign already turns the strengths round). Batched factors ([B, P, ...]) give [B, N, ...].
+    `shared`: the classes have the same factors d (one of `factor_sets`), given once, [(B,) 1, T].
+    d and ab, where given, are the showdown's (`factors()`): d read by its `rows`."""
     if d is None:
         d, ab = showdown.factors()
     sign = 1.0 if player == 0 else -1.0
     ab = ab.index_select(-2, cls).to(dtype)  # [(B,) N, 2]
-    rows = cls[:1] if shared else cls
+    rows = showdown.rows(cls[:1] if shared else cls)
     return (d[player].index_select(-2, rows).to(dtype), d[1 - player].index_select(-2, rows).to(dtype),
             sign * ab[..., :1], ab[..., 1:])
 
@@ -674,26 +697,30 @@ def factor_sets(showdown: CardShowdown) -> torch.Tensor:
         >>> factor_sets(cg.showdown).unique().tolist()  # one board, one deal: one set
         [0]
     """
-    d, _ = showdown.factors()  # per player [(B,) K, T_p] float64
-    K = d[0].shape[-2]
-    # a hash of each class's factors finds the candidates: their float64 bits times random
+    d, _ = showdown.factors()  # per player [(B,) P, T_p] float64: a row for the classes that share it
+    K = showdown.ab.shape[-2]
+    rows = showdown.rows(torch.arange(K, device=d[0].device))  # [K]
+    P = d[0].shape[-2]
+    # a hash of each row's factors finds the candidates: their float64 bits times random
     # integers, summed in int64 (exact and in any order, so equal rows hash alike; a float
-    # projection rounded equal rows apart), a chunk of classes at a time (no copy of all the
-    # factors: a batch of 8 turn spots holds 0.9 GB of them a player); then each class is
-    # compared with the first of its set, entry by entry
+    # projection rounded equal rows apart), a chunk of rows at a time (no copy of all the
+    # factors: a batch of 8 turn spots held 0.9 GB of them a player, a row a class); then each
+    # class's row is compared with that of the first class of its set, entry by entry
     g = torch.Generator(device="cpu").manual_seed(0)
-    key = torch.zeros(K, dtype=torch.int64, device=d[0].device)
+    key = torch.zeros(P, dtype=torch.int64, device=d[0].device)
     for x in d:
-        x3 = (x if x.dim() == 3 else x[None]).double()  # [B, K, T]
+        x3 = (x if x.dim() == 3 else x[None]).double()  # [B, P, T]
         r = torch.randint(-(1 << 62), 1 << 62, (x3.shape[0], 1, x3.shape[2]), generator=g).to(x.device)
-        for lo in range(0, K, 1024):
+        for lo in range(0, P, 1024):
             key[lo:lo + 1024] += (x3[:, lo:lo + 1024].contiguous().view(torch.int64) * r).sum((0, 2))
-    _, first, inverse = np.unique(key.cpu().numpy(), return_index=True, return_inverse=True)
+    _, first, inverse = np.unique(key[rows].cpu().numpy(), return_index=True, return_inverse=True)
     ids = torch.as_tensor(inverse.reshape(-1), dtype=torch.int64, device=key.device)
     rep = torch.as_tensor(first, dtype=torch.int64, device=key.device)[ids]  # [K] the first class of each set
+    pairs = torch.unique(torch.stack([rows, rows[rep]]), dim=1)  # [2, n]: (a class's row, its set's first's)
+    pairs = pairs[:, pairs[0] != pairs[1]]
     for x in d:
-        for lo in range(0, K, 1024):
-            if not torch.equal(x[..., lo:lo + 1024, :], x.index_select(-2, rep[lo:lo + 1024])):
+        for lo in range(0, pairs.shape[1], 1024):
+            if not torch.equal(x.index_select(-2, pairs[0, lo:lo + 1024]), x.index_select(-2, pairs[1, lo:lo + 1024])):
                 return torch.arange(K, device=key.device)  # a collision: no sharing
     return ids
 
@@ -720,7 +747,7 @@ def class_totals(showdown: CardShowdown, chunk: int = 1024) -> tuple[torch.Tenso
     sd = showdown
     if sd.ab_batch is not None:
         B, K = sd.ab_batch.shape[:2]
-        step = max(1, TOTALS_ENTRIES // max(1, K * max(x.shape[-1] for x in sd.d_batch)))
+        step = max(1, TOTALS_ENTRIES // max(1, K * max(x.shape[-1] for x in sd.d_batch)))  # (k classes: their rows)
         parts = [_class_totals(sd.members_slice(lo, min(lo + step, B)), chunk) for lo in range(0, B, step)]
         return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
     return _class_totals(sd, chunk)
@@ -728,7 +755,7 @@ def class_totals(showdown: CardShowdown, chunk: int = 1024) -> tuple[torch.Tenso
 
 def _class_totals(sd: CardShowdown, chunk: int) -> tuple[torch.Tensor, torch.Tensor]:
     """`class_totals` of one game ([K] each) or of a batch's members at once ([B, K])."""
-    d, ab = sd.factors()  # [(B,) K, T_p], [(B,) K, 2]
+    d, ab = sd.factors()  # [(B,) P, T_p], [(B,) K, 2]
     nonzeros = torch.zeros(ab.shape[:-1], dtype=torch.int64, device=ab.device)
     sums = torch.zeros(ab.shape[:-1], dtype=torch.float64, device=ab.device)
     a, b = ab[..., 0], ab[..., 1]
@@ -737,9 +764,10 @@ def _class_totals(sd: CardShowdown, chunk: int) -> tuple[torch.Tensor, torch.Ten
         ks = (sd.board == g).nonzero().view(-1)
         for lo in range(0, len(ks), chunk):
             k = ks[lo:lo + chunk]
+            r = sd.rows(k)
             for weighted in (False, True):
-                d1 = d[1][..., k, :] if weighted else (d[1][..., k, :] > 0).double()  # [(B,) k, T1]
-                d0 = d[0][..., k, :] if weighted else (d[0][..., k, :] > 0).double()
+                d1 = d[1][..., r, :] if weighted else (d[1][..., r, :] > 0).double()  # [(B,) k, T1]
+                d0 = d[0][..., r, :] if weighted else (d[0][..., r, :] > 0).double()
                 free, below, above = kernel.parts(d1)  # [(B,) k, T0] each
                 c = coef[..., k, :] if weighted else (coef[..., k, :] > 0).double()
                 per = (c[..., :1] * (free - below - above) + c[..., 1:2] * below + c[..., 2:] * above) * d0
