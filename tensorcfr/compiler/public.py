@@ -908,10 +908,13 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
         stacked = torch.from_numpy(np.stack(weights))
     if factors:  # every member's factors, over the same boards and hands
         every = [showdown] + factors
-        if not all(torch.equal(sd.d_index, showdown.d_index) for sd in every):  # (a row a class then)
-            every = [dataclasses.replace(sd, d=(sd.class_factors(0), sd.class_factors(1)), d_index=None)
-                     for sd in every]
-            showdown = every[0]
+        # rows of the batch: a row per combination of the members' rows that some class takes
+        # (members on boards of their own, or with other ranges, number their rows apart)
+        idx = torch.stack([sd.rows(torch.arange(len(sd.ab))) for sd in every], 1)  # [K, B]
+        combos, at = torch.unique(idx, dim=0, return_inverse=True)  # [P, B], [K]
+        every = [dataclasses.replace(sd, d=(sd.d[0][combos[:, b]], sd.d[1][combos[:, b]]), d_index=at)
+                 for b, sd in enumerate(every)]
+        showdown = every[0]
         d = tuple(torch.stack([sd.d[p] for sd in every]) for p in (0, 1))  # [B, P, T_p]
         ab = torch.stack([sd.ab for sd in every])  # [B, K, 2]
         boards = all(torch.equal(sd.strength, showdown.strength) for sd in every)
