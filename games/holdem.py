@@ -284,11 +284,10 @@ class HoldemSpot(Game):
 
     def public_size_hint(self):
         """Public nodes: the betting nodes, a subtree per card the board leaves at each card node;
-        the types; the entries of the dense payoff matrices (T0 x T1 a payoff class), from the
-        exact count of payoff classes (`_classes`: the compile's 22 on the river spot of the docs,
-        12,012 on the turn, 299,688 on the flop), and of the showdown's factors (T0 + T1 a chance
-        path, at most a path per run of cards: 1 + 49 + 49 x 48 on a flop); the terminals a
-        board has, on average over the runs of cards still to come."""
+        the types; the entries of the dense payoff matrices (T0 x T1 a payoff class) and of the
+        showdown's factors (T0 + T1 a class), from the exact count of payoff classes (`_classes`:
+        the compile's 22 on the river spot of the docs, 12,012 on the turn, 299,688 on the flop);
+        the terminals a board has, on average over the runs of cards still to come."""
         public = self._subtree(0)
         t1 = (self.weights[1] > 0) & (self.weights[0] @ _compat_float() > 0)
         types = (int(np.count_nonzero(self.deal0)), int(np.count_nonzero(t1)))
@@ -297,8 +296,7 @@ class HoldemSpot(Game):
         boards = math.prod(left - i for i in range(5 - len(self.board)))  # the card sequences still to come
         if self._kept_cards():  # those a tree dealing one card of each class keeps
             boards = round(math.prod(self._kept_cards().values()))
-        paths = sum(math.prod(left - i for i in range(j)) for j in range(self.streets))  # chance paths, at most
-        return public, types, classes * types[0] * types[1], paths * sum(types), -(-self._subtree(0, True) // boards)
+        return public, types, classes * types[0] * types[1], classes * sum(types), -(-self._subtree(0, True) // boards)
 
     def _classes(self) -> int:
         """Payoff classes of the public tree (`BettingTable.payoff_classes`)."""

@@ -106,10 +106,9 @@ def test_sizes_by_formula_equal_the_walk():
         public, types, dense, factors, rows = g.public_size_hint()
         assert (public, types) == (b.sizes()["public_nodes"], tuple(b.sizes()["types"]))
         classes = b.sizes()["payoff_classes"]  # what the memory estimate counts
-        assert dense == classes * types[0] * types[1]
-        # the showdown's factors: a row per distinct run of cards at most (the river's one row)
-        rows_kept = len(b.showdown.d[0])
-        assert factors >= rows_kept * sum(types) and (g.streets > 1 or factors == sum(types) and rows_kept == 1)
+        assert (dense, factors) == (classes * types[0] * types[1], classes * sum(types))
+        assert len(b.showdown.d[0]) <= classes  # the factors kept: a row per run of cards (the river's one)
+        assert g.streets > 1 or len(b.showdown.d[0]) == 1
         # a board's terminals: on the river the public tree's all; later, their share of a run of cards
         left = int(g.deck.sum()) - len(g.board)
         runs = math.prod(left - i for i in range(5 - len(g.board)))

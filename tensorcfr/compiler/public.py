@@ -1086,7 +1086,7 @@ def _card_showdown(walk: _PublicWalk, raw: dict, first: np.ndarray, weights: np.
     base = ((u[0] @ apart.astype(np.float64)) * u[1]).sum(1)
     kappa = np.where(base > 0, mass / np.where(base > 0, base, 1.0), 0.0)
     # a row of factors per distinct pair of rows: paths that deal the same cards after other
-    # bets share theirs (a flop spot's 183,403 classes keep 1,4xx rows, not 1 GB of them)
+    # bets share theirs (a flop spot's 183,403 classes keep 1,136 rows, not 1 GB of them)
     first_row, row = _distinct_rows(np.concatenate([kappa[:, None] * u[0], u[1]], 1))
     d = [(kappa[:, None] * u[0])[first_row], u[1][first_row]]  # [P, T_p]
     at = row[np.searchsorted(used, path[first])]  # [K] the row of each class's factors

@@ -131,8 +131,10 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
 
     The solve's fixed part: torch.compile's inductor (`FUSED_BYTES`) where the fused kernels
     serve (one game, a player's arrays from `FUSE_ENTRIES` entries), besides the process's
-    (`FIXED_BYTES`). A card game (`factor_entries` given: its showdown factors, T0 + T1
-    float64 a chance path) keeps its matrices only up to `DENSE_ENTRIES` (all members together) and its factors
+    (`FIXED_BYTES`). A card game (`factor_entries` given: T0 + T1 float64 a payoff class, what
+    its showdown factors took before they were kept a row per run of cards; counted still, for
+    the holes of a kept heap: the turn spot's peak at float64 went from 1,970 to 2,867 MB from
+    one run to the next, and to 1,846-1,856 MB with glibc's defaults, 2026-11-27) keeps its matrices only up to `DENSE_ENTRIES` (all members together) and its factors
     always; a kernel call holds a board's terminal rows (`board_rows`, every member's) in and
     out, float64 rows of 2 T entries; with few types (`DENSE_KERNEL_PAIRS`), a stacked call of
     `STACK_ENTRIES` entries in and out; a batch's payoff extent, `TOTALS_ENTRIES` entries in
@@ -144,11 +146,11 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
 
     Example (the hold'em turn spot of the docs, `holdem_turn(board=Ks7d2c9h, ...)`, by its
     `public_size_hint`; alone at float32 and float64, and 10 such spots at float32):
-        >>> turn = dict(matrix_entries=15_283_876_608, factor_entries=110_544, board_rows=554)
+        >>> turn = dict(matrix_entries=15_283_876_608, factor_entries=27_099_072, board_rows=554)
         >>> [round(public_estimate_bytes(41_547, (1128, 1128), e, **turn) / 1e9, 2) for e in (4, 8)]
-        [1.78, 2.9]
+        [1.99, 3.12]
         >>> round(public_estimate_bytes(41_547, (1128, 1128), 4, **turn, members=10) / 1e9, 1)
-        15.4
+        17.6
     """
     from tensorcfr.spaces.fused import FUSE_ENTRIES  # (where the fused kernels serve: one member, large arrays)
 

@@ -48,7 +48,8 @@ class CardShowdown:
     hands: tuple[torch.Tensor, torch.Tensor]  # per player [T_p] int64: the type value (hand) of each type
     cards: torch.Tensor  # [H, k] int64: the cards of each hand value (k = 2 in hold'em, 1 in Rhode Island)
     # per player [P, T_p] float64: the factors d0_k, d1_k, one row for the classes that share them
-    # (`d_index`): a chance path's classes do, so a flop spot keeps 1,4xx rows, not 183,403 (1 GB)
+    # (`d_index`): the classes of one run of cards do, so the docs' isomorphic flop spot keeps
+    # 1,136 rows, not 183,403 (1 GB)
     d: tuple[torch.Tensor, torch.Tensor]
     ab: torch.Tensor  # [K, 2] float64: (a_k, b_k)
     strength: torch.Tensor  # [G, H] int64: the hands' strength on each board
