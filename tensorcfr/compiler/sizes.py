@@ -134,10 +134,11 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     (`FIXED_BYTES`). A card game (`factor_entries` given: T0 + T1 float64 a payoff class, what
     its showdown factors took before they were kept a row per run of cards; counted still, for
     the holes of a kept heap: the turn spot's peak at float64 went from 1,970 to 2,867 MB from
-    one run to the next, and to 1,846-1,856 MB with glibc's defaults, 2026-11-27) keeps its matrices only up to `DENSE_ENTRIES` (all members together) and its factors
-    always; a kernel call holds a board's terminal rows (`board_rows`, every member's) in and
-    out, float64 rows of 2 T entries; with few types (`DENSE_KERNEL_PAIRS`), a stacked call of
-    `STACK_ENTRIES` entries in and out; a batch's payoff extent, `TOTALS_ENTRIES` entries in
+    one run to the next, and to 1,846-1,856 MB with glibc's defaults, 2026-11-27) keeps its
+    matrices only up to `DENSE_ENTRIES` (all members together) and its factors always; a kernel
+    call holds a board's terminal rows (`board_rows`, every member's) in and out, float64 rows
+    of 2 T entries; with few types (`DENSE_KERNEL_PAIRS`), a stacked call of `STACK_ENTRIES`
+    entries in and out; a batch's payoff extent, `TOTALS_ENTRIES` entries in
     some 20 float64 arrays while the solver is built.
 
     `members`: a batch of that many games over one tree, each of these sizes (types: the

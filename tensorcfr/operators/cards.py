@@ -748,7 +748,7 @@ def class_totals(showdown: CardShowdown, chunk: int = 1024) -> tuple[torch.Tenso
     sd = showdown
     if sd.ab_batch is not None:
         B, K = sd.ab_batch.shape[:2]
-        step = max(1, TOTALS_ENTRIES // max(1, K * max(x.shape[-1] for x in sd.d_batch)))  # (k classes: their rows)
+        step = max(1, TOTALS_ENTRIES // max(1, K * max(x.shape[-1] for x in sd.d_batch)))
         parts = [_class_totals(sd.members_slice(lo, min(lo + step, B)), chunk) for lo in range(0, B, step)]
         return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
     return _class_totals(sd, chunk)
