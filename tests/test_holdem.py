@@ -107,8 +107,10 @@ def test_sizes_by_formula_equal_the_walk():
         assert (public, types) == (b.sizes()["public_nodes"], tuple(b.sizes()["types"]))
         classes = b.sizes()["payoff_classes"]  # what the memory estimate counts
         assert (dense, factors) == (classes * types[0] * types[1], classes * sum(types))
-        assert len(b.showdown.d[0]) <= classes  # the factors kept: a row per run of cards (the river's one)
-        assert g.streets > 1 or len(b.showdown.d[0]) == 1
+        # the factors kept: each distinct row once (the river's one), and each class's the walk's
+        sd = b.showdown
+        kept = np.concatenate([sd.d[0].numpy(), sd.d[1].numpy()], 1)  # [P, T0 + T1]
+        assert len(np.unique(kept, axis=0)) == len(kept) < classes and (g.streets > 1 or len(kept) == 1)
         # a board's terminals: on the river the public tree's all; later, their share of a run of cards
         left = int(g.deck.sum()) - len(g.board)
         runs = math.prod(left - i for i in range(5 - len(g.board)))

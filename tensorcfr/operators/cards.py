@@ -79,7 +79,16 @@ class CardShowdown:
 
     def class_factors(self, player: int) -> torch.Tensor:
         """Player `player`'s factors a class, [(B,) K, T_p]: `d` spread over the classes (a copy
-        of K rows; the operators read `d` by `rows` instead)."""
+        of K rows; the operators read `d` by `rows` instead).
+
+        Example:
+            >>> import tensorcfr
+            >>> sd = tensorcfr.compile("holdem_turn(board=AsKhQsJh, ranks=AKQJT, suits=sh, bets=(1,), cap=0)",
+            ...                        form="public").showdown
+            >>> k = len(sd.ab) - 1
+            >>> torch.equal(sd.class_factors(0)[k], sd.d[0][sd.rows(torch.tensor(k))])
+            True
+        """
         d = self.factors()[0][player]
         return d if self.d_index is None else d.index_select(-2, self.d_index)
 
