@@ -305,14 +305,14 @@ def test_compiled_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, mo
     import tensorcfr.operators.public as public_module
 
     monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
-    loops, inner_loop = [], card_loop.add_group_values
+    loops, inner_loop = [], card_loop.group_entries
 
     def counted(kernel, *a):
         done = inner_loop(kernel, *a)
-        loops.append((kernel.ranked, a[-2] is not None) if done else None)
+        loops.append((kernel.ranked, a[-2] is not None) if done is not None else None)
         return done
 
-    monkeypatch.setattr(public_module, "add_group_values", counted)
+    monkeypatch.setattr(public_module, "group_entries", counted)
     lib = card_loop._library()
     assert lib is not None  # the machine compiles C (as Inductor needs): the loop is tested, not skipped
     runs = []
@@ -327,6 +327,35 @@ def test_compiled_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, mo
             assert any(ride for _, ride in loops)  # and folds riding on a showdown's free reach
         else:
             assert loops and set(loops) == {None}  # torch's passes throughout
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
+
+
+def test_runs_of_loop_groups_between_torch_groups_keep_the_groups_order(monkeypatch):
+    """The operator joins consecutive groups the C loop takes into one call (`_card_steps`); with
+    every third group left to torch's passes, the runs and those groups alternate, and 5 DCFR
+    iterations on a turn spot give the all-torch strategies bit for bit (float32): each value is
+    added into its rows in the groups' order, as one call a group adds it."""
+    import tensorcfr.operators.card_loop as card_loop
+    import tensorcfr.operators.cards as cards_module
+    import tensorcfr.operators.public as public_module
+
+    monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
+    lib, inner, asked = card_loop._library(), card_loop.group_entries, []
+    assert lib is not None
+    monkeypatch.setattr(public_module, "group_entries",
+                        lambda *a: None if asked.append(1) or len(asked) % 3 == 0 else inner(*a))
+    runs = []
+    for on in (False, True):
+        monkeypatch.setattr(card_loop, "_library", lambda got=lib if on else None: got)
+        s = tensorcfr.Solver(SMALL_TURN, "dcfr", dtype="float32", form="public", device="cpu")
+        s.step(5)
+        if on:
+            steps = next(v for k, v in s.op.steps.items() if k[0] == 0)
+            kinds = [isinstance(step, card_loop.Groups) for step in steps]
+            assert sum(kinds) > 1 and not all(kinds)  # runs of the loop, torch's groups between them
+            assert any(len(step.desc) > 1 for step, loop in zip(steps, kinds) if loop)  # a run of several groups
+        runs.append([*s.average_policy().sigma, *s.current_policy().sigma])
     for a, b in zip(*runs):
         assert torch.equal(a, b)
 
@@ -366,10 +395,10 @@ def test_a_batch_on_one_board_runs_the_card_loop_a_member_at_a_time(monkeypatch)
     import tensorcfr.operators.public as public_module
 
     monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
-    lib, inner, members = card_loop._library(), card_loop.add_group_values, []
+    lib, inner, members = card_loop._library(), card_loop.group_entries, []
     assert lib is not None
-    monkeypatch.setattr(public_module, "add_group_values",
-                        lambda *a: (lambda done: members.append(a[3].shape[0] if done else 0) or done)(inner(*a)))
+    monkeypatch.setattr(public_module, "group_entries",
+                        lambda *a: (lambda g: members.append(0 if g is None else len(g.desc)) or g)(inner(*a)))
     cg, runs = tensorcfr.compile(BATCHES["river"], form="public"), []
     for on in (False, True):
         monkeypatch.setattr(card_loop, "_library", lambda got=lib if on else None: got)
@@ -392,10 +421,10 @@ def test_a_batch_on_boards_of_their_own_runs_the_card_loop_with_each_members_tab
     import tensorcfr.operators.public as public_module
 
     monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
-    lib, inner, seen = card_loop._library(), card_loop.add_group_values, []
+    lib, inner, seen = card_loop._library(), card_loop.group_entries, []
     assert lib is not None
-    monkeypatch.setattr(public_module, "add_group_values",
-                        lambda *a: (lambda done: seen.append(a[0].members if done else 0) or done)(inner(*a)))
+    monkeypatch.setattr(public_module, "group_entries",
+                        lambda *a: (lambda g: seen.append(0 if g is None else a[0].members) or g)(inner(*a)))
     cg, runs = tensorcfr.compile(OTHER_BOARDS, form="public"), []
     for on in (False, True):
         monkeypatch.setattr(card_loop, "_library", lambda got=lib if on else None: got)
@@ -420,9 +449,9 @@ def test_the_card_loop_writes_where_the_rows_are_the_terminals_own(monkeypatch):
     monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
     monkeypatch.setattr(public_module, "_distinct", lambda cg: (True, True))
     cg = tensorcfr.compile(SMALL_TURN, form="public")
-    lib, inner, puts = card_loop._library(), card_loop.add_group_values, []
+    lib, inner, puts = card_loop._library(), card_loop.group_entries, []
     assert lib is not None
-    monkeypatch.setattr(public_module, "add_group_values", lambda *a: puts.append(a[-1]) or inner(*a))
+    monkeypatch.setattr(public_module, "group_entries", lambda *a: puts.append(a[-1]) or inner(*a))
     values = []
     for on in (False, True):
         monkeypatch.setattr(card_loop, "_library", lambda got=lib if on else None: got)

@@ -34,6 +34,7 @@ Example:
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass
 
 import torch
 
@@ -43,133 +44,167 @@ from tensorcfr.spaces.scan import ROWS_C
 
 _SOURCE = ROWS_C + r"""
 #include <omp.h>
+#define DESC 22  /* the integers of an entry of desc: `_DESC` */
+#define P64(x) ((const int64_t*)(intptr_t)(x))
 
-/* The group's values added (or written, put) into out [M_p, Tp] at own_rows [N + n_r]:
+/* One group's values added (or written, put) into out [M_p, Tp] at own_rows [N + n_r]:
    y [To + 1, N] = the other's rows src[other_rows] [N, To] times its factors `other` [To],
    transposed, with a zero row To; its prefix sums by strength (order [To + 1]) and by card (lists
    [52 w]) for showdowns (ranked), or per card (lists) and in all for folds; then per own hand t
    (the rows idx [., Tp] of `CardKernel.fused_index`) free and margin, v = free a + b margin
    (folds: free a) per terminal n, times own[t]; the riders r: free at column at[r] times a_r[r],
-   times own[t]. Every operation as `cards.card_values`' torch path orders it. */
+   times own[t]. Every operation as `cards.card_values`' torch path orders it.
+
+   NAME##_body is what every thread of the caller's parallel region runs for a group (orphaned
+   work-sharing): y, prefix and cards are shared scratch at least of the group's sizes, acc [N]
+   and fb [2 N] the thread's own; a thread without them (no memory) skips its share and sets
+   *failed. Each work-sharing loop ends in its barrier, so the next group may reuse the scratch;
+   and as the own hands split alike (static) in every group of a player, each thread adds into
+   the same columns group after group, in the groups' order: NAME's numbers are those of one
+   call a group. */
 #define GROUP(NAME, SCAN_, T)                                                                  \
-int NAME(const T* src, int64_t To, const int64_t* other_rows, int64_t N, const T* other,       \
-         const int64_t* order, const int64_t* lists, int64_t w, int k, int ranked,             \
-         const int64_t* idx, int64_t n_idx, int64_t Tp, const T* a, const T* b, const T* own,  \
-         const int64_t* at, const T* a_r, int64_t n_r, T* out, const int64_t* own_rows,        \
-         int put, int threads) {                                                              \
-    int64_t card_rows = ranked ? 52 * w : 52;                                                  \
-    T* y = (T*)malloc(sizeof(T) * (size_t)((To + 1) * N));                                     \
-    T* prefix = (T*)malloc(sizeof(T) * (size_t)((ranked ? To + 1 : 1) * N));                   \
-    T* cards = (T*)malloc(sizeof(T) * (size_t)(card_rows * N));                                \
+static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int64_t N,        \
+         const T* other, const int64_t* order, const int64_t* lists, int64_t w, int k,          \
+         int ranked, const int64_t* idx, int64_t n_idx, int64_t Tp, const T* a, const T* b,     \
+         const T* own, const int64_t* at, const T* a_r, int64_t n_r, T* out,                    \
+         const int64_t* own_rows, int put, T* y, T* prefix, T* cards, double* acc, T* fb,       \
+         int* failed) {                                                                        \
+    _Pragma("omp for schedule(static)")                                                       \
+    for (int64_t t = 0; t < To; t++) {                                                        \
+        T f = other[t];                                                                       \
+        T* yt = y + t * N;                                                                    \
+        for (int64_t n = 0; n < N; n++) yt[n] = src[other_rows[n] * To + t] * f;              \
+    }                                                                                         \
+    _Pragma("omp single")                                                                     \
+    for (int64_t n = 0; n < N; n++) y[To * N + n] = 0;                                        \
+    /* the scans, a table (the prefix by strength, a card's) a thread at a time: whole        \
+       rows, so no two threads write one cache line (split by columns, they took turns        \
+       to own the lines they shared, and the scans ran 2.5x slower) */                        \
+    if (!acc) *failed = 1;                                                                    \
+    if (ranked) {                                                                             \
+        _Pragma("omp for schedule(dynamic, 1)")                                               \
+        for (int64_t q = -1; q < 52; q++) {                                                   \
+            if (!acc) continue;                                                               \
+            if (q < 0) SCAN_(y, order, To + 1, N, prefix, 0, acc);                            \
+            else SCAN_(y, lists + q * w, w, N, cards + q * w * N, 0, acc);                    \
+        }                                                                                     \
+    } else {                                                                                  \
+        _Pragma("omp for schedule(dynamic, 4)")                                               \
+        for (int64_t q = 0; q < 52; q++)                                                      \
+            if (acc) SCAN_(y, lists + q * w, w, N, cards + q * N, 1, acc);                    \
+        _Pragma("omp single")                                                                 \
+        for (int64_t c = 0; c < N; c++) {  /* torch: per_card.cumsum(0)[-1] / k */            \
+            double s = 0.0;                                                                   \
+            for (int64_t q = 0; q < 52; q++) s += (double)cards[q * N + c];                   \
+            prefix[c] = (T)s / (T)k;                                                          \
+        }                                                                                     \
+    }                                                                                         \
+    T* vb = fb ? fb + N : fb;                                                                 \
+    _Pragma("omp for schedule(static)")                                                       \
+    for (int64_t t = 0; t < Tp; t++) {                                                        \
+        if (!fb) continue;                                                                    \
+        if (ranked) {                                                                         \
+            const T* total = prefix + To * N;                                                 \
+            const T* h0 = cards + idx[t] * N;                                                 \
+            const T* f0 = cards + idx[Tp + t] * N;                                            \
+            const T* l0 = cards + idx[2 * Tp + t] * N;                                        \
+            const T* first = prefix + idx[(n_idx - 2) * Tp + t] * N;                          \
+            const T* last = prefix + idx[(n_idx - 1) * Tp + t] * N;                           \
+            if (k == 2) {                                                                     \
+                const T* h1 = cards + idx[3 * Tp + t] * N;                                    \
+                const T* f1 = cards + idx[4 * Tp + t] * N;                                    \
+                const T* l1 = cards + idx[5 * Tp + t] * N;                                    \
+                const T* same = y + idx[6 * Tp + t] * N;                                      \
+                for (int64_t n = 0; n < N; n++) {                                             \
+                    T fr = total[n] - h0[n]; fr = fr - h1[n]; fr = fr + same[n];              \
+                    T m = first[n] + last[n]; m = m - total[n];                               \
+                    m = m - f0[n]; m = m - l0[n]; m = m + h0[n];                              \
+                    m = m - f1[n]; m = m - l1[n]; m = m + h1[n];                              \
+                    T p = fr * a[n], q = b[n] * m;                                            \
+                    fb[n] = fr; vb[n] = p + q;                                                \
+                }                                                                             \
+            } else {                                                                          \
+                for (int64_t n = 0; n < N; n++) {                                             \
+                    T fr = total[n] - h0[n];                                                  \
+                    T m = first[n] + last[n]; m = m - total[n];                               \
+                    m = m - f0[n]; m = m - l0[n]; m = m + h0[n];                              \
+                    T p = fr * a[n], q = b[n] * m;                                            \
+                    fb[n] = fr; vb[n] = p + q;                                                \
+                }                                                                             \
+            }                                                                                 \
+        } else {                                                                              \
+            const T* h0 = cards + idx[t] * N;                                                 \
+            if (k == 2) {                                                                     \
+                const T* h1 = cards + idx[Tp + t] * N;                                        \
+                const T* same = y + idx[2 * Tp + t] * N;                                      \
+                for (int64_t n = 0; n < N; n++) {                                             \
+                    T fr = prefix[n] - h0[n]; fr = fr - h1[n]; fr = fr + same[n];             \
+                    fb[n] = fr; vb[n] = fr * a[n];                                            \
+                }                                                                             \
+            } else {                                                                          \
+                for (int64_t n = 0; n < N; n++) {                                             \
+                    T fr = prefix[n] - h0[n];                                                 \
+                    fb[n] = fr; vb[n] = fr * a[n];                                            \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        T o = own[t];                                                                         \
+        if (put) {                                                                            \
+            for (int64_t n = 0; n < N; n++) out[own_rows[n] * Tp + t] = vb[n] * o;            \
+            for (int64_t r = 0; r < n_r; r++) {                                               \
+                T v = fb[at[r]] * a_r[r];                                                     \
+                out[own_rows[N + r] * Tp + t] = v * o;                                        \
+            }                                                                                 \
+        } else {                                                                              \
+            for (int64_t n = 0; n < N; n++) {                                                 \
+                T v = vb[n] * o;                                                              \
+                out[own_rows[n] * Tp + t] += v;                                               \
+            }                                                                                 \
+            for (int64_t r = 0; r < n_r; r++) {                                               \
+                T v = fb[at[r]] * a_r[r];                                                     \
+                v = v * o;                                                                    \
+                out[own_rows[N + r] * Tp + t] += v;                                           \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+    if (!fb) *failed = 1;                                                                     \
+}                                                                                             \
+/* E entries (a group, or a batch member's share of one) one after the other in one parallel  \
+   region: a call's fixed costs (the region, the scratch, the call from Python) paid once for  \
+   a player's groups, not for each (a flop spot's 1,936). desc [E, DESC]: an entry's arguments \
+   of NAME##_body as integers, with the member's rows of src and out, b_src (d[0]) and b_out   \
+   (d[19]): src + b_src src_stride, out + b_out out_stride. */                                 \
+int NAME(const T* src, int64_t src_stride, T* out, int64_t out_stride, const int64_t* desc,      \
+         int64_t E, int threads) {                                                            \
+    typedef const T* CT;                                                                       \
+    int64_t ys = 1, ps = 1, cs = 1, ns = 1;                                                    \
+    for (int64_t e = 0; e < E; e++) {                                                          \
+        const int64_t* d = desc + e * DESC;                                                    \
+        int64_t To = d[1], N = d[3], w = d[7], ranked = d[9];                                  \
+        if ((To + 1) * N > ys) ys = (To + 1) * N;                                              \
+        if ((ranked ? To + 1 : 1) * N > ps) ps = (ranked ? To + 1 : 1) * N;                    \
+        if ((ranked ? 52 * w : 52) * N > cs) cs = (ranked ? 52 * w : 52) * N;                  \
+        if (N > ns) ns = N;                                                                    \
+    }                                                                                         \
+    T* y = (T*)malloc(sizeof(T) * (size_t)ys);                                                 \
+    T* prefix = (T*)malloc(sizeof(T) * (size_t)ps);                                            \
+    T* cards = (T*)malloc(sizeof(T) * (size_t)cs);                                             \
     int failed = !y || !prefix || !cards;                                                      \
     if (!failed) {                                                                             \
         _Pragma("omp parallel num_threads(threads)")                                           \
         {                                                                                     \
-            int nt = omp_get_num_threads(), id = omp_get_thread_num();                         \
-            _Pragma("omp for schedule(static)")                                                \
-            for (int64_t t = 0; t < To; t++) {                                                 \
-                T f = other[t];                                                               \
-                T* yt = y + t * N;                                                            \
-                for (int64_t n = 0; n < N; n++) yt[n] = src[other_rows[n] * To + t] * f;       \
+            double* acc = (double*)malloc(sizeof(double) * (size_t)ns);                        \
+            T* fb = (T*)malloc(sizeof(T) * (size_t)(2 * ns));                                  \
+            for (int64_t e = 0; e < E; e++) {                                                  \
+                const int64_t* d = desc + e * DESC;                                            \
+                NAME##_body(src + d[0] * src_stride, d[1], P64(d[2]), d[3], (CT)(intptr_t)d[4],  \
+                            P64(d[5]), P64(d[6]), d[7], (int)d[8], (int)d[9], P64(d[10]),       \
+                            d[11], d[12], (CT)(intptr_t)d[13], (CT)(intptr_t)d[14],             \
+                            (CT)(intptr_t)d[15], P64(d[16]), (CT)(intptr_t)d[17], d[18],        \
+                            out + d[19] * out_stride, P64(d[20]), (int)d[21], y, prefix, cards, \
+                            acc, fb, &failed);                                                 \
             }                                                                                 \
-            _Pragma("omp single")                                                              \
-            for (int64_t n = 0; n < N; n++) y[To * N + n] = 0;                                 \
-            /* the scans, a table (the prefix by strength, a card's) a thread at a time: whole  \
-               rows, so no two threads write one cache line (split by columns, they took turns  \
-               to own the lines they shared, and the scans ran 2.5x slower) */                 \
-            double* acc = (double*)malloc(sizeof(double) * (size_t)(N > 0 ? N : 1));           \
-            if (!acc) failed = 1;                                                              \
-            if (ranked) {                                                                      \
-                _Pragma("omp for schedule(dynamic, 1)")                                        \
-                for (int64_t q = -1; q < 52; q++) {                                            \
-                    if (!acc) continue;                                                        \
-                    if (q < 0) SCAN_(y, order, To + 1, N, prefix, 0, acc);                     \
-                    else SCAN_(y, lists + q * w, w, N, cards + q * w * N, 0, acc);             \
-                }                                                                             \
-            } else {                                                                           \
-                _Pragma("omp for schedule(dynamic, 4)")                                        \
-                for (int64_t q = 0; q < 52; q++)                                               \
-                    if (acc) SCAN_(y, lists + q * w, w, N, cards + q * N, 1, acc);             \
-                _Pragma("omp single")                                                          \
-                for (int64_t c = 0; c < N; c++) {  /* torch: per_card.cumsum(0)[-1] / k */     \
-                    double s = 0.0;                                                           \
-                    for (int64_t q = 0; q < 52; q++) s += (double)cards[q * N + c];            \
-                    prefix[c] = (T)s / (T)k;                                                   \
-                }                                                                             \
-            }                                                                                 \
-            free(acc);                                                                        \
-            _Pragma("omp barrier")                                                             \
-            T* fb = (T*)malloc(sizeof(T) * (size_t)(2 * (N > 0 ? N : 1)));                     \
-            T* vb = fb + N;                                                                    \
-            _Pragma("omp for schedule(static)")                                                \
-            for (int64_t t = 0; t < Tp; t++) {                                                 \
-                if (!fb) continue;                                                            \
-                if (ranked) {                                                                  \
-                    const T* total = prefix + To * N;                                          \
-                    const T* h0 = cards + idx[t] * N;                                          \
-                    const T* f0 = cards + idx[Tp + t] * N;                                     \
-                    const T* l0 = cards + idx[2 * Tp + t] * N;                                 \
-                    const T* first = prefix + idx[(n_idx - 2) * Tp + t] * N;                   \
-                    const T* last = prefix + idx[(n_idx - 1) * Tp + t] * N;                    \
-                    if (k == 2) {                                                              \
-                        const T* h1 = cards + idx[3 * Tp + t] * N;                             \
-                        const T* f1 = cards + idx[4 * Tp + t] * N;                             \
-                        const T* l1 = cards + idx[5 * Tp + t] * N;                             \
-                        const T* same = y + idx[6 * Tp + t] * N;                               \
-                        for (int64_t n = 0; n < N; n++) {                                      \
-                            T fr = total[n] - h0[n]; fr = fr - h1[n]; fr = fr + same[n];       \
-                            T m = first[n] + last[n]; m = m - total[n];                        \
-                            m = m - f0[n]; m = m - l0[n]; m = m + h0[n];                       \
-                            m = m - f1[n]; m = m - l1[n]; m = m + h1[n];                       \
-                            T p = fr * a[n], q = b[n] * m;                                     \
-                            fb[n] = fr; vb[n] = p + q;                                         \
-                        }                                                                     \
-                    } else {                                                                  \
-                        for (int64_t n = 0; n < N; n++) {                                      \
-                            T fr = total[n] - h0[n];                                           \
-                            T m = first[n] + last[n]; m = m - total[n];                        \
-                            m = m - f0[n]; m = m - l0[n]; m = m + h0[n];                       \
-                            T p = fr * a[n], q = b[n] * m;                                     \
-                            fb[n] = fr; vb[n] = p + q;                                         \
-                        }                                                                     \
-                    }                                                                         \
-                } else {                                                                      \
-                    const T* h0 = cards + idx[t] * N;                                          \
-                    if (k == 2) {                                                              \
-                        const T* h1 = cards + idx[Tp + t] * N;                                 \
-                        const T* same = y + idx[2 * Tp + t] * N;                               \
-                        for (int64_t n = 0; n < N; n++) {                                      \
-                            T fr = prefix[n] - h0[n]; fr = fr - h1[n]; fr = fr + same[n];      \
-                            fb[n] = fr; vb[n] = fr * a[n];                                     \
-                        }                                                                     \
-                    } else {                                                                  \
-                        for (int64_t n = 0; n < N; n++) {                                      \
-                            T fr = prefix[n] - h0[n];                                          \
-                            fb[n] = fr; vb[n] = fr * a[n];                                     \
-                        }                                                                     \
-                    }                                                                         \
-                }                                                                             \
-                T o = own[t];                                                                 \
-                if (put) {                                                                     \
-                    for (int64_t n = 0; n < N; n++) out[own_rows[n] * Tp + t] = vb[n] * o;     \
-                    for (int64_t r = 0; r < n_r; r++) {                                        \
-                        T v = fb[at[r]] * a_r[r];                                             \
-                        out[own_rows[N + r] * Tp + t] = v * o;                                 \
-                    }                                                                         \
-                } else {                                                                      \
-                    for (int64_t n = 0; n < N; n++) {                                          \
-                        T v = vb[n] * o;                                                      \
-                        out[own_rows[n] * Tp + t] += v;                                        \
-                    }                                                                         \
-                    for (int64_t r = 0; r < n_r; r++) {                                        \
-                        T v = fb[at[r]] * a_r[r];                                             \
-                        v = v * o;                                                            \
-                        out[own_rows[N + r] * Tp + t] += v;                                    \
-                    }                                                                         \
-                }                                                                             \
-            }                                                                                 \
-            if (!fb) failed = 1;                                                              \
-            free(fb);                                                                         \
+            free(acc); free(fb);                                                               \
         }                                                                                     \
     }                                                                                         \
     free(y); free(prefix); free(cards);                                                        \
@@ -180,8 +215,8 @@ GROUP(group_f64, scan_rows_f64, double)
 """
 _FUNCTIONS = {torch.float32: "group_f32", torch.float64: "group_f64"}
 _I64, _PTR = ctypes.c_int64, ctypes.c_void_p
-_ARGS = [_PTR, _I64, _PTR, _I64, _PTR, _PTR, _PTR, _I64, ctypes.c_int, ctypes.c_int, _PTR, _I64, _I64, _PTR, _PTR,
-         _PTR, _PTR, _PTR, _I64, _PTR, _PTR, ctypes.c_int, ctypes.c_int]
+_ARGS = [_PTR, _I64, _PTR, _I64, _PTR, _I64, ctypes.c_int]  # (src, its member stride, out, its, desc, E, threads)
+_DESC = 22  # the C source's DESC: (b_src, To ... n_r, b_out, own_rows, put) as `_plan` lists them
 
 
 def _library() -> ctypes.CDLL | None:
@@ -222,19 +257,96 @@ def _member(x: torch.Tensor, b: int, batched: bool) -> torch.Tensor:
     return x[b] if batched and x.dim() == 3 and x.shape[0] > 1 else x
 
 
-def add_group_values(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: torch.Tensor,
-                     own_rows: torch.Tensor, factors: tuple, riders: tuple | None, put: bool) -> bool:
-    """Add one group's values into the own rows, or return False where the torch path must run.
+@dataclass(frozen=True, eq=False)
+class Groups:
+    """Groups of terminals that `add_groups` runs in one C call, in order: desc [E, 22] int64,
+    an entry a group and batch member (the C source's DESC), and `keep`, the tensors its
+    pointers point into."""
+
+    dtype: torch.dtype
+    desc: torch.Tensor
+    keep: tuple
+
+    @staticmethod
+    def join(runs: list["Groups"]) -> "Groups":
+        """Runs of one dtype as one call, in their order.
+
+        Example:
+            >>> g = Groups(torch.float32, torch.zeros(1, 22, dtype=torch.int64), ())
+            >>> Groups.join([g, g]).desc.shape
+            torch.Size([2, 22])
+        """
+        return Groups(runs[0].dtype, torch.cat([r.desc for r in runs]), tuple(t for r in runs for t in r.keep))
+
+
+def group_entries(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: torch.Tensor,
+                  own_rows: torch.Tensor, factors: tuple, riders: tuple | None, put: bool) -> Groups | None:
+    """One group's entries for `add_groups` (a call's worth of its values, a batch member each),
+    or None where the torch path must run it; made once and run every iteration (`Groups.join`
+    puts a player's groups into one call).
 
     kernel: the group's `cards.CardKernel`; src [B_x, M_o, T_o]: the other player's rows of its
     plan (B_x 1 or B); other_rows [N]: the row of each terminal there; out [B, M_p, T_p]: the own
     rows of the values, a member each; own_rows [N + n_r]: the terminals' rows there, then the
     riders'; factors: the group's `cards.terminal_factors` (shared: one row of d a player; a
     batch's [B, ...] or one for all); riders: (at [n_r], a [(B,) n_r, 1]) or None; put: no two
-    terminals share a row (written, not added). A batch of members runs a call each: spots over
-    one board whose ranges or pots differ (member b's numbers those of its spot alone), or spots
-    on boards of their own (each with its board's tables). The index tensors must be int64 and
-    contiguous, as the operator makes them (the loop reads them raw: checked, not trusted).
+    terminals share a row (written, not added). A batch of members takes an entry each: spots
+    over one board whose ranges or pots differ (member b's numbers those of its spot alone), or
+    spots on boards of their own (each with its board's tables). The index tensors must be int64
+    and contiguous, as the operator makes them (the loop reads them raw: checked, not trusted);
+    src and out are read through pointers at each call, so a later call passes arrays of the
+    same shapes and strides.
+
+    Example:
+        >>> import torch
+        >>> from tensorcfr.operators.cards import CardKernel
+        >>> cards = torch.tensor([[0, 1], [2, 3]])
+        >>> f = (torch.ones(1, 2), torch.ones(1, 2), torch.ones(1, 1), torch.zeros(1, 1))  # a fold
+        >>> src, out = torch.tensor([[[1.0, 1.0]]]), torch.zeros(1, 1, 2)
+        >>> g = group_entries(CardKernel(cards, cards), src, torch.tensor([0]), out, torch.tensor([0]), f, None, False)
+        >>> g is None or g.desc.shape == (1, 22)
+        True
+    """
+    if (not _runs(kernel, out.device) or out.dim() != 3 or src.dim() != 3 or not src[0].is_contiguous()
+            or not out[0].is_contiguous()):
+        return None
+    plan = _plan(kernel, src, other_rows, out, own_rows, factors, riders, put)
+    if plan is None:
+        return None
+    _, members, keep = plan
+    many = src.shape[0] > 1
+    desc = torch.tensor([(b if many else 0, *before, b, *after) for b, (before, after) in enumerate(members)],
+                        dtype=torch.int64)  # [members, 22]
+    return Groups(out.dtype, desc, (*keep, other_rows, own_rows))
+
+
+def add_groups(groups: Groups, src: torch.Tensor, out: torch.Tensor) -> None:
+    """Run `groups` (`group_entries`) on src [B_x, M_o, T_o] and into out [B, M_p, T_p], arrays
+    of the shapes and strides they were made for, in one C call on torch's threads.
+
+    Example:
+        >>> import torch
+        >>> from tensorcfr.operators.cards import CardKernel
+        >>> cards = torch.tensor([[0, 1], [2, 3]])
+        >>> f = (torch.ones(1, 2), torch.ones(1, 2), torch.ones(1, 1), torch.zeros(1, 1))  # a fold
+        >>> src, out = torch.tensor([[[1.0, 1.0]]]), torch.zeros(1, 1, 2)
+        >>> g = group_entries(CardKernel(cards, cards), src, torch.tensor([0]), out, torch.tensor([0]), f, None, False)
+        >>> add_groups(g, src, out) if g is not None else out.fill_(1.0)
+        >>> out.tolist()  # each hand: the other's one hand beside it
+        [[[1.0, 1.0]]]
+    """
+    fn = getattr(_library(), _FUNCTIONS[groups.dtype])
+    # torch's setting, from any thread (OpenMP keeps one a thread)
+    if fn(src.data_ptr(), src.stride(0), out.data_ptr(), out.stride(0), groups.desc.data_ptr(),
+          groups.desc.shape[0], torch.get_num_threads()):
+        raise MemoryError("add_groups: no memory for the groups' tables")
+
+
+def add_group_values(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: torch.Tensor,
+                     own_rows: torch.Tensor, factors: tuple, riders: tuple | None, put: bool) -> bool:
+    """Add one group's values into the own rows (`group_entries` says what each argument is), or
+    return False where the torch path must run: `group_entries` and `add_groups` in one, made once
+    a group and shape.
 
     Example:
         >>> import torch
@@ -247,30 +359,17 @@ def add_group_values(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: t
         >>> out.tolist() if done else [[[1.0, 1.0]]]  # each hand: the other's one hand beside it
         [[[1.0, 1.0]]]
     """
-    dtype = out.dtype
-    if not _runs(kernel, out.device) or out.dim() != 3 or src.dim() != 3:
-        return False
-    # what does not change from call to call (the factors' pointers, the tables'), made once a
-    # group and shape: 17 us of Python a call otherwise, 6% of a flop spot's iteration
-    key = (id(factors), id(riders), id(other_rows), id(own_rows), put, dtype, tuple(src.shape), tuple(out.shape))
+    key = (id(factors), id(riders), id(other_rows), id(own_rows), put, out.dtype, tuple(src.shape), tuple(out.shape),
+           src.stride(), out.stride(), native.traced())
     plans = kernel.__dict__.setdefault("_loop_plans", {})
     plan = plans.get(key)
     if plan is None or plan[0] is not factors or plan[1] is not riders or plan[2] is not other_rows \
             or plan[3] is not own_rows:
         plan = plans[key] = (factors, riders, other_rows, own_rows,
-                             _plan(kernel, src, other_rows, out, own_rows, factors, riders, put))
-    args = plan[4]
-    if args is None:
+                             group_entries(kernel, src, other_rows, out, own_rows, factors, riders, put))
+    if plan[4] is None:
         return False
-    fn, members, _ = args
-    threads = torch.get_num_threads()  # torch's setting, from any thread (OpenMP keeps one a thread)
-    many = src.shape[0] > 1
-    for b, (before, after) in enumerate(members):  # batch members, not nodes: a call each
-        s, o = src[b if many else 0], out[b]
-        if not (s.is_contiguous() and o.is_contiguous()):
-            return False
-        if fn(s.data_ptr(), *before, o.data_ptr(), *after, threads):
-            raise MemoryError("add_group_values: no memory for the group's tables")
+    add_groups(plan[4], src, out)
     return True
 
 

@@ -11,13 +11,14 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import torch
 
 from tensorcfr.operators import card_loop, dense_loop
-from tensorcfr.operators.card_loop import add_group_values
+from tensorcfr.spaces import native
+from tensorcfr.operators.card_loop import group_entries
 from tensorcfr.operators.cards import (DenseCardKernel, card_values, factor_sets, fold_kernels, kernels,
                                        terminal_factors)
 from tensorcfr.spaces.public import PublicTreeplex, add_rows, adds_in_order, pick_rows, put_rows
@@ -98,6 +99,8 @@ class PublicPayoffOperator:
     # their factors in the operator's dtype, one row a group: no copy of every class's d
     # [K, T_p] in it (a flop spot's: 0.9 GB at float32)
     cards: tuple | None = None
+    # `_card_steps`' runs of groups, made once for each shape of the arrays a call passes
+    steps: dict = field(default_factory=dict, init=False, repr=False)
 
     @staticmethod
     def of(cg: PublicCompiledGame, dtype: torch.dtype, showdown: bool = True,
@@ -212,16 +215,11 @@ class PublicPayoffOperator:
             # its rows share one set of index tables, so every gather takes one index vector.
             # Stacking the boards with an index row per terminal row was tried and measured
             # slower (a 49-board turn spot: 330 ms an iteration against 54; the river 5.4 against 4.2)
-            moves = src.shape[1] > 0  # (a player who never moves has no rows)
-            put = self.distinct[player]
-            for kernel, cls, other_rows, own_rows, factors, riders, once in groups[player]:
-                # the group in one compiled loop where it can be (`card_loop`: the same numbers).
-                # Where each row takes one value of the group (`once`), adding it in order and
-                # `add_rows`' sparse product (a sum of one value, then added) round alike
-                if (moves and cls.dim() == 1 and not other_rows[1].numel() and not own_rows[1].numel()
-                        and (put or once or adds_in_order(out, own_rows[0]))
-                        and add_group_values(kernel, src, other_rows[0], out, own_rows[0], factors, riders, put)):
+            for step in self._card_steps(player, src, out):
+                if isinstance(step, card_loop.Groups):  # a run of groups in one compiled call
+                    card_loop.add_groups(step, src, out)
                     continue
+                kernel, cls, other_rows, own_rows, factors, riders, once = step
                 rows = self._rows(x_other, src, other_rows)  # [B, N, T_o]
                 if cls.dim() == 2:  # G groups stacked (`_stacked`)
                     vals = _stack_values(sd, kernel, cls, rows, player, factors, riders)
@@ -246,6 +244,40 @@ class PublicPayoffOperator:
             vals = torch.matmul(w, rows).squeeze(-1)  # [B, Zs, T_p]
             self._add(flat, out, self.small_seq[player], vals if player == 0 else vals.neg_(), self.distinct[player])
         return flat
+
+    def _card_steps(self, player: int, src: torch.Tensor, out: torch.Tensor) -> list:
+        """Player `player`'s groups of a card game as the steps `cfv` takes on src [B_x, M_o, T_o]
+        and out [B, M_p, T_p]: each run of groups that the compiled loop takes, as one
+        `card_loop.Groups` (one call a run: 1,936 groups a player on a flop spot, each call with a
+        fixed cost of some 45 us), and the others as they are, for torch's path. Made once for
+        the arrays' shapes and strides, and kept."""
+        key = (player, src.dtype, tuple(src.shape), src.stride(), tuple(out.shape), out.stride(), native.traced())
+        steps = self.steps.get(key)
+        if steps is not None:
+            return steps
+        steps, run = [], []
+        moves = src.shape[1] > 0  # (a player who never moves has no rows)
+        put = self.distinct[player]
+        for group in self.cards[1][player]:
+            kernel, cls, other_rows, own_rows, factors, riders, once = group
+            # the group in one compiled loop where it can be (`card_loop`: the same numbers).
+            # Where each row takes one value of the group (`once`), adding it in order and
+            # `add_rows`' sparse product (a sum of one value, then added) round alike
+            loop = None
+            if (moves and cls.dim() == 1 and not other_rows[1].numel() and not own_rows[1].numel()
+                    and (put or once or adds_in_order(out, own_rows[0]))):
+                loop = group_entries(kernel, src, other_rows[0], out, own_rows[0], factors, riders, put)
+            if loop is not None:
+                run.append(loop)
+                continue
+            if run:
+                steps.append(card_loop.Groups.join(run))
+                run = []
+            steps.append(group)
+        if run:
+            steps.append(card_loop.Groups.join(run))
+        self.steps[key] = steps
+        return steps
 
     @staticmethod
     def _rows(x: torch.Tensor, src: torch.Tensor, seq: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
