@@ -118,6 +118,7 @@ def _exact(spaces, op: PayoffOperator, rule: Config, state: IterationState, sc: 
         _average(1, state, x1, sc, consume=True)
     del x1
     _next(0, spaces, rule, state, g, sc, in_place)
+    del g  # (consumed: held here, it stood beside the plan below, 320 MB on a flop spot)
     x0 = spaces[0].sequence_form(state.sigma[0])  # player 1 answers player 0's new strategy
     g = op.cfv(1, x0)
     del x0
