@@ -58,10 +58,9 @@ _SOURCE = ROWS_C + r"""
    NAME##_body is what every thread of the caller's parallel region runs for a group (orphaned
    work-sharing): y, prefix and cards are shared scratch at least of the group's sizes, acc [N]
    and fb [2 N] the thread's own; a thread without them (no memory) skips its share and sets
-   *failed. Each work-sharing loop ends in its barrier, so the next group may reuse the scratch;
-   and as the own hands split alike (static) in every group of a player, each thread adds into
-   the same columns group after group, in the groups' order: NAME's numbers are those of one
-   call a group. */
+   *failed. Each work-sharing loop ends in its barrier, so the next group starts once this one's
+   values are in and may reuse the scratch: the groups add in their order, and every number is
+   the one a call a group gives. */
 #define GROUP(NAME, SCAN_, T)                                                                  \
 static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int64_t N,        \
          const T* other, const int64_t* order, const int64_t* lists, int64_t w, int k,          \
@@ -316,8 +315,9 @@ def group_entries(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: torc
     _, members, keep = plan
     many = src.shape[0] > 1
     desc = torch.tensor([(b if many else 0, *before, b, *after) for b, (before, after) in enumerate(members)],
-                        dtype=torch.int64)  # [members, 22]
-    return Groups(out.dtype, desc, (*keep, other_rows, own_rows))
+                        dtype=torch.int64)  # [members, _DESC]
+    assert desc.shape[1] == _DESC
+    return Groups(out.dtype, desc, (*keep, other_rows, own_rows, *(riders or ())))  # (riders: `at` is theirs)
 
 
 def add_groups(groups: Groups, src: torch.Tensor, out: torch.Tensor) -> None:

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 import torch
 
 from tensorcfr.operators import card_loop, dense_loop
-from tensorcfr.spaces import native
 from tensorcfr.operators.card_loop import group_entries
 from tensorcfr.operators.cards import (DenseCardKernel, card_values, factor_sets, fold_kernels, kernels,
                                        terminal_factors)
+from tensorcfr.spaces import native
 from tensorcfr.spaces.public import PublicTreeplex, add_rows, adds_in_order, pick_rows, put_rows
 
 if TYPE_CHECKING:
@@ -249,7 +249,7 @@ class PublicPayoffOperator:
         """Player `player`'s groups of a card game as the steps `cfv` takes on src [B_x, M_o, T_o]
         and out [B, M_p, T_p]: each run of groups that the compiled loop takes, as one
         `card_loop.Groups` (one call a run: 1,936 groups a player on a flop spot, each call with a
-        fixed cost of some 45 us), and the others as they are, for torch's path. Made once for
+        fixed cost of some 45 µs), and the others as they are, for torch's path. Made once for
         the arrays' shapes and strides, and kept."""
         key = (player, src.dtype, tuple(src.shape), src.stride(), tuple(out.shape), out.stride(), native.traced())
         steps = self.steps.get(key)
