@@ -259,10 +259,18 @@ class Solver:
                 self.captured.steps(self.iteration + 1, n)
                 self.iteration += n
                 return
-            for _ in range(n):
+            # exact alternating iterations run back to back: each averages in player 0's plan of
+            # the next (`iterate`'s next_sc), the last of the n none, so that between calls the
+            # average is the iterations'
+            ahead = values is None and touched is None and self.config.updates == "alternating"
+            averaged = False
+            for i in range(n):
                 t = self.iteration + 1
-                iterate(self.game.treeplexes, self.op, self.config, self.state,
-                        self.config.scalars(t).as_numbers(self.dtype, self.device), values=values, touched=touched)
+                next_sc = (self.config.scalars(t + 1).as_numbers(self.dtype, self.device)
+                           if ahead and i < n - 1 else None)
+                averaged = iterate(self.game.treeplexes, self.op, self.config, self.state,
+                                   self.config.scalars(t).as_numbers(self.dtype, self.device), values=values,
+                                   touched=touched, next_sc=next_sc, averaged=averaged)
                 self.iteration = t
 
     # -- checkpoints ----------------------------------------------------------------------------

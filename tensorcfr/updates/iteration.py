@@ -57,8 +57,16 @@ class IterationState:
 
 
 def iterate(spaces: tuple[Treeplex, Treeplex], op: PayoffOperator, rule: Config, state: IterationState,
-            sc: Scalars, in_place: bool = False, values=None, touched=None) -> None:
+            sc: Scalars, in_place: bool = False, values=None, touched=None, next_sc: Scalars | None = None,
+            averaged: bool = False) -> bool:
     """Advance `state` by one iteration of `rule` (`sc`: the iteration's `Scalars` as numbers).
+
+    `next_sc`, the next iteration's scalars where one follows at once (exact values, alternating
+    updates): player 0's new plan, made for player 1's update, is averaged in with the next
+    iteration's weight as it is made, and the call returns True; the next call, given
+    `averaged=True`, then does not make that plan again (one walk of player 0's tree less an
+    iteration). The numbers are those of one iteration at a time; only between such calls is
+    the average behind or ahead of the iterations. Otherwise it returns False.
 
     With `in_place` the new strategies are written into the tensors of `state.sigma` (what a
     captured iteration, replayed on the same memory, needs); otherwise they replace them.
@@ -68,6 +76,9 @@ def iterate(spaces: tuple[Treeplex, Treeplex], op: PayoffOperator, rule: Config,
     `sampling.Touched` estimate on part of player p's treeplex, and only that part is updated
     and averaged (exact for rules whose state a zero value leaves unchanged: CFR, CFR+).
     """
+    if (next_sc is not None or averaged) and (touched is not None or values is not None
+                                               or rule.updates == "simultaneous"):
+        raise ValueError("next_sc and averaged: exact values and alternating updates only")
     if touched is not None:
         if rule.updates == "simultaneous":
             parts = [touched(0, state.sigma), touched(1, state.sigma)]
@@ -76,10 +87,9 @@ def iterate(spaces: tuple[Treeplex, Treeplex], op: PayoffOperator, rule: Config,
         else:
             for p in (0, 1):  # player 1 answers player 0's new strategy
                 _update_part(p, rule, state, touched(p, state.sigma), sc)
-        return
+        return False
     if values is None:
-        _exact(spaces, op, rule, state, sc, in_place)
-        return
+        return _exact(spaces, op, rule, state, sc, in_place, next_sc, averaged)
     xs = [sp.sequence_form(s) for sp, s in zip(spaces, state.sigma)]  # realisation plans [B, S_p]
     if rule.updates == "simultaneous":
         gs = [values(0, state.sigma, xs), values(1, state.sigma, xs)]
@@ -89,13 +99,15 @@ def iterate(spaces: tuple[Treeplex, Treeplex], op: PayoffOperator, rule: Config,
         _update(0, spaces, rule, state, *values(0, state.sigma, xs), sc, in_place)
         xs[0] = spaces[0].sequence_form(state.sigma[0])  # player 1 answers player 0's new strategy
         _update(1, spaces, rule, state, *values(1, state.sigma, xs), sc, in_place)
+    return False
 
 
-def _exact(spaces, op: PayoffOperator, rule: Config, state: IterationState, sc: Scalars, in_place: bool) -> None:
+def _exact(spaces, op: PayoffOperator, rule: Config, state: IterationState, sc: Scalars, in_place: bool,
+           next_sc: Scalars | None = None, averaged: bool = False) -> bool:
     """The exact iteration, ordered so that few [B, S] arrays live at once (a plan is averaged
     in and dropped as soon as it has been used; each update consumes its values): at most one
     plan, the values and the rule's temporaries beside the state (Dudo(6,2,2): 1.4 GB each a
-    player at float32)."""
+    player at float32). `next_sc` and `averaged`: see `iterate`."""
     if rule.updates == "simultaneous":
         plans = [_averaged_plan(p, spaces, state, sc) for p in (0, 1)]  # (realisation plan [B, S_p], averaged)
         xs = [x for x, _ in plans]
@@ -107,22 +119,31 @@ def _exact(spaces, op: PayoffOperator, rule: Config, state: IterationState, sc: 
         for p in (0, 1):
             _next(p, spaces, rule, state, gs[p], sc, in_place)
             gs[p] = None
-        return
-    x0, averaged = _averaged_plan(0, spaces, state, sc)
-    if not averaged:
-        _average(0, state, x0, sc, consume=True)
-    del x0
-    x1, averaged = _averaged_plan(1, spaces, state, sc)  # player 1 plays the same plan until its own update
+        return False
+    if not averaged:  # (else the last iteration averaged this plan in as it made it)
+        x0, done = _averaged_plan(0, spaces, state, sc)
+        if not done:
+            _average(0, state, x0, sc, consume=True)
+        del x0
+    x1, done = _averaged_plan(1, spaces, state, sc)  # player 1 plays the same plan until its own update
     g = op.cfv(0, x1)
-    if not averaged:
+    if not done:
         _average(1, state, x1, sc, consume=True)
     del x1
     _next(0, spaces, rule, state, g, sc, in_place)
     del g  # (consumed: held here, it stood beside the plan below, 320 MB on a flop spot)
-    x0 = spaces[0].sequence_form(state.sigma[0])  # player 1 answers player 0's new strategy
+    # player 1 answers player 0's new strategy, whose plan is also the one the next iteration
+    # averages first: with the next iteration's scalars, it is averaged in as it is made
+    if next_sc is None:
+        x0, done = spaces[0].sequence_form(state.sigma[0]), True
+    else:
+        x0, done = _averaged_plan(0, spaces, state, next_sc)
     g = op.cfv(1, x0)
+    if not done:
+        _average(0, state, x0, next_sc, consume=True)  # (after the values: it scales x0 in place)
     del x0
     _next(1, spaces, rule, state, g, sc, in_place)
+    return next_sc is not None
 
 
 def _averaged_plan(p: int, spaces, state: IterationState, sc: Scalars) -> tuple[torch.Tensor, bool]:
