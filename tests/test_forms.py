@@ -560,21 +560,25 @@ def test_an_alternating_iteration_drops_player_0s_values_before_its_new_plan(for
     s = tensorcfr.Solver(tensorcfr.compile("leduc", form=form), "dcfr", capture="none")
     assert s.config.updates == "alternating"
     values, alive = [], []
-    cfv, plan = s.op.cfv, s.game.treeplexes[0].sequence_form
+    cfv, tp = s.op.cfv, s.game.treeplexes[0]
 
     def watched_cfv(p, x):
         g = cfv(p, x)
         values.append(weakref.ref(g))
         return g
 
-    def watched_plan(sigma, *a, **k):
-        alive.append(sum(r() is not None for r in values))
-        return plan(sigma, *a, **k)
+    def watched(plan):  # player 0's plan: alone, or averaged in as it is made (iterations back to back)
+        def made(sigma, *a, **k):
+            alive.append(sum(r() is not None for r in values))
+            return plan(sigma, *a, **k)
+        return made
 
     object.__setattr__(s.op, "cfv", watched_cfv)
-    object.__setattr__(s.game.treeplexes[0], "sequence_form", watched_plan)
+    for name in ("sequence_form", "averaged_plan"):
+        object.__setattr__(tp, name, watched(getattr(tp, name)))
     s.step(3)
-    assert len(values) == 6 and len(alive) >= 3  # both players' values, player 0's new plan, each iteration
+    s.step(1)
+    assert len(values) == 8 and len(alive) >= 4  # both players' values, player 0's new plan, each iteration
     assert alive == [0] * len(alive)
 
 

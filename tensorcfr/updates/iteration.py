@@ -16,7 +16,7 @@ Example:
     >>> state = IterationState.start(cg.treeplexes, rule, 1, torch.float64, "cpu")
     >>> op = PayoffOperator.of(cg, torch.float64)
     >>> for t in (1, 2, 3):
-    ...     iterate(cg.treeplexes, op, rule, state, rule.scalars(t).as_numbers(torch.float64, "cpu"))
+    ...     _ = iterate(cg.treeplexes, op, rule, state, rule.scalars(t).as_numbers(torch.float64, "cpu"))
     >>> round(float(state.average[0][0, 0]), 1)  # three plans averaged, each 1 at the root
     3.0
 """
