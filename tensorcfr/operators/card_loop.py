@@ -331,7 +331,7 @@ def add_groups(groups: Groups, src: torch.Tensor, out: torch.Tensor) -> None:
         >>> f = (torch.ones(1, 2), torch.ones(1, 2), torch.ones(1, 1), torch.zeros(1, 1))  # a fold
         >>> src, out = torch.tensor([[[1.0, 1.0]]]), torch.zeros(1, 1, 2)
         >>> g = group_entries(CardKernel(cards, cards), src, torch.tensor([0]), out, torch.tensor([0]), f, None, False)
-        >>> add_groups(g, src, out) if g is not None else out.fill_(1.0)
+        >>> _ = add_groups(g, src, out) if g is not None else out.fill_(1.0)  # (no C compiler: the loop's result)
         >>> out.tolist()  # each hand: the other's one hand beside it
         [[[1.0, 1.0]]]
     """
