@@ -1,6 +1,7 @@
 """One group of a card game's terminals (`PublicPayoffOperator`'s groups: one board's
 showdowns, or the folds of one chance path) from the other player's plan to the own rows of the
-values, in one compiled C loop (`spaces.native`) on the CPU.
+values, in one compiled C loop (`spaces.native`) on the CPU: a player's groups one after another
+in one call (`group_entries`, `add_groups`).
 
 The torch path (`cards.card_values` between the operator's `_rows` and `_add`) makes a dozen
 passes over [N, T] arrays: it gathers the other player's rows, writes them times the other's
@@ -13,10 +14,10 @@ prefix tables stay in the caches, and the values are added into the rows as they
 loop runs on torch's OpenMP threads (`torch.get_num_threads()` of them), split over hands.
 
 It serves prefix-sum kernels where the torch path works transposed (`cards.TRANSPOSED_DEVICES`:
-the CPU), a call a batch member (spots over one board, or on boards of their own, each member
+the CPU), an entry a batch member (spots over one board, or on boards of their own, each member
 then with its own tables), in float32 or float64, where no terminal sits on the empty sequence
 and the rows take the values as `add_rows` adds them (in order, row by row, or written where no
-two terminals share a row); elsewhere `add_group_values` returns False and the torch path
+two terminals share a row); elsewhere `group_entries` returns None and the torch path
 runs. A batch on boards of their own has the torch path work by rows, whose sums round
 otherwise: there the loop's numbers are those of the transposed layout, each member's as its
 tables give them.
@@ -26,7 +27,7 @@ Example:
     >>> cg = tensorcfr.compile("holdem_river(board=AsKhQsJh9s, ranks=AKQJ9, suits=sh)", form="public")
     >>> op = cg.operator(torch.float64)
     >>> y = tensorcfr.Policy.uniform(cg).sequence_form()[1]
-    >>> g = op.cfv(0, y)  # the groups go through add_group_values where they can
+    >>> g = op.cfv(0, y)  # a player's groups in one call of the loop where it takes them
     >>> g.shape == (1, cg.treeplexes[0].num_sequences)
     True
 """
@@ -299,12 +300,10 @@ def group_entries(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: torc
     Example:
         >>> import torch
         >>> from tensorcfr.operators.cards import CardKernel
-        >>> cards = torch.tensor([[0, 1], [2, 3]])
-        >>> f = (torch.ones(1, 2), torch.ones(1, 2), torch.ones(1, 1), torch.zeros(1, 1))  # a fold
-        >>> src, out = torch.tensor([[[1.0, 1.0]]]), torch.zeros(1, 1, 2)
-        >>> g = group_entries(CardKernel(cards, cards), src, torch.tensor([0]), out, torch.tensor([0]), f, None, False)
-        >>> g is None or g.desc.shape == (1, 22)
-        True
+        >>> cards, one = torch.tensor([[0, 1], [2, 3]]), torch.tensor([0])
+        >>> meta = torch.zeros(1, 1, 2, device="meta")  # not the CPU: torch's path takes the group
+        >>> print(group_entries(CardKernel(cards, cards), meta, one, meta, one, (), None, False))
+        None
     """
     if (not _runs(kernel, out.device) or out.dim() != 3 or src.dim() != 3 or not src[0].is_contiguous()
             or not out[0].is_contiguous()):
@@ -340,37 +339,6 @@ def add_groups(groups: Groups, src: torch.Tensor, out: torch.Tensor) -> None:
     if fn(src.data_ptr(), src.stride(0), out.data_ptr(), out.stride(0), groups.desc.data_ptr(),
           groups.desc.shape[0], torch.get_num_threads()):
         raise MemoryError("add_groups: no memory for the groups' tables")
-
-
-def add_group_values(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: torch.Tensor,
-                     own_rows: torch.Tensor, factors: tuple, riders: tuple | None, put: bool) -> bool:
-    """Add one group's values into the own rows (`group_entries` says what each argument is), or
-    return False where the torch path must run: `group_entries` and `add_groups` in one, made once
-    a group and shape.
-
-    Example:
-        >>> import torch
-        >>> from tensorcfr.operators.cards import CardKernel
-        >>> cards = torch.tensor([[0, 1], [2, 3]])
-        >>> out = torch.zeros(1, 1, 2)
-        >>> f = (torch.ones(1, 2), torch.ones(1, 2), torch.ones(1, 1), torch.zeros(1, 1))  # a fold
-        >>> done = add_group_values(CardKernel(cards, cards), torch.tensor([[[1.0, 1.0]]]), torch.tensor([0]), out,
-        ...                         torch.tensor([0]), f, None, put=False)
-        >>> out.tolist() if done else [[[1.0, 1.0]]]  # each hand: the other's one hand beside it
-        [[[1.0, 1.0]]]
-    """
-    key = (id(factors), id(riders), id(other_rows), id(own_rows), put, out.dtype, tuple(src.shape), tuple(out.shape),
-           src.stride(), out.stride(), native.traced())
-    plans = kernel.__dict__.setdefault("_loop_plans", {})
-    plan = plans.get(key)
-    if plan is None or plan[0] is not factors or plan[1] is not riders or plan[2] is not other_rows \
-            or plan[3] is not own_rows:
-        plan = plans[key] = (factors, riders, other_rows, own_rows,
-                             group_entries(kernel, src, other_rows, out, own_rows, factors, riders, put))
-    if plan[4] is None:
-        return False
-    add_groups(plan[4], src, out)
-    return True
 
 
 def _plan(kernel, src, other_rows, out, own_rows, factors, riders, put):
