@@ -20,6 +20,8 @@
 #                 runs torch on 2 threads, as CI's 2-core machine does: torch's default there is one
 #                 thread a core, 16 workers x 16 threads on 16 cores. Of the tests that take a device
 #                 only the CUDA cases run (SUITE_DEVICES=cpu,cuda for both): 1,996 of 2,539 tests on 2026-11-27
+#   tests         the tests that $TESTS names (pytest's node ids or -k, as pytest takes them), as
+#                 `suite` runs them: a suite's failures run again after their fix (TESTS_S, default 120)
 #   small         Kuhn, Leduc, Liar's Dice and Dudo(4,1,2) with the treeplex's path table and with its
 #                 level loop, by default and deterministic: the under-100-us target and PATH_ENTRIES (90)
 #   river         the hold'em river spot (public form, CFR+, float32) timed and its kernels counted: the
@@ -76,6 +78,10 @@ for step in "$@"; do
                OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 \
                run "${SUITE_S:-540}" suite \
                    python3 -m pytest -v -rf -n 16 --timeout 300 -p no:cacheprovider
+               grep -h '^== ' "$OUT/failures.log" 2>/dev/null ;;
+        tests) TENSORCFR_TEST_FAILURES="$OUT/failures.log" TENSORCFR_TEST_DEVICES="${SUITE_DEVICES:-cuda}" \
+               OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 \
+               run "${TESTS_S:-120}" tests python3 -m pytest -v -rf -n 8 --timeout 120 -p no:cacheprovider ${TESTS:?name the tests in TESTS}
                grep -h '^== ' "$OUT/failures.log" 2>/dev/null ;;
         determinism) run 150 determinism python3 experiments/gpu_checks.py --sections determinism --out "$OUT" \
                          --name determinism.json ;;

@@ -34,8 +34,9 @@ def pytest_runtest_logreport(report):
     """With TENSORCFR_TEST_FAILURES set to a file, each failure's report is appended to it as it
     happens (under pytest-xdist, on the controller): a run stopped by its time limit, as on a lent
     GPU whose minutes are counted, still names its failures and their tracebacks, which pytest
-    prints only at the end."""
+    prints only at the end. A worker's report reaches the controller too, so workers leave it to
+    the controller: each failure is written once (twice on an H100, 2026-11-27, before)."""
     path = os.environ.get("TENSORCFR_TEST_FAILURES")
-    if path and report.failed:
+    if path and report.failed and not os.environ.get("PYTEST_XDIST_WORKER"):
         with open(path, "a") as f:
             f.write(f"== {report.nodeid} ({report.when}, {report.duration:.1f} s)\n{report.longreprtext}\n\n")

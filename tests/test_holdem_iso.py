@@ -205,7 +205,9 @@ def test_a_batch_of_isomorphic_spots_solves_as_each_alone():
 def test_the_compiled_regret_walk_adds_the_twins_as_torchs_passes(split, dtype, monkeypatch):
     """The regret walk of `spaces/public_loop.py` (each mirrored infoset's values kept, then
     added permuted into the parents after its level) against torch's passes: the threads
-    splitting the columns (two threads), or the rows (one thread, as poker's trees take it)."""
+    splitting the columns (two threads), or the rows (one thread, as poker's trees take it). On the
+    CPU by name: the walk is the CPU's (on CUDA both runs took torch's passes, whose atomics left a
+    float32 regret on either side of 0 and a strategy 0.5 apart, H100, 2026-11-27)."""
     from tensorcfr.spaces import public_loop
 
     if public_loop._library() is None:
@@ -219,7 +221,7 @@ def test_the_compiled_regret_walk_adds_the_twins_as_torchs_passes(split, dtype, 
         runs = []
         for least in (0, 1 << 62):  # the walk from the first entry, or never
             monkeypatch.setattr(public_loop, "LOOP_ENTRIES", least)
-            solver = tensorcfr.Solver(_compiled(spec), "dcfr", dtype=dtype, regret_tolerance=0)
+            solver = tensorcfr.Solver(_compiled(spec), "dcfr", dtype=dtype, regret_tolerance=0, device="cpu")
             solver.step(4)
             runs.append([r.clone() for r in solver.regrets] + [s.clone() for s in solver.sigma])
     finally:
