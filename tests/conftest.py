@@ -30,6 +30,16 @@ def _value_cache(tmp_path_factory):
     yield
 
 
+_WORKER = False  # whether this process is a pytest-xdist worker (set by pytest_configure)
+
+
+def pytest_configure(config):
+    # (a worker's config has workerinput; an environment variable would not do, as a test's own
+    # pytest run in a subprocess inherits its worker's)
+    global _WORKER
+    _WORKER = hasattr(config, "workerinput")
+
+
 def pytest_runtest_logreport(report):
     """With TENSORCFR_TEST_FAILURES set to a file, each failure's report is appended to it as it
     happens (under pytest-xdist, on the controller): a run stopped by its time limit, as on a lent
@@ -37,6 +47,6 @@ def pytest_runtest_logreport(report):
     prints only at the end. A worker's report reaches the controller too, so workers leave it to
     the controller: each failure is written once (twice on an H100, 2026-11-27, before)."""
     path = os.environ.get("TENSORCFR_TEST_FAILURES")
-    if path and report.failed and not os.environ.get("PYTEST_XDIST_WORKER"):
+    if path and report.failed and not _WORKER:
         with open(path, "a") as f:
             f.write(f"== {report.nodeid} ({report.when}, {report.duration:.1f} s)\n{report.longreprtext}\n\n")
