@@ -30,7 +30,8 @@
 #   holdem        1,000 river spots on boards of their own in one batch, end to end (200)
 #   cards         royal Rhode Island and the turn spot with stacked card groups (100)
 #   noregret      noregret's CUDA kernel beside tensorcfr's CUDA graph on the GPU peers' games (150)
-#   memory        the device estimate against the peak on games it was not fitted on (100)
+#   memory        the device estimate against the peak on games it was not fitted on (100): games not
+#                 measured before (Dudo(6,1,2), OCP(2000) and 64 Leduc variants were, on 2026-11-25 and -27)
 #   profile       where an iteration's time goes, kernel by kernel, by default and deterministic (150)
 #   forms         both forms' ms an iteration from 0.3M to 66M histories, for `choose`'s CUDA threshold
 #                 (PUBLIC_FROM_HISTORIES_CUDA, set past Dudo(4,2,2)'s 13.1M on one timing) (120)
@@ -98,7 +99,7 @@ for step in "$@"; do
         forms) run 120 forms python3 experiments/form_rule.py --device cuda --blocks 3 --seconds 1 --out "$OUT" \
                    --games liars_dice "dudo(5,1,2)" "liars_dice(faces=8)" "dudo(4,2,2)" "dudo(6,1,2)" ;;
         memory) run 100 memory python3 experiments/gpu_checks.py --sections memory --out "$OUT" --name memory.json \
-                    --memory-games "dudo(6,1,2):public" "ocp(2000):generic" "leduc*64:generic" ;;
+                    --memory-games "liars_dice(faces=8):public" "dudo(5,1,2):generic" "liars_dice*32:generic" ;;
         small) run 90 small python3 experiments/gpu_profile.py --games kuhn leduc liars_dice "dudo(4,1,2)" \
                    --forms generic --paths both --deterministic --iterations 100 --out "$OUT" \
                    --name gpu_profile_small.json ;;
