@@ -7,10 +7,14 @@
 # There, a call: bash experiments/gpu_session.sh STEP ...     # carry [".whl"]; logs under $OUT
 #
 # A call runs the steps it names in order, each under its own limit, until the call's own: name
-# the most wanted first and let the rest use what is left (a session of 15 minutes, about 30 s to
-# start: `small suite` in a call of 600 s with SUITE_S=480, the short step first so that its figures
-# are in whatever the suite leaves; then `river determinism profile forms cards holdem noregret
-# memory` in what is left).
+# the most wanted first and let the rest use what is left. A session has 15 minutes; a machine
+# takes about 60 s to start, and none starts with under 4 minutes left, so the calls after the
+# first must follow each other while it is warm (30 s). On 2026-11-27 (third session) the whole
+# suite ran in 406 s of a 484-s call. Next: `SUITE_S=480 TESTS="tests/test_sampling.py::test_touched_update_equals_the_full_update
+# tests/test_experiments.py::test_a_suite_stopped_by_its_limit_has_named_its_failures" ... tests
+# suite` in a call of 600 s (the two fixes that session left unrun on a GPU first, 60 s), then at
+# once, while the machine is warm, `holdem memory` (the 1,000-board batch; the estimate on games
+# never measured) in what is left, about 220 s.
 #
 # Steps, in the order of the open issues' GPU items (seconds each, about):
 #   suite         the whole suite on CUDA with the default capture (SUITE_S, default 540: a call of its
