@@ -510,7 +510,8 @@ def test_a_suite_stopped_by_its_limit_has_named_its_failures(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     text = log.read_text()
     assert text.startswith("== test_two.py::test_fails (call, ") and "AssertionError: arithmetic" in text
-    assert "test_passes" not in text and text.count("== test_two.py") == 1  # once: not by the worker and again by the controller
+    # once: not by the worker and again by the controller
+    assert "test_passes" not in text and text.count("== test_two.py") == 1
 
 
 def test_the_gpu_sessions_profile_and_determinism_run_on_the_cpu(tmp_path):
