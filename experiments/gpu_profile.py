@@ -205,14 +205,41 @@ def kernels(solver, n: int) -> list[dict]:
     return sorted(rows, key=lambda r: -r["us"])
 
 
+ROWS = ("shipped", "scatter", "index", "matrix")
+
+
+@contextlib.contextmanager
+def rows_by(how: str, device: str):
+    """How the public form adds one member's rows on `device` (`public.add_rows`): as shipped, or
+    by the broadcast scatter-add, `index_add_` along the rows, or the sparse product where it
+    serves (`public.ROWS_DEVICES`, `public.MATRIX_DEVICES`)."""
+    kept = public.ROWS_DEVICES, public.MATRIX_DEVICES
+    others = lambda devices: tuple(d for d in devices if d != device)  # noqa: E731
+    if how == "scatter":
+        public.ROWS_DEVICES, public.MATRIX_DEVICES = others(kept[0]), others(kept[1])
+    elif how == "index":
+        public.ROWS_DEVICES, public.MATRIX_DEVICES = (*others(kept[0]), device), others(kept[1])
+    elif how == "matrix":
+        public.ROWS_DEVICES, public.MATRIX_DEVICES = (*others(kept[0]), device), (*others(kept[1]), device)
+    try:
+        yield
+    finally:
+        public.ROWS_DEVICES, public.MATRIX_DEVICES = kept
+
+
 def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, deterministic: bool = False,
-                 device: str = "cuda", paths: bool = True) -> dict:
+                 device: str = "cuda", paths: bool = True, rows_how: str = "shipped") -> dict:
     """One row: the game in `form` timed and profiled, the treeplex's path table serving where it
     fits (on `device`, the CPU too: `treeplex.PATH_DEVICES`), or with `paths` False its level
-    loop everywhere."""
+    loop everywhere; the public form's rows added as `rows_how` says (`rows_by`)."""
+    with rows_by(rows_how, device):
+        return _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows_how)
+
+
+def _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows_how) -> dict:
     cg = tensorcfr.compile(spec, form=form)
     out = {"game": spec, "form": cg.form, "algorithm": algo, "dtype": dtype, "deterministic": deterministic,
-           "paths": paths}
+           "paths": paths, "rows": rows_how}
     shipped, sums = treeplex.PATH_DEVICES, segments.SEGMENT_SUMS
     treeplex.PATH_DEVICES = tuple({*shipped, device}) if paths else ()
     if deterministic and device == "cpu":  # the sums a deterministic GPU run takes (on the CPU index_add_ is in order)
@@ -244,8 +271,9 @@ def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, determinis
     out["x_floor_bytes"] = out["bytes_model"] / floor_bytes
     out["op_bytes"] = dict(watch.bytes.most_common())
     out["sites"] = [{"op": op, "site": site, "bytes": b} for (op, site), b in watch.sites.most_common(25)]
+    how = "" if rows_how == "shipped" else f", rows by {rows_how}"
     print(f"\n{spec} ({cg.form}, {algo}, {dtype}{', deterministic' if deterministic else ''}"
-          f"{'' if paths else ', level loop'}): {out['ops']} operators an iteration, eager "
+          f"{'' if paths else ', level loop'}{how}): {out['ops']} operators an iteration, eager "
           f"{out['ms_none']:.3f} ms, best {best:.3f} ms, kernels {out['kernel_ms']:.3f} ms in {out['launches']:.0f} "
           f"launches, floor {out['floor_ms']:.3f} ms (best {out['x_floor_graph']:.1f}x, kernels "
           f"{out['x_floor_kernels']:.1f}x); the operators move {out['bytes_model'] / 1e6:.2f} MB, "
@@ -271,7 +299,11 @@ def main(argv=None):
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--paths", default="default", choices=["default", "both"],
                     help="both: each row again with the treeplex's level loop in place of its path table")
+    ap.add_argument("--rows", nargs="+", default=["shipped"], choices=[*ROWS, "all"],
+                    help="how the public form adds one member's rows (public.add_rows): as shipped, by the "
+                         "broadcast scatter-add, index_add_ along the rows or the sparse product; all: each")
     a = ap.parse_args(argv)
+    rows_hows = list(ROWS[1:]) if "all" in a.rows else a.rows
     if a.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("gpu_profile.py needs CUDA (or --device cpu)")
     out = {"device": torch.cuda.get_device_name() if a.device == "cuda" else "cpu", "torch": torch.__version__,
@@ -281,13 +313,15 @@ def main(argv=None):
         for form in a.forms:
             for det in (False, True) if a.deterministic else (False,):
                 for paths in (True, False) if a.paths == "both" else (True,):
-                    try:
-                        out["rows"].append(profile_game(spec, form, a.algo, a.dtype, a.iterations, det, a.device, paths))
-                    except tensorcfr.TensorCFRError as e:  # a game without that form
-                        print(f"{spec} ({form}): {e}", flush=True)
-                        break
-                    with open(os.path.join(a.out, a.name), "w") as f:
-                        json.dump(out, f, indent=1)
+                    for how in rows_hows if form == "public" else ["shipped"]:
+                        try:
+                            out["rows"].append(profile_game(spec, form, a.algo, a.dtype, a.iterations, det, a.device,
+                                                            paths, how))
+                        except tensorcfr.TensorCFRError as e:  # a game without that form
+                            print(f"{spec} ({form}): {e}", flush=True)
+                            break
+                        with open(os.path.join(a.out, a.name), "w") as f:
+                            json.dump(out, f, indent=1)
 
 
 if __name__ == "__main__":

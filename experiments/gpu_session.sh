@@ -10,11 +10,14 @@
 # the most wanted first and let the rest use what is left. A session has 15 minutes; a machine
 # takes about 60 s to start, and none starts with under 4 minutes left, so the calls after the
 # first must follow each other while it is warm (30 s). On 2026-11-27 (third session) the whole
-# suite ran in 406 s of a 484-s call. Next: `SUITE_S=480 TESTS="tests/test_sampling.py::test_touched_update_equals_the_full_update
+# suite ran in 406 s of a 484-s call. Next, where the code CUDA runs has not changed since (commit
+# 4922863 but for public.ROWS_DEVICES and MATRIX_DEVICES, lists whose CUDA use only `rows` asks):
+# `TESTS="tests/test_sampling.py::test_touched_update_equals_the_full_update
 # tests/test_experiments.py::test_a_suite_stopped_by_its_limit_has_named_its_failures" ... tests
-# suite` in a call of 600 s (the two fixes that session left unrun on a GPU first, 60 s), then at
-# once, while the machine is warm, `holdem memory` (the 1,000-board batch; the estimate on games
-# never measured) in what is left, about 220 s.
+# holdem rows memory` in a call of 600 s (the two fixes that session left unrun on a GPU, the
+# 1,000-board batch, the three ways of adding rows, the estimate on games never measured), then at
+# once, while the machine is warm, `determinism forms` in what is left; where the code has changed,
+# `suite` (SUITE_S=480) after `tests` in the first call instead.
 #
 # Steps, in the order of the open issues' GPU items (seconds each, about):
 #   suite         the whole suite on CUDA with the default capture (SUITE_S, default 540: a call of its
@@ -37,6 +40,9 @@
 #   memory        the device estimate against the peak on games it was not fitted on (100): games not
 #                 measured before (Dudo(6,1,2), OCP(2000) and 64 Leduc variants were, on 2026-11-25 and -27)
 #   profile       where an iteration's time goes, kernel by kernel, by default and deterministic (150)
+#   rows          the public form's three ways of adding one member's rows (the broadcast scatter-add a
+#                 GPU takes, index_add_ along the rows, the sparse product: gpu_profile.py --rows all) on
+#                 Dudo(4,2,2) and Liar's Dice with 8 faces, for public.ROWS_DEVICES and MATRIX_DEVICES (90)
 #   forms         both forms' ms an iteration from 0.3M to 66M histories, for `choose`'s CUDA threshold
 #                 (PUBLIC_FROM_HISTORIES_CUDA, set past Dudo(4,2,2)'s 13.1M on one timing) (120)
 set -uo pipefail
@@ -110,6 +116,8 @@ for step in "$@"; do
         river) run 60 river python3 experiments/gpu_profile.py --forms public --algo cfr+ --dtype float32 \
                    --games "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, bets=(0.5,1,allin), cap=2)" \
                    --iterations 100 --out "$OUT" --name gpu_profile_river.json ;;
+        rows) run 90 rows python3 experiments/gpu_profile.py --games "dudo(4,2,2)" "liars_dice(faces=8)" --forms public \
+                  --rows all --out "$OUT" --name gpu_profile_rows.json ;;
         profile) run 150 profile python3 experiments/gpu_profile.py --games "ocp(1000)" "dudo(4,2,2)" \
                      --deterministic --out "$OUT" ;;
         *) echo "unknown step $step"; exit 2 ;;

@@ -521,11 +521,21 @@ def test_the_gpu_sessions_profile_and_determinism_run_on_the_cpu(tmp_path):
     import gpu_checks
     import gpu_profile
 
+    from tensorcfr.spaces import public
+
     gpu_profile.main(["--device", "cpu", "--games", "kuhn", "--forms", "generic", "public", "--iterations", "2",
                       "--deterministic", "--out", str(tmp_path)])
     rows = json.load(open(tmp_path / "gpu_profile.json"))["rows"]
     assert [(r["form"], r["deterministic"]) for r in rows] == [("generic", False), ("generic", True),
                                                               ("public", False), ("public", True)]
+    # the public form's three ways of adding rows, a row each (`--rows all`), the settings restored
+    shipped = public.ROWS_DEVICES, public.MATRIX_DEVICES
+    gpu_profile.main(["--device", "cpu", "--games", "kuhn", "--forms", "generic", "public", "--iterations", "2",
+                      "--rows", "all", "--out", str(tmp_path), "--name", "rows.json"])
+    rows = json.load(open(tmp_path / "rows.json"))["rows"]
+    assert [(r["form"], r["rows"]) for r in rows] == [("generic", "shipped"), ("public", "scatter"),
+                                                      ("public", "index"), ("public", "matrix")]
+    assert (public.ROWS_DEVICES, public.MATRIX_DEVICES) == shipped
     assert all(r["ms_none"] > 0 and r["kernels"] and r["capture_used_none"] == "none" for r in rows)
     row = gpu_checks.determinism([("kuhn", "generic")], 2, device="cpu")[0]
     assert row["deterministic_repeats_bitwise"] and row["default_repeats_bitwise"] and row["cost"] > 0

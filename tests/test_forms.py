@@ -10,6 +10,7 @@ import json
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import tensorcfr
 from resume_check import resume_equals_straight
@@ -209,11 +210,28 @@ def test_blocks_of_levels_change_nothing(algo, monkeypatch):
     assert torch.equal(a.nash_conv, b.nash_conv) and torch.equal(a.game_value, b.game_value)
 
 
+class _Ops(TorchDispatchMode):
+    """The names of the torch operators run under it."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.add(func.overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("how", ["matrix", "index", "scatter"])
 @pytest.mark.parametrize("batch", [1, 2])
-def test_row_sums_and_copies_equal_a_loop(batch):
+def test_row_sums_and_copies_equal_a_loop(batch, how, monkeypatch):
     # add_rows by a sparse product (one member, enough entries), by a scatter otherwise, and
-    # put_rows, against a plain loop; indices unsorted, repeated, near together and far apart
+    # put_rows, against a plain loop; indices unsorted, repeated, near together and far apart.
+    # One member's rows also by `index_add_` along them, or by the broadcast scatter, as a GPU
+    # adds them (`ROWS_DEVICES`, `MATRIX_DEVICES`: gpu_profile.py --rows times the three there)
     import tensorcfr.spaces.public as public
+    monkeypatch.setattr(public, "ROWS_DEVICES", () if how == "scatter" else ("cpu",))
+    monkeypatch.setattr(public, "MATRIX_DEVICES", ("cpu",) if how == "matrix" else ())
     g = torch.Generator().manual_seed(3)
     for index in (torch.randint(0, 5000, (40000,), generator=g),  # repeats, rows spread over all of out
                   torch.randint(1000, 1100, (9000,), generator=g),  # a narrow band of rows
@@ -224,10 +242,13 @@ def test_row_sums_and_copies_equal_a_loop(batch):
         expect = start.clone()
         for i, r in enumerate(index.tolist()):
             expect[:, r] += values[:, i]
-        got = public.add_rows(start.clone(), index, values)
+        with _Ops() as ops:
+            got = public.add_rows(start.clone(), index, values)
         assert torch.allclose(got, expect, rtol=0, atol=1e-12)
-        # one member: every case here takes the sparse product, not the scatter
-        assert public._by_matrix(start, values) == (batch == 1)
+        if batch == 1:  # (the way asked for was taken)
+            assert {"matrix": "addmm", "index": "index_add_", "scatter": "scatter_add_"}[how] in ops.names
+        # one member: every case here takes the sparse product where it is on, not the scatter
+        assert public._by_matrix(start, values) == (batch == 1 and how == "matrix")
         assert public._summing(index, torch.float64)[2] is not None
         if len(torch.unique(index)) == len(index):
             put = public.put_rows(torch.zeros_like(start), index, values)

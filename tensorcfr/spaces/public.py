@@ -58,6 +58,12 @@ WIDE_TYPES = 1024  # from this many types a row, `add_rows` adds row by row on t
 # more than the scatter saves (9 us for 512 x 6 entries, 37 for 4096 x 6: measured)
 MATRIX_ENTRIES = 1 << 15
 GATHER_ENTRIES = 1 << 15  # from this many entries `pick_rows` gathers whole rows (below, 2.5 us more a call)
+# device types on which `add_rows` adds one member's rows by `index_add_` along the first dimension
+# of [n, T] (ROWS_DEVICES) or by the sparse product (MATRIX_DEVICES), both measured on the CPU;
+# elsewhere the broadcast scatter-add, which the public form of Dudo(4,2,2) ran at about 0.5 TB/s on
+# an H100 (2026-11-27). `experiments/gpu_profile.py --rows all` times the three on a GPU.
+ROWS_DEVICES = ("cpu",)
+MATRIX_DEVICES = ("cpu",)
 # device types on which `normalize` picks the uniform strategy by a mask (a gather, a division,
 # a comparison and a select: 6 kernels a block with the totals' sum, against 10 by the arithmetic
 # of `_is_zero`, with the same numbers). The CPU keeps the arithmetic: there a mask and
@@ -68,10 +74,10 @@ MASK_DEVICES = ("cuda",)
 def add_rows(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
     """out[:, index[i]] += values[:, i] for out [B, n, T], index [m], values [B, m, T].
 
-    On the CPU with one member the sum is a sparse 0/1 matrix [n, m] (CSR, made once per
-    index, `_summing`) times values [m, T], added into out by `torch.addmm`: on Dudo(5,2,2)'s
-    1M x 15 rows 4.5 ms at float32 (7.5 at float64), against 27 ms for the broadcast
-    `scatter_add_` below (measured). Elsewhere a scatter-add with the index
+    On the CPU (`MATRIX_DEVICES`) with one member the sum is a sparse 0/1 matrix [n, m] (CSR,
+    made once per index, `_summing`) times values [m, T], added into out by `torch.addmm`: on
+    Dudo(5,2,2)'s 1M x 15 rows 4.5 ms at float32 (7.5 at float64), against 27 ms for the
+    broadcast `scatter_add_` below (measured). Elsewhere a scatter-add with the index
     broadcast over B and T (not materialised); `index_add_` along that middle dimension loops
     over rows on the CPU: 6x slower on Liar's Dice, 1.4x on Dudo(5,2,2) (measured, 4000 x 6
     and 1e6 x 15 rows)."""
@@ -86,7 +92,7 @@ def add_rows(out: torch.Tensor, index: torch.Tensor, values: torch.Tensor) -> to
             o = out[0, lo:hi]  # the rows the index reaches (a level's parents: the level above)
             torch.addmm(o, m, values[0].contiguous(), out=o)
             return out
-    if out.device.type == "cpu" and out.shape[0] == 1 and values.shape[0] == 1 and out[0].is_contiguous():
+    if out.device.type in ROWS_DEVICES and out.shape[0] == 1 and values.shape[0] == 1 and out[0].is_contiguous():
         # one member: a row at a time into the [n, T] matrix, each row one vectorised add, in the
         # index's order as the scatter adds them (the same sums, bit for bit). 3.5-4.7x faster
         # than the broadcast scatter on 254 rows of 284-452 types (a flop spot's card groups,
@@ -168,13 +174,13 @@ def _single(x: torch.Tensor) -> bool:
 
 
 def _by_matrix(out: torch.Tensor, values: torch.Tensor) -> bool:
-    """Whether `add_rows` sums by a sparse product: one member on the CPU, float32 or float64,
-    out's rows contiguous (addmm writes into them), at least `MATRIX_ENTRIES` values."""
+    """Whether `add_rows` sums by a sparse product: one member on `MATRIX_DEVICES`, float32 or
+    float64, out's rows contiguous (addmm writes into them), at least `MATRIX_ENTRIES` values."""
     return values.shape[0] == 1 and values.dtype == out.dtype and _matrix_shape(out, values.shape[1], values.shape[-1])
 
 
 def _matrix_shape(out: torch.Tensor, n: int, width: int) -> bool:
-    return (n * width >= MATRIX_ENTRIES and out.shape[0] == 1 and out.device.type == "cpu"
+    return (n * width >= MATRIX_ENTRIES and out.shape[0] == 1 and out.device.type in MATRIX_DEVICES
             and out.dtype in (torch.float32, torch.float64) and width < WIDE_TYPES and out[0].is_contiguous())
 
 
