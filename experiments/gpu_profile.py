@@ -312,16 +312,17 @@ def main(argv=None):
     for spec in a.games:
         for form in a.forms:
             for det in (False, True) if a.deterministic else (False,):
-                for paths in (True, False) if a.paths == "both" else (True,):
-                    for how in rows_hows if form == "public" else ["shipped"]:
-                        try:
-                            out["rows"].append(profile_game(spec, form, a.algo, a.dtype, a.iterations, det, a.device,
-                                                            paths, how))
-                        except tensorcfr.TensorCFRError as e:  # a game without that form
-                            print(f"{spec} ({form}): {e}", flush=True)
-                            break
-                        with open(os.path.join(a.out, a.name), "w") as f:
-                            json.dump(out, f, indent=1)
+                settings = [(paths, how) for paths in ((True, False) if a.paths == "both" else (True,))
+                            for how in (rows_hows if form == "public" else ["shipped"])]
+                for paths, how in settings:
+                    try:
+                        out["rows"].append(profile_game(spec, form, a.algo, a.dtype, a.iterations, det, a.device,
+                                                        paths, how))
+                    except tensorcfr.TensorCFRError as e:  # a game without that form: none of its settings
+                        print(f"{spec} ({form}): {e}", flush=True)
+                        break
+                    with open(os.path.join(a.out, a.name), "w") as f:
+                        json.dump(out, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -311,7 +311,7 @@ def group_entries(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: torc
     plan = _plan(kernel, src, other_rows, out, own_rows, factors, riders, put)
     if plan is None:
         return None
-    _, members, keep = plan
+    members, keep = plan
     many = src.shape[0] > 1
     desc = torch.tensor([(b if many else 0, *before, b, *after) for b, (before, after) in enumerate(members)],
                         dtype=torch.int64)  # [members, _DESC]
@@ -342,8 +342,8 @@ def add_groups(groups: Groups, src: torch.Tensor, out: torch.Tensor) -> None:
 
 
 def _plan(kernel, src, other_rows, out, own_rows, factors, riders, put):
-    """(the C function, per member its arguments before its other's rows and between those and
-    its own rows, the tensors they point into), or None where the loop cannot take the group."""
+    """(per member its arguments before its other's rows and between those and its own rows, the
+    tensors they point into), or None where the loop cannot take the group."""
     dtype = out.dtype
     if (dtype not in _FUNCTIONS or src.shape[0] not in (1, out.shape[0]) or src.dtype != dtype
             or kernel.members not in (1, out.shape[0])):
@@ -357,8 +357,7 @@ def _plan(kernel, src, other_rows, out, own_rows, factors, riders, put):
             or not all(i.dtype == torch.int64 and i.is_contiguous() and i.device.type == "cpu"
                        for i in (other_rows, own_rows, at))):
         return None
-    lib = _library()
-    if lib is None:
+    if _library() is None:
         return None
     w, members, keep = kernel.width + 1, [], []
     for b in range(B):
@@ -377,4 +376,4 @@ def _plan(kernel, src, other_rows, out, own_rows, factors, riders, put):
                          kernel.k, int(kernel.ranked), idx.data_ptr(), idx.shape[0], Tp, a.data_ptr(), bb.data_ptr(),
                          own_f.data_ptr(), at.data_ptr(), a_r.data_ptr(), n_r),
                         (own_rows.data_ptr(), int(put))))
-    return getattr(lib, _FUNCTIONS[dtype]), members, keep  # (keep: the tensors the pointers point into)
+    return members, keep  # (keep: the tensors the pointers point into)
