@@ -44,6 +44,7 @@ from bench import bytes_per_iteration, copy_bandwidth, sync
 from tensorcfr.operators import cards
 from tensorcfr.operators import public as public_operators
 from tensorcfr.spaces import public, segments, treeplex
+from tensorcfr.updates.capture import unroll
 
 # operators that launch no kernel: views, allocations, metadata and host reads
 _NO_KERNEL = {"view", "as_strided", "select", "slice", "alias", "reshape", "unsqueeze", "squeeze", "expand", "t",
@@ -120,11 +121,13 @@ class Watch:
         self.ops, self.bytes, self.sites = collections.Counter(), collections.Counter(), collections.Counter()
 
 
-def count_ops(solver) -> Watch:
-    """The operators that launch a kernel in one iteration of `solver`, counted with the bytes they
+def count_ops(solver, block: int = 1) -> Watch:
+    """The operators that launch a kernel in an iteration of `solver`, counted with the bytes they
     move (torch's dispatcher; under it the compiled CPU walks step aside, as in a recorded iteration,
-    so the count is that of the torch passes a GPU runs). The second iteration so watched: the first
-    makes what is made once (the path table, where the walks served until then)."""
+    so the count is that of the torch passes a GPU runs): over a block of `block` iterations run
+    back to back, as a CUDA graph records them (`capture.unroll`), and divided by it. The second
+    block so watched: the first makes what is made once (the path table, where the walks served
+    until then)."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(tensorcfr.__file__)))
@@ -148,10 +151,15 @@ def count_ops(solver) -> Watch:
                 w.sites[(name, site)] += moved
             return result
 
+    solver.captured.unroll = block
     for _ in range(2):
         with Count() as c:
-            solver.step(1)
-    return c.watch
+            solver.step(block)
+    w = c.watch
+    for counter in (w.ops, w.bytes, w.sites):
+        for k in counter:
+            counter[k] /= block
+    return w
 
 
 @contextlib.contextmanager
@@ -253,9 +261,10 @@ def _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows
             if capture == "none":
                 rows = kernels(s, n)
             del s
-        with as_on_a_gpu(device):
+        with as_on_a_gpu(device):  # (in the blocks a CUDA graph records)
             watch = count_ops(tensorcfr.Solver(cg, algo, device=device, dtype=dtype, capture="static",
-                                               updates="alternating", deterministic=deterministic))
+                                               updates="alternating", deterministic=deterministic),
+                              unroll("cuda-graph", torch.device("cuda"), cg.payoff_entries))
     finally:
         treeplex.PATH_DEVICES, segments.SEGMENT_SUMS = shipped, sums
     best = out.get("ms_cuda-graph", out["ms_none"])
@@ -273,7 +282,7 @@ def _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows
     out["sites"] = [{"op": op, "site": site, "bytes": b} for (op, site), b in watch.sites.most_common(25)]
     how = "" if rows_how == "shipped" else f", rows by {rows_how}"
     print(f"\n{spec} ({cg.form}, {algo}, {dtype}{', deterministic' if deterministic else ''}"
-          f"{'' if paths else ', level loop'}{how}): {out['ops']} operators an iteration, eager "
+          f"{'' if paths else ', level loop'}{how}): {out['ops']:g} operators an iteration, eager "
           f"{out['ms_none']:.3f} ms, best {best:.3f} ms, kernels {out['kernel_ms']:.3f} ms in {out['launches']:.0f} "
           f"launches, floor {out['floor_ms']:.3f} ms (best {out['x_floor_graph']:.1f}x, kernels "
           f"{out['x_floor_kernels']:.1f}x); the operators move {out['bytes_model'] / 1e6:.2f} MB, "

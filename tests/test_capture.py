@@ -256,12 +256,41 @@ def test_capture_options_are_checked():
         tensorcfr.Solver("kuhn", capture="cuda-graph", device="cpu")
 
 
+def block_steps(eager, solver, device, rounding=False):
+    """Requests of every length, so that whole blocks and rests come in every order: the two
+    solvers' states equal after each."""
+    for n in (1, 3, 4, 2, 6, 5, 8, 1, 12):
+        eager.step(n)
+        solver.step(n)
+        assert solver.iteration == eager.iteration
+        assert_same_trajectory([snapshot(eager)], [snapshot(solver)], device, rounding=rounding)
+
+
+@pytest.mark.parametrize("game,algo", CASES)
+def test_blocks_of_iterations_back_to_back_equal_eager(game, algo, device):
+    """The static form run in blocks of `GRAPH_UNROLL` iterations (as a small game's CUDA graph
+    records them), each iteration of a block passing the next its player 0's plan (alternating
+    updates), and the rest of a request one at a time: the eager states, bit for bit on the CPU."""
+    cg = tensorcfr.compile(game)
+    eager = tensorcfr.Solver(cg, algo, device=device)
+    solver = tensorcfr.Solver(cg, algo, device=device, capture="static")
+    solver.captured.unroll = tensorcfr.updates.capture.GRAPH_UNROLL
+    assert solver.captured.chain == (solver.config.updates == "alternating")
+    block_steps(eager, solver, device)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")
 @pytest.mark.parametrize("game,algo", CASES)
 def test_cuda_graph_equals_eager(game, algo):
+    """A recorded block of iterations and a recorded single one (the rest of a request), replayed
+    in every order."""
     cg = tensorcfr.compile(game)
     eager = trajectory(tensorcfr.Solver(cg, algo, device="cuda"))
     solver = tensorcfr.Solver(cg, algo, device="cuda", capture="cuda-graph")
+    assert solver.captured.unroll == tensorcfr.updates.capture.GRAPH_UNROLL
     graph = trajectory(solver)
-    assert solver.captured.graph is not None, "the iteration was not captured"
+    assert solver.captured.rest_graph is not None, "the iteration was not captured"
     assert_same_trajectory(eager, graph, "cuda")
+    eager, solver = (tensorcfr.Solver(cg, algo, device="cuda", capture=c) for c in ("none", "cuda-graph"))
+    block_steps(eager, solver, "cuda")
+    assert solver.captured.graph is not None and solver.captured.rest_graph is not None

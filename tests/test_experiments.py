@@ -543,21 +543,25 @@ def test_the_gpu_sessions_profile_and_determinism_run_on_the_cpu(tmp_path):
 
 def test_the_path_table_launches_fewer_kernels_than_the_level_loop(tmp_path):
     """`gpu_profile.py --paths both` counts the kernels an iteration launches with and without the
-    launch-bound passes (the CPU runs torch's passes under the counter, as a GPU does). On Leduc
-    (L = 4 levels a player): a plan from the path table, 2L + 1 - L = 5 fewer, three plans an
-    alternating iteration; the regrets' bottom-up pass, one add a level fewer but the top's, 3 a
-    player; the average's multiply and add in one kernel, 1 a player."""
+    launch-bound passes (the CPU runs torch's passes under the counter, as a GPU does), in the
+    blocks of 4 iterations a CUDA graph records: player 0's plan made once an iteration but at
+    a block's start, 2.25 plans an iteration. On Leduc (L = 4 levels a player): a plan from the
+    path table, a gather and a running product against a fill and a gather and a product a level,
+    2L + 1 - 2 = 7 fewer; the regrets' bottom-up pass up the paths and the infosets' sums, 7
+    kernels against the level loop's 12 (zeros, a product and two adds a level but the top's one),
+    a player; the average's multiply and add in one kernel, 2 plans averaged an iteration."""
     import gpu_profile
 
     gpu_profile.main(["--device", "cpu", "--games", "leduc", "--forms", "generic", "--iterations", "1",
                       "--paths", "both", "--out", str(tmp_path)])
     rows = json.load(open(tmp_path / "gpu_profile.json"))["rows"]
     ops = {r["paths"]: r["ops"] for r in rows}
-    assert ops[False] - ops[True] == 3 * 5 + 2 * 3 + 2 * 1
+    plans = 2.25
+    assert ops[False] - ops[True] == plans * 7 + 2 * 5 + 2 * 1
     counts = {r["paths"]: r["op_counts"] for r in rows}
     fewer = lambda op: counts[False].get(op, 0) - counts[True].get(op, 0)  # noqa: E731
-    assert fewer("index_select") == 3 * (4 - 1) and fewer("fill_") == 3  # a plan: L gathers and a fill, against one
-    assert fewer("index_add_") == 2 * 3
+    assert fewer("index_select") == plans * (4 - 1) - 2 and fewer("fill_") == plans  # (the pass up: a gather)
+    assert fewer("cumprod") == -plans - 2 and fewer("index_add_") == 2 * (7 - 2)  # (the sums: one each)
     assert fewer("addcmul_") == -2 and fewer("add_") == 2
 
 

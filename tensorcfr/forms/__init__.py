@@ -58,8 +58,9 @@ class DecisionSpace(Protocol):
     num_infosets: int
     num_sequences: int
 
-    def normalize(self, weights: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
-        """[B, S] -> [B, S]: each infoset's weights divided by their sum (uniform where it is 0)."""
+    def normalize(self, weights: torch.Tensor, out: torch.Tensor | None = None, head: bool = True) -> torch.Tensor:
+        """[B, S] -> [B, S]: each infoset's weights divided by their sum (uniform where it is 0);
+        column 0 is 1, written unless `head` is False (`out` holds a strategy already)."""
 
     def sequence_form(self, sigma: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         """Behavioural strategy [B, S] -> realisation plan [B, S] (top-down products)."""

@@ -168,7 +168,7 @@ class Solver:
         self.captured = None if capture == "none" else Captured(
             capture, self._iterate_in_place, self.config.scalars, batch=b, dtype=self.dtype, device=self.device,
             save=self.state_dict, restore=self.load_state_dict,
-            unroll=unroll(capture, self.device, self.game.payoff_entries))
+            unroll=unroll(capture, self.device, self.game.payoff_entries), chain=self.config.updates == "alternating")
 
     # the settings, as the spec holds them (`RunSpec`)
     config = property(lambda self: self.spec.config, doc="The resolved algorithm (a `Config`).")
@@ -185,9 +185,11 @@ class Solver:
         """Whether to switch torch's deterministic kernels on (the CPU's already are)."""
         return self.deterministic and self.device.type == "cuda"
 
-    def _iterate_in_place(self, sc) -> None:
-        """One iteration in the form a captured iteration runs (state written in place)."""
-        iterate(self.game.treeplexes, self.op, self.config, self.state, sc, in_place=True)
+    def _iterate_in_place(self, sc, next_sc=None, averaged: bool = False) -> bool:
+        """One iteration in the form a captured iteration runs (state written in place); where
+        one follows at once, given its scalars (`next_sc`, `iterate`'s)."""
+        return iterate(self.game.treeplexes, self.op, self.config, self.state, sc, in_place=True, next_sc=next_sc,
+                       averaged=averaged)
 
     @property
     def capture(self) -> str:

@@ -545,9 +545,10 @@ class PublicTreeplex:
         """Sum `values` [B, S] over each infoset's sequences -> [B, I]."""
         return sum_rows(self.slot_pub, self.rows(values), self.num_public_infosets).view(values.shape[0], -1)
 
-    def normalize(self, weights: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    def normalize(self, weights: torch.Tensor, out: torch.Tensor | None = None, head: bool = True) -> torch.Tensor:
         """Behavioural strategy [B, S] proportional to weights >= 0; uniform where they sum to 0.
-        `out` (weights itself allowed) receives the result. One block of levels at a time
+        `out` (weights itself allowed) receives the result; its column 0 (1) is left as it is
+        where `head` is False (a strategy's own memory). One block of levels at a time
         (`blocks`), so its temporaries are those of a block, not of the whole treeplex."""
         w = self.rows(weights)
         out = torch.empty_like(weights) if out is None else out
@@ -568,7 +569,8 @@ class PublicTreeplex:
             zero = _is_zero(total)  # [B, u, T] 1 where the weights sum to 0
             torch.div(w[:, m0:m1], pick_rows(total.add_(zero), segment), out=o_)  # 0 / 1 where they do
             o_.addcmul_(pick_rows(zero, segment), uniform[m0:m1])  # and then 1 / actions
-        out[:, 0] = 1.0
+        if head:
+            out[:, 0] = 1.0
         return out
 
     def sequence_form(self, sigma: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:

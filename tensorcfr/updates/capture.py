@@ -14,6 +14,10 @@ and reads every number of iteration t from `sc` (`rules.Scalars`). Modes:
   iteration's own kernels take about 10 us, the call around them about 20.
 A failed recording or compile warns and goes on in the static form.
 
+On CUDA a small game's graph records `GRAPH_UNROLL` iterations back to back (`unroll`), each
+passing the next its player 0's plan (`chain`, `iteration.iterate`'s next_sc), and the rest of
+a request replays a graph of one iteration recorded beside it.
+
 Example:
     >>> import tensorcfr
     >>> s = tensorcfr.Solver("kuhn", "cfr+", device="cpu", capture="static")
@@ -40,6 +44,11 @@ COMPILE_GATHER_MAX = 1 << 15  # payoff nonzeros up to which capture="compile" fu
 # 30): measured on Kuhn's CFR+ (2 cores, 1 thread), 1, 2 and 3 iterations a call took 31, 21
 # and 17 us an iteration; 1 and 3 took 10 and 17 s to compile into an empty Inductor cache
 UNROLL, UNROLL_MAX = 3, 256
+# iterations a CUDA graph records for games up to GRAPH_UNROLL_MAX payoff nonzeros: run back to
+# back, an iteration after the first does not make player 0's plan again (Leduc's CFR+: 4 of
+# its kernels), and a block's scalars are one copy. Not yet timed on a GPU (kernels counted on
+# the CPU: 45 an iteration of Leduc's one at a time, 42 in blocks of 4)
+GRAPH_UNROLL, GRAPH_UNROLL_MAX = 4, 1 << 20
 # "auto" records a CUDA graph where the device has this many times the solver's estimated
 # bytes free: the graph keeps its temporaries in a pool of its own, beside the evaluation's
 GRAPH_HEADROOM = 2
@@ -62,13 +71,20 @@ def auto_capture(device: torch.device, need: int) -> str:
 
 def unroll(capture: str, device: torch.device, nonzeros: int) -> int:
     """Iterations a captured call runs: `UNROLL` for a compiled iteration of a game with up to
-    `UNROLL_MAX` payoff nonzeros on the CPU (its call costs twice its kernels), else 1.
+    `UNROLL_MAX` payoff nonzeros on the CPU (its call costs twice its kernels), `GRAPH_UNROLL`
+    for a CUDA graph of a game with up to `GRAPH_UNROLL_MAX`, else 1.
 
     Example:
         >>> unroll("compile", torch.device("cpu"), 30), unroll("none", torch.device("cpu"), 30)
         (3, 1)
+        >>> unroll("cuda-graph", torch.device("cuda"), 5520)  # Leduc
+        4
     """
-    return UNROLL if capture == "compile" and device.type == "cpu" and nonzeros <= UNROLL_MAX else 1
+    if capture == "compile" and device.type == "cpu" and nonzeros <= UNROLL_MAX:
+        return UNROLL
+    if capture == "cuda-graph" and device.type == "cuda" and nonzeros <= GRAPH_UNROLL_MAX:
+        return GRAPH_UNROLL
+    return 1
 
 
 def check_capture(capture: str, device: torch.device) -> None:
@@ -128,21 +144,24 @@ class Captured:
 
     mode:     "static", "cuda-graph" or "compile"; falls back to "static" where the recording
               or compiling fails
-    run:      one iteration, a plain function of the scalars
+    run:      one iteration, a plain function of the scalars; with `chain`, run(sc, next_sc,
+              averaged) -> bool, as `iteration.iterate` takes them: a block's iterations back to back
     scalars:  t -> `Scalars` of tuples (the rule's `scalars`)
-    unroll:   iterations a compiled call runs (`unroll()`); `steps` runs what is left of a
-              request one iteration at a time, in the static form
+    unroll:   iterations a compiled call or a graph runs (`unroll()`); `steps` runs what is left
+              of a request one iteration at a time: replayed from a graph of one iteration on
+              CUDA ("cuda-graph"), else in the static form
     save/restore: the owner's state, to undo a compile that fails half-way
     """
 
-    def __init__(self, mode: str, run: Callable[[Scalars], None], scalars: Callable[[int], Scalars], *,
+    def __init__(self, mode: str, run: Callable[..., bool | None], scalars: Callable[[int], Scalars], *,
                  batch: int, dtype: torch.dtype, device: torch.device,
-                 save: Callable[[], dict], restore: Callable[[dict], None], unroll: int = 1):
+                 save: Callable[[], dict], restore: Callable[[dict], None], unroll: int = 1, chain: bool = False):
         self.mode, self.run, self.scalars = mode, run, scalars
         self.batch, self.dtype, self.device = batch, dtype, device
         self.save, self.restore = save, restore
-        self.unroll = unroll
-        self.graph: torch.cuda.CUDAGraph | None = None
+        self.unroll, self.chain = unroll, chain
+        self.graph: torch.cuda.CUDAGraph | None = None  # a block of `unroll` iterations, recorded
+        self.rest_graph: torch.cuda.CUDAGraph | None = None  # one iteration, where a block has more
         self.compiled: Callable | None = None  # the compiled block: a list of `unroll` Scalars
         self.buffers: list[Scalars] | None = None  # per iteration of a block, the [B, 1] views it reads
         self._buffer: torch.Tensor | None = None  # [unroll, fields, B]: every scalar of a block
@@ -174,9 +193,14 @@ class Captured:
         return self._write(t, 1)[0]
 
     def _block(self, views: list[Scalars]) -> None:
-        """The iterations of `views`, one after another (what is compiled or recorded)."""
-        for sc in views:
-            self.run(sc)
+        """The iterations of `views`, one after another (what is compiled or recorded); with
+        `chain`, back to back, each given the next one's scalars."""
+        averaged = False
+        for i, sc in enumerate(views):
+            if self.chain and len(views) > 1:
+                averaged = self.run(sc, views[i + 1] if i + 1 < len(views) else None, averaged)
+            else:
+                self.run(sc)
 
     def steps(self, t: int, n: int) -> None:
         """Iterations t .. t + n - 1: replayed from a CUDA graph once one is recorded; else
@@ -190,11 +214,13 @@ class Captured:
 
     def _run(self, t: int, k: int) -> None:
         views = self._write(t, k)
-        if k < self.unroll:  # the rest of a request shorter than a block
-            self._block(views)
+        rest = k < self.unroll  # the rest of a request shorter than a block
+        graph = self.rest_graph if rest else self.graph
+        if graph is not None:
+            graph.replay()
             return
-        if self.graph is not None:
-            self.graph.replay()
+        if rest and self.mode != "cuda-graph":  # (a compiled block's rest: static)
+            self._block(views)
             return
         if self.mode == "compile" and self.compiled is None:
             self._compile(views)  # runs the block
@@ -203,8 +229,9 @@ class Captured:
         run = self.compiled or self._block
         if self._warm and self._graphable and self.mode in ("cuda-graph", "compile"):
             self._record(run, views)
-            if self.graph is not None:
-                self.graph.replay()
+            graph = self.rest_graph if rest else self.graph
+            if graph is not None:
+                graph.replay()
                 return
         run(views)
         self._warm = True
@@ -223,7 +250,10 @@ class Captured:
             if self.mode == "cuda-graph":
                 self.mode = "static"
             return
-        self.graph = graph
+        if self.unroll > 1 and len(views) < self.unroll:
+            self.rest_graph = graph
+        else:
+            self.graph = graph
 
     def _compile(self, views: list[Scalars]) -> None:
         """Compile a block and run it once (compiling takes seconds). A failed compile warns,

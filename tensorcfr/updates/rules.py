@@ -353,9 +353,10 @@ class CFRConfig(Schedule):
             positive = regret if self.plus and sc.positive is None else regret.clamp(min=0)
         matched = self._matched(positive, regret, g_scale)
         # into sigma's memory where it can (read for the last time above, as the walk above writes
-        # it): a captured iteration then copies nothing back (a kernel a player on a GPU)
+        # it): a captured iteration then copies nothing back (a kernel a player on a GPU), and
+        # sigma's column 0 holds 1 as every strategy's does (another)
         if sigma.shape == matched.shape:
-            return space.normalize(matched, out=sigma)
+            return space.normalize(matched, out=sigma, head=False)
         return space.normalize(matched, out=None if matched is regret else matched)
 
     def _matched(self, positive: torch.Tensor, regret: torch.Tensor, g_scale: torch.Tensor | None) -> torch.Tensor:
