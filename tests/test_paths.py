@@ -80,10 +80,11 @@ def test_a_part_made_for_one_iteration_keeps_the_level_loop(tables):
 @pytest.mark.parametrize("spec,form", [*((g, "generic") for g in GAMES[:3]), ("leduc", "public"),
                                        ("dudo(4,1,1)", "public"),
                                        ("holdem_river(board=AsKhQsJh9s, ranks=AKQJ9, suits=sh)", "public")])
-def test_the_regret_leaves_out_the_values_of_the_empty_sequence(spec, form):
+def test_the_regret_leaves_out_the_values_of_the_empty_sequence(spec, form, monkeypatch):
     """`bottom_up(..., root=False)`, as the instantaneous regret asks it, gives every sequence's
     and infoset's value but the empty sequence's (left as g's) bit for bit as the full pass, in
-    both forms."""
+    both forms, by the level loop (the launch-bound passes: below)."""
+    monkeypatch.setattr(treeplex, "PATH_DEVICES", ())
     gen = torch.Generator().manual_seed(2)
     for tp in tensorcfr.compile(spec, form=form).treeplexes:
         sigma = tp.normalize(torch.rand(2, tp.num_sequences, dtype=torch.float64, generator=gen))

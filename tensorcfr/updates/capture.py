@@ -47,7 +47,7 @@ UNROLL, UNROLL_MAX = 3, 256
 # iterations a CUDA graph records for games up to GRAPH_UNROLL_MAX payoff nonzeros: run back to
 # back, an iteration after the first does not make player 0's plan again (Leduc's CFR+: 4 of
 # its kernels), and a block's scalars are one copy. Not yet timed on a GPU (kernels counted on
-# the CPU: 45 an iteration of Leduc's one at a time, 42 in blocks of 4)
+# the CPU, `gpu_profile.py`: 45 an iteration of Leduc's CFR+ one at a time, 42.75 in blocks of 4)
 GRAPH_UNROLL, GRAPH_UNROLL_MAX = 4, 1 << 20
 # "auto" records a CUDA graph where the device has this many times the solver's estimated
 # bytes free: the graph keeps its temporaries in a pool of its own, beside the evaluation's
