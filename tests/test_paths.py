@@ -1,7 +1,8 @@
-"""The treeplex's path table (`Treeplex.paths`), from which a GPU takes a small game's plan in L
+"""The treeplex's path table (`Treeplex.paths`), from which a GPU takes a small game's plan in 2
 kernels instead of 2L + 1, against the level loop it replaces and the recursive oracle, and the
 other passes that serve where it does (launch-bound: the values bottom-up with one add a level,
-the average's weighted add in one kernel), and the public form's normalize as a GPU takes it.
+or up the paths; the average's weighted add in one kernel), and the public form's normalize as a
+GPU takes it.
 On the CPU they serve only when asked (`PATH_DEVICES`, `public.MASK_DEVICES`), and the compiled
 walks, which would serve first, are turned off here (`WALK_SEQUENCES`)."""
 
