@@ -10,14 +10,13 @@
 # the most wanted first and let the rest use what is left. A session has 15 minutes; a machine
 # takes about 60 s to start, and none starts with under 4 minutes left, so the calls after the
 # first must follow each other while it is warm (30 s). On 2026-11-27 (third session) the whole
-# suite ran in 406 s of a 484-s call. Next, where the code CUDA runs has not changed since (commit
-# 4922863 but for public.ROWS_DEVICES and MATRIX_DEVICES, lists whose CUDA use only `rows` asks):
-# `TESTS="tests/test_sampling.py::test_touched_update_equals_the_full_update
-# tests/test_experiments.py::test_a_suite_stopped_by_its_limit_has_named_its_failures" ... tests
-# holdem rows memory` in a call of 600 s (the two fixes that session left unrun on a GPU, the
-# 1,000-board batch, the three ways of adding rows, the estimate on games never measured), then at
-# once, while the machine is warm, `determinism forms` in what is left; where the code has changed,
-# `suite` (SUITE_S=480) after `tests` in the first call instead.
+# suite ran in 406 s of a 484-s call. The code CUDA runs has changed since (late on 2026-11-27:
+# the path table's running products and values up the paths, CUDA graphs of 4 iterations with a
+# graph of one for the rest), so next: `SUITE_S=480 ... suite small` in a call of 600 s (the suite
+# as shipped; then whether Leduc's 42.75 kernels an iteration, counted on the CPU, run under
+# 100 us), then at once, while the machine is warm, `holdem rows memory determinism` in what is
+# left (the 1,000-board batch, the three ways of adding rows, the estimate on games never
+# measured, whether runs repeat bit for bit).
 #
 # Steps, in the order of the open issues' GPU items (seconds each, about):
 #   suite         the whole suite on CUDA with the default capture (SUITE_S, default 540: a call of its
