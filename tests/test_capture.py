@@ -16,6 +16,7 @@ replayed (Python values frozen, as a graph freezes them) equals eager iterations
 
 import os
 import shutil
+import types
 import warnings
 
 import pytest
@@ -277,6 +278,28 @@ def test_blocks_of_iterations_back_to_back_equal_eager(game, algo, device):
     solver.captured.unroll = tensorcfr.updates.capture.GRAPH_UNROLL
     assert solver.captured.chain == (solver.config.updates == "alternating")
     block_steps(eager, solver, device)
+
+
+@pytest.mark.parametrize("game,algo", CASES[:4])
+def test_recorded_blocks_and_rests_replay_as_a_graph_would(game, algo):
+    """The choice between a block's graph and the rest's, emulated on the CPU: a "recording"
+    keeps the iterations of its views, to be run again on each replay from the same scalar
+    tensors (as a graph reads the same memory), and runs nothing itself, as a recording does.
+    After one unrecorded iteration, every request replays the block's graph or the rest's."""
+    cg = tensorcfr.compile(game)
+    eager = tensorcfr.Solver(cg, algo, device="cpu")
+    solver = tensorcfr.Solver(cg, algo, device="cpu", capture="static")
+    c = solver.captured
+    c.mode, c._graphable, c.unroll = "cuda-graph", True, tensorcfr.updates.capture.GRAPH_UNROLL
+    replays = []
+
+    def record(run, views):
+        graph = types.SimpleNamespace(replay=lambda: replays.append(len(views)) or run(views))
+        setattr(c, "rest_graph" if len(views) < c.unroll else "graph", graph)
+    c._record = record
+    block_steps(eager, solver, "cpu")
+    assert c.graph is not None and c.rest_graph is not None
+    assert sorted(set(replays)) == [1, c.unroll] and sum(replays) == solver.iteration - 1  # (the first: unrecorded)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA not available")
