@@ -45,8 +45,9 @@ COMPILE_GATHER_MAX = 1 << 15  # payoff nonzeros up to which capture="compile" fu
 # and 17 us an iteration; 1 and 3 took 10 and 17 s to compile into an empty Inductor cache
 UNROLL, UNROLL_MAX = 3, 256
 # iterations a CUDA graph records for games up to GRAPH_UNROLL_MAX payoff nonzeros: run back to
-# back, an iteration after the first does not make player 0's plan again (Leduc's CFR+: 4 of
-# its kernels), and a block's scalars are one copy. Not yet timed on a GPU (kernels counted on
+# back, an iteration after the first does not make player 0's plan again (Leduc's CFR+: 2 of
+# its kernels, the plan's gather and product, where the plan is averaged in as it is made), and
+# a block's scalars are one copy. Not yet timed on a GPU (kernels counted on
 # the CPU, `gpu_profile.py`: 45 an iteration of Leduc's CFR+ one at a time, 42.75 in blocks of 4)
 GRAPH_UNROLL, GRAPH_UNROLL_MAX = 4, 1 << 20
 # "auto" records a CUDA graph where the device has this many times the solver's estimated
