@@ -39,6 +39,8 @@
 #   memory        the device estimate against the peak on games it was not fitted on (100): games not
 #                 measured before (Dudo(6,1,2), OCP(2000) and 64 Leduc variants were, on 2026-11-25 and -27)
 #   profile       where an iteration's time goes, kernel by kernel, by default and deterministic (150)
+#   compiled      the large games' iteration compiled (torch.compile's fused passes, recorded as a graph)
+#                 beside the graph alone, against the bytes-moved floor: never timed at these sizes (240)
 #   rows          the public form's three ways of adding one member's rows (the broadcast scatter-add a
 #                 GPU takes, index_add_ along the rows, the sparse product: gpu_profile.py --rows all) on
 #                 Dudo(4,2,2) and Liar's Dice with 8 faces, for public.ROWS_DEVICES and MATRIX_DEVICES (90)
@@ -119,6 +121,9 @@ for step in "$@"; do
                   --rows all --out "$OUT" --name gpu_profile_rows.json ;;
         profile) run 150 profile python3 experiments/gpu_profile.py --games "ocp(1000)" "dudo(4,2,2)" \
                      --deterministic --out "$OUT" ;;
+        compiled) run 240 compiled python3 experiments/bench.py --games "ocp(1000)" "dudo(4,2,2)" \
+                      --forms generic public --algos cfr+ --dtypes float64 --devices cuda-graph cuda-compile \
+                      --compile-max-histories 100000000 --no-peers --no-readme --no-default-rows --out "$OUT" ;;
         *) echo "unknown step $step"; exit 2 ;;
     esac
 done
