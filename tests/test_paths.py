@@ -170,3 +170,22 @@ def test_the_public_forms_masked_normalize_is_its_arithmetic_bit_for_bit(spec, m
         uniform = tp.uniform(torch.float64).expand(-1, tp.types).reshape(1, -1)  # [1, S-1]
         assert bool((want[:, 1:] == uniform).any())  # (some infosets did play uniformly)
 
+
+
+@pytest.mark.parametrize("spec,algo", [("leduc", "cfr+"), ("random(seed=11,min_depth=7,max_depth=9)", "dcfr")])
+@pytest.mark.parametrize("sums", ["never", "always"])
+def test_a_launch_bound_iteration_reads_nothing_back_to_the_host(spec, algo, sums, tables, monkeypatch):
+    """What a CUDA graph records, with the table's passes and with a deterministic run's segment
+    sums (whose layouts are made on the host, once an index tensor, in the warm-up iterations): a
+    static iteration after those reads no device value on the host, in blocks as a graph runs them."""
+    from test_capture import HostTraffic
+
+    monkeypatch.setattr(treeplex.segments, "SEGMENT_SUMS", sums)
+    solver = tensorcfr.Solver(spec, algo, device="cpu", capture="static")
+    solver.captured.unroll = tensorcfr.updates.capture.GRAPH_UNROLL
+    solver.step(2 * solver.captured.unroll + 1)  # (blocks and a rest: what is made once is made here)
+    assert all("_up_paths" in tp.__dict__ for tp in solver.game.treeplexes if len(tp.levels) > 3)
+    views = solver.captured._write(solver.iteration + 1, solver.captured.unroll)
+    with HostTraffic() as seen:
+        solver.captured._block(views)
+    assert seen.found == []

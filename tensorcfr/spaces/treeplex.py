@@ -251,20 +251,22 @@ class Treeplex:
         return got
 
     def up_paths(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """(up, into), each [L-1, S] int64, from `paths`: row k of `up` holds each sequence's
-        ancestor k levels up (row 0 the sequence itself), of `into` the one above it, 0 past the
-        top: the rows the values bottom-up read going up (`bottom_up`), built once.
+        """(up [L-1, S], into [(L-1) S]) int64, from `paths`: row k of `up` holds each
+        sequence's ancestor k levels up (row 0 the sequence itself), and `into`, flat, the one
+        above it, 0 past the top: the rows the values bottom-up read going up (`bottom_up`),
+        built once (`into` the very tensor each call adds by: a deterministic run's sums keep
+        their layout on it, made once on the host, `segments.layout`).
 
         Example:
             >>> import tensorcfr
             >>> up, into = tensorcfr.compile("leduc").treeplexes[0].up_paths()
-            >>> up.shape[0], int(into[0, 1]), int(into[-1, 1])  # a top sequence: its parent is the root
+            >>> up.shape[0], int(into[1]), int(into.view(up.shape)[-1, 1])  # a top sequence: its parent is the root
             (3, 0, 0)
         """
         got = self.__dict__.get("_up_paths")
         if got is None:
             rows = self.paths().flip(0)  # [L, S]: each sequence, its parent, ... (0s at the end)
-            got = (rows[:-1].contiguous(), rows[1:].contiguous())
+            got = (rows[:-1].contiguous(), rows[1:].reshape(-1))
             object.__setattr__(self, "_up_paths", got)
         return got
 
@@ -491,10 +493,10 @@ def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None, 
         # 4.6e-6 apart after 50 iterations and the two forms' LCFR strategies past 1e-10: where an
         # infoset's actions are worth the same, such sums need not cancel to 0, and regret
         # matching then plays one action where it would play them all
-        up, into = tp.up_paths()  # [L-1, S] each
+        up, into = tp.up_paths()  # [L-1, S], [(L-1) S]
         c = torch.cumprod(sigma.index_select(1, up.view(-1)).view(sigma.shape[0], *up.shape), 1)  # [B, L-1, S]
         c = c.mul_(q[:, None]) if c.shape[0] == batch else c * q[:, None]
-        segments.add(q, into.view(-1), c.view(batch, -1))
+        segments.add(q, into, c.view(batch, -1))
         return q, segment_sum(tp, sigma * q)
     if sigma is not None and _launch_bound(tp, q):
         # launch-bound (a small game on a GPU, a sampled part of one too: the same grouping): each
