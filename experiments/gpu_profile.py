@@ -3,6 +3,7 @@ torch's profiler (one row per kernel name: launches and GPU microseconds an iter
 the wall-clock time of the same iteration eager and recorded as a CUDA graph, and the
 bytes-moved floor of `bench.py` (`bytes_per_iteration` over the measured copy bandwidth).
 The gap between the wall clock and the summed kernel time is launch and host overhead.
+`--compile` times each row compiled as well (capture="compile", on CUDA recorded as a graph too).
 `--deterministic` adds each game's rows with torch's deterministic kernels (`deterministic=True`:
 the segment sums of `tensorcfr.spaces.segments`), to see what that mode's time goes to.
 `--paths both` adds each row again with the treeplex's level loop in place of its path table
@@ -236,15 +237,16 @@ def rows_by(how: str, device: str):
 
 
 def profile_game(spec: str, form: str, algo: str, dtype: str, n: int, deterministic: bool = False,
-                 device: str = "cuda", paths: bool = True, rows_how: str = "shipped") -> dict:
+                 device: str = "cuda", paths: bool = True, rows_how: str = "shipped", compiled: bool = False) -> dict:
     """One row: the game in `form` timed and profiled, the treeplex's path table serving where it
     fits (on `device`, the CPU too: `treeplex.PATH_DEVICES`), or with `paths` False its level
-    loop everywhere; the public form's rows added as `rows_how` says (`rows_by`)."""
+    loop everywhere; the public form's rows added as `rows_how` says (`rows_by`); with
+    `compiled`, timed compiled as well (capture="compile": on CUDA compiled and recorded)."""
     with rows_by(rows_how, device):
-        return _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows_how)
+        return _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows_how, compiled)
 
 
-def _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows_how) -> dict:
+def _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows_how, compiled=False) -> dict:
     cg = tensorcfr.compile(spec, form=form)
     out = {"game": spec, "form": cg.form, "algorithm": algo, "dtype": dtype, "deterministic": deterministic,
            "paths": paths, "rows": rows_how}
@@ -253,7 +255,8 @@ def _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows
     if deterministic and device == "cpu":  # the sums a deterministic GPU run takes (on the CPU index_add_ is in order)
         segments.SEGMENT_SUMS = "always"
     try:
-        for capture in ("none", "cuda-graph") if device == "cuda" else ("none",):
+        captures = ("none", "cuda-graph") if device == "cuda" else ("none",)
+        for capture in (*captures, "compile") if compiled else captures:
             s = tensorcfr.Solver(cg, algo, device=device, dtype=dtype, capture=capture, updates="alternating",
                                  deterministic=deterministic)
             out[f"ms_{capture}"] = wall_ms(s, n)
@@ -273,6 +276,8 @@ def _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows
     out["floor_ms"] = 1000 * bytes_per_iteration(cg, getattr(torch, dtype)) / copy_bandwidth(torch.device(device))
     out["x_floor_graph"] = best / out["floor_ms"]
     out["x_floor_kernels"] = out["kernel_ms"] / out["floor_ms"]
+    if compiled:
+        out["x_floor_compile"] = out["ms_compile"] / out["floor_ms"]
     out["kernels"] = rows[:25]
     out["ops"], out["op_counts"] = sum(watch.ops.values()), dict(watch.ops.most_common())
     floor_bytes = bytes_per_iteration(cg, getattr(torch, dtype))
@@ -286,7 +291,9 @@ def _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows
           f"{out['ms_none']:.3f} ms, best {best:.3f} ms, kernels {out['kernel_ms']:.3f} ms in {out['launches']:.0f} "
           f"launches, floor {out['floor_ms']:.3f} ms (best {out['x_floor_graph']:.1f}x, kernels "
           f"{out['x_floor_kernels']:.1f}x); the operators move {out['bytes_model'] / 1e6:.2f} MB, "
-          f"{out['x_floor_bytes']:.2f}x the floor's {floor_bytes / 1e6:.2f} MB", flush=True)
+          f"{out['x_floor_bytes']:.2f}x the floor's {floor_bytes / 1e6:.2f} MB"
+          + (f"; compiled {out['ms_compile']:.3f} ms ({out['capture_used_compile']}, {out['x_floor_compile']:.1f}x)"
+             if compiled else ""), flush=True)
     for r in rows[:15]:
         print(f"  {r['us']:9.1f} us {r['launches']:6.1f}x  {r['kernel']}", flush=True)
     print("  bytes moved, by operator and line:", flush=True)
@@ -308,6 +315,8 @@ def main(argv=None):
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--paths", default="default", choices=["default", "both"],
                     help="both: each row again with the treeplex's level loop in place of its path table")
+    ap.add_argument("--compile", action="store_true",
+                    help="each row timed compiled as well (capture='compile'; on CUDA recorded as a graph too)")
     ap.add_argument("--rows", nargs="+", default=["shipped"], choices=[*ROWS, "all"],
                     help="how the public form adds one member's rows (public.add_rows): as shipped, by the "
                          "broadcast scatter-add, index_add_ along the rows or the sparse product; all: each")
@@ -326,7 +335,7 @@ def main(argv=None):
                 for paths, how in settings:
                     try:
                         out["rows"].append(profile_game(spec, form, a.algo, a.dtype, a.iterations, det, a.device,
-                                                        paths, how))
+                                                        paths, how, a.compile))
                     except tensorcfr.TensorCFRError as e:  # a game without that form: none of its settings
                         print(f"{spec} ({form}): {e}", flush=True)
                         break

@@ -31,7 +31,8 @@
 #   small         Kuhn, Leduc, Liar's Dice and Dudo(4,1,2) with the treeplex's path table and with its
 #                 level loop, by default and deterministic: the under-100-us target and PATH_ENTRIES (90)
 #   river         the hold'em river spot (public form, CFR+, float32) timed and its kernels counted: the
-#                 masked normalize and the merged showdown gathers, against the CPU's 0.33 ms of 2026-11-26 (60)
+#                 masked normalize and the merged showdown gathers, against the CPU's 0.33 ms of 2026-11-26;
+#                 compiled too (its 146 kernels as a graph took 0.368 ms on an H100: fused, fewer?) (150)
 #   determinism   --deterministic's cost against the default, and whether runs repeat (150)
 #   holdem        1,000 river spots on boards of their own in one batch, end to end (200)
 #   cards         royal Rhode Island and the turn spot with stacked card groups (100)
@@ -114,9 +115,9 @@ for step in "$@"; do
         small) run 90 small python3 experiments/gpu_profile.py --games kuhn leduc liars_dice "dudo(4,1,2)" \
                    --forms generic --paths both --deterministic --iterations 100 --out "$OUT" \
                    --name gpu_profile_small.json ;;
-        river) run 60 river python3 experiments/gpu_profile.py --forms public --algo cfr+ --dtype float32 \
+        river) run 150 river python3 experiments/gpu_profile.py --forms public --algo cfr+ --dtype float32 \
                    --games "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, bets=(0.5,1,allin), cap=2)" \
-                   --iterations 100 --out "$OUT" --name gpu_profile_river.json ;;
+                   --iterations 100 --compile --out "$OUT" --name gpu_profile_river.json ;;
         rows) run 90 rows python3 experiments/gpu_profile.py --games "dudo(4,2,2)" "liars_dice(faces=8)" --forms public \
                   --rows all --out "$OUT" --name gpu_profile_rows.json ;;
         profile) run 150 profile python3 experiments/gpu_profile.py --games "ocp(1000)" "dudo(4,2,2)" \

@@ -541,6 +541,20 @@ def test_the_gpu_sessions_profile_and_determinism_run_on_the_cpu(tmp_path):
     assert row["deterministic_repeats_bitwise"] and row["default_repeats_bitwise"] and row["cost"] > 0
 
 
+def test_the_gpu_sessions_profile_times_the_iteration_compiled(tmp_path):
+    """`gpu_profile.py --compile` (the river step of a GPU session) times each row compiled too,
+    against the floor; on the CPU here."""
+    import gpu_profile
+    from test_capture import needs_compiler
+
+    needs_compiler("cpu")
+    gpu_profile.main(["--device", "cpu", "--games", "kuhn", "--forms", "generic", "--iterations", "2", "--compile",
+                      "--out", str(tmp_path)])
+    row = json.load(open(tmp_path / "gpu_profile.json"))["rows"][0]
+    assert row["capture_used_compile"] == "compile" and row["ms_compile"] > 0
+    assert row["x_floor_compile"] == row["ms_compile"] / row["floor_ms"]
+
+
 def test_the_path_table_launches_fewer_kernels_than_the_level_loop(tmp_path):
     """`gpu_profile.py --paths both` counts the kernels an iteration launches with and without the
     launch-bound passes (the CPU runs torch's passes under the counter, as a GPU does), in the
