@@ -267,7 +267,8 @@ def _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows
         with as_on_a_gpu(device):  # (in the blocks a CUDA graph records)
             watch = count_ops(tensorcfr.Solver(cg, algo, device=device, dtype=dtype, capture="static",
                                                updates="alternating", deterministic=deterministic),
-                              unroll("cuda-graph", torch.device("cuda"), cg.payoff_entries))
+                              unroll("cuda-graph", torch.device("cuda"), cg.payoff_entries,
+                                     cg.batch_size * sum(tp.num_sequences for tp in cg.treeplexes)))
     finally:
         treeplex.PATH_DEVICES, segments.SEGMENT_SUMS = shipped, sums
     best = out.get("ms_cuda-graph", out["ms_none"])

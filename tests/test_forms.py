@@ -644,3 +644,30 @@ def test_iterations_run_back_to_back_average_player_0s_next_plan_as_they_make_it
     assert made[1] - made[0] == 5 and (algo != "dcfr" or made == [7, 12])
     for x, y in zip(*runs, strict=True):
         assert torch.equal(x, y)
+
+
+@pytest.mark.parametrize("spec", ["liars_dice", "dudo(4,2,1)", "dudo(4,1,2)"])
+def test_the_large_classes_in_blocks_give_each_class_s_values(spec, device, monkeypatch):
+    """torch's path (a GPU's; on the CPU where the compiled loop steps aside) takes the large
+    payoff classes a block at a time, one batched product a run of classes of one size
+    (`CLASS_BLOCK_ENTRIES`): the values of a product a class, bit for bit for one plan on the
+    CPU (each product's sums are its own), to rounding for a batch of plans and on CUDA."""
+    import tensorcfr.operators.public as public_operator
+    from tensorcfr.operators import dense_loop
+
+    monkeypatch.setattr(dense_loop, "LOOP_ENTRIES", 1 << 62)
+    cg = tensorcfr.compile(spec, form="public", device=device)
+    gen = torch.Generator().manual_seed(3)
+    blocked = cg.operator(torch.float64)
+    runs = [len(r) for _, r in blocked._class_blocks()]
+    monkeypatch.setattr(public_operator, "CLASS_BLOCK_ENTRIES", 0)  # a class a block: each its own product
+    alone = cg.operator(torch.float64)
+    assert len(alone._class_blocks()) == len(alone.weights) > len(runs) == 1 and runs[0] < len(alone.weights)
+    for b in (1, 3):
+        xs = [torch.rand(b, tp.num_sequences, dtype=torch.float64, generator=gen).to(device) for tp in cg.treeplexes]
+        for p in (0, 1):
+            got, want = blocked.cfv(p, xs[1 - p]), alone.cfv(p, xs[1 - p])
+            if b == 1 and device == "cpu":
+                assert torch.equal(got, want)
+            else:
+                assert torch.allclose(got, want, rtol=1e-14, atol=1e-15)

@@ -33,7 +33,7 @@ import torch
 from tensorcfr.forms import PayoffExtent
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.operators.cards import CardShowdown, class_totals
-from tensorcfr.operators.public import SMALL_CLASS, PublicPayoffOperator
+from tensorcfr.operators.public import CLASS_BLOCK_ENTRIES, SMALL_CLASS, PublicPayoffOperator
 from tensorcfr.spaces.public import PublicTreeplex
 
 
@@ -178,7 +178,9 @@ class PublicCompiledGame:
         return dataclasses.replace(self, terminal_seq=self.terminal_seq[:, lo:hi].clone(), class_offsets=offsets)
 
     def payoff_bytes(self, dtype: torch.dtype) -> int:
-        """The class matrices and the small classes' per-terminal ones, in `dtype`. A ranked game
+        """The class matrices and the small classes' per-terminal ones, in `dtype`, with the large
+        classes' matrices stacked again by runs and the rows and values of the largest block of
+        them that torch's path holds at once (`PublicPayoffOperator._class_blocks`). A ranked game
         keeps no matrix: its (a, b) per terminal and the float64 prefix sums over the types that
         an operator call holds at once (`operators.public._ranked_values`); a card game, its
         showdown's tables and a board's rows and sums (`operators.cards`)."""
@@ -195,8 +197,11 @@ class PublicCompiledGame:
             per_board = int(torch.bincount(sd.board.cpu(), weights=self.class_offsets.diff().cpu().double()).max())
             return tables + 4 * 8 * b * per_board * max(t0, t1)
         off = self.class_offsets.tolist()
-        small = sum(off[k + 1] - off[k] for k in range(len(off) - 1) if off[k + 1] - off[k] < SMALL_CLASS)
-        return e * b * t0 * t1 * (len(off) - 1 + small)
+        sizes = [off[k + 1] - off[k] for k in range(len(off) - 1)]
+        small = sum(n for n in sizes if n < SMALL_CLASS)
+        big = [n * max(t0, t1) for n in sizes if n >= SMALL_CLASS]  # entries of each large class
+        block = max([min(sum(big), CLASS_BLOCK_ENTRIES), *big]) if big else 0
+        return e * b * (t0 * t1 * (len(off) - 1 + small + len(big)) + 2 * block)
 
     def payoff_extent(self) -> PayoffExtent:
         """The payoff's magnitude (`forms.PayoffExtent`): each class's matrix counted once per

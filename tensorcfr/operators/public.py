@@ -27,6 +27,13 @@ if TYPE_CHECKING:
     from tensorcfr.forms.public import PublicCompiledGame
 
 SMALL_CLASS = 64  # payoff classes of fewer terminals share one batched product (per-terminal matrices)
+# entries (terminals x types) of the large classes taken in one block by torch's path: one gather
+# of the block's rows, one batched product for each run of classes of equal size, one write of
+# the values, where each class took three kernels (a GPU's path; the CPU's is `dense_loop`).
+# Dudo(4,2,2)'s 18 classes, 64 to 16,384 terminals, in pairs of equal size: 54 kernels a player
+# become 11. Past it a class takes its own block, as large classes did alone: the block's rows
+# and values are the temporaries, 8 MB each at float64 (counted in `payoff_bytes`)
+CLASS_BLOCK_ENTRIES = 1 << 20
 
 
 # entries of the largest array of a card kernel call, [rows, 52 (width + 1)] per-card prefix
@@ -233,17 +240,69 @@ class PublicPayoffOperator:
         b = max(x_other.shape[0], self.small_weights.shape[0])
         flat = x_other.new_zeros(b, sp.num_sequences)  # [B, S_p]
         out = sp.rows(flat)  # [B, M_p, T_p] view
-        for k, w in enumerate(self.weights):
-            rows = self._rows(x_other, src, self.seq[other][k])  # [B, n_k, T_o]
-            # player 0: rows @ W^T ([n, T1] x [T1, T0]); player 1: -(rows @ W) ([n, T0] x [T0, T1])
-            vals = torch.matmul(rows, w.transpose(1, 2) if player == 0 else w)
-            self._add(flat, out, self.seq[player][k], vals if player == 0 else vals.neg_(), self.distinct[player])
+        for seq, runs in self._class_blocks():
+            rows = self._rows(x_other, src, seq[other])  # [B, n, T_o]: the block's classes, one after another
+            if len(runs) == 1:  # one run of classes of one size (one class: a product as before)
+                _, g, size, w = runs[0]  # w [B, g, T0, T1]
+                r = rows if g == 1 else rows.unflatten(1, (g, size))
+                w = w[:, 0] if g == 1 else w
+                # player 0: rows @ W^T ([n, T1] x [T1, T0]); player 1: -(rows @ W) ([n, T0] x [T0, T1])
+                vals = torch.matmul(r, w.transpose(-1, -2) if player == 0 else w).flatten(1, -2 if g > 1 else 1)
+            else:
+                vals = rows.new_empty(max(rows.shape[0], runs[0][3].shape[0]), rows.shape[1], sp.types)  # [B, n, T_p]
+                for start, g, size, w in runs:  # g classes of `size` terminals: one batched product
+                    end = start + g * size
+                    torch.matmul(rows[:, start:end].unflatten(1, (g, size)), w.transpose(-1, -2) if player == 0 else w,
+                                 out=vals[:, start:end].unflatten(1, (g, size)))  # [B, g, size, T_p]
+            self._add(flat, out, seq[player], vals if player == 0 else vals.neg_(), self.distinct[player])
         if self.small_seq[0][0].numel():
             rows = self._rows(x_other, src, self.small_seq[other]).unsqueeze(-1)  # [B, Zs, T_o, 1]
             w = self.small_weights if player == 0 else self.small_weights.transpose(2, 3)  # [B, Zs, T_p, T_o]
             vals = torch.matmul(w, rows).squeeze(-1)  # [B, Zs, T_p]
             self._add(flat, out, self.small_seq[player], vals if player == 0 else vals.neg_(), self.distinct[player])
         return flat
+
+    def _class_blocks(self) -> list:
+        """The large classes in blocks of at most `CLASS_BLOCK_ENTRIES` entries (a class past it
+        alone), as torch's path takes them: per block, ((rows, empties) per player, as `seq`,
+        of its classes one after another) and its runs of classes of one size, (first terminal
+        in the block, g classes, terminals a class, [B, g, T0, T1] their matrices). Made once,
+        on the first call (before a CUDA graph records one: no host read inside a recording).
+
+        Example:
+            >>> import torch, tensorcfr
+            >>> op = tensorcfr.compile("liars_dice", form="public").operator(torch.float64)
+            >>> [[(start, g, size) for start, g, size, _ in runs] for _, runs in op._class_blocks()][0][:3]
+            [(0, 2, 64), (128, 2, 128), (384, 2, 256)]
+        """
+        got = self.steps.get("class_blocks")
+        if got is not None:
+            return got
+        types = max(sp.types for sp in self.spaces)
+        blocks, members = [], []
+        for k, (own, _) in enumerate(self.seq[0]):
+            if members and (sum(len(self.seq[0][j][0]) for j in members) + len(own)) * types > CLASS_BLOCK_ENTRIES:
+                blocks.append(members)
+                members = []
+            members.append(k)
+        if members:
+            blocks.append(members)
+        got = []
+        for ks in blocks:
+            sizes = [len(self.seq[0][k][0]) for k in ks]
+            starts = [sum(sizes[:i]) for i in range(len(ks))]
+            seq = tuple((torch.cat([self.seq[p][k][0] for k in ks]),
+                         torch.cat([self.seq[p][k][1] + s for k, s in zip(ks, starts)])) for p in (0, 1))
+            runs, i = [], 0
+            while i < len(ks):  # consecutive classes of one size
+                j = i
+                while j + 1 < len(ks) and sizes[j + 1] == sizes[i]:
+                    j += 1
+                runs.append((starts[i], j - i + 1, sizes[i], torch.stack([self.weights[k] for k in ks[i:j + 1]], 1)))
+                i = j + 1
+            got.append((seq, runs))
+        self.steps["class_blocks"] = got
+        return got
 
     def _card_steps(self, player: int, src: torch.Tensor, out: torch.Tensor) -> list:
         """Player `player`'s groups of a card game as the steps `cfv` takes on src [B_x, M_o, T_o]

@@ -168,7 +168,9 @@ class Solver:
         self.captured = None if capture == "none" else Captured(
             capture, self._iterate_in_place, self.config.scalars, batch=b, dtype=self.dtype, device=self.device,
             save=self.state_dict, restore=self.load_state_dict,
-            unroll=unroll(capture, self.device, self.game.payoff_entries), chain=self.config.updates == "alternating")
+            unroll=unroll(capture, self.device, self.game.payoff_entries,
+                          b * sum(tp.num_sequences for tp in self.game.treeplexes)),
+            chain=self.config.updates == "alternating")
 
     # the settings, as the spec holds them (`RunSpec`)
     config = property(lambda self: self.spec.config, doc="The resolved algorithm (a `Config`).")

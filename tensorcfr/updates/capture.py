@@ -44,7 +44,8 @@ COMPILE_GATHER_MAX = 1 << 15  # payoff nonzeros up to which capture="compile" fu
 # 30): measured on Kuhn's CFR+ (2 cores, 1 thread), 1, 2 and 3 iterations a call took 31, 21
 # and 17 us an iteration; 1 and 3 took 10 and 17 s to compile into an empty Inductor cache
 UNROLL, UNROLL_MAX = 3, 256
-# iterations a CUDA graph records for games up to GRAPH_UNROLL_MAX payoff nonzeros: run back to
+# iterations a CUDA graph records for games up to GRAPH_UNROLL_MAX payoff nonzeros and sequences
+# (times the batch's members; the public form's payoff is its classes' matrices): run back to
 # back, an iteration after the first does not make player 0's plan again (Leduc's CFR+: 2 of
 # its kernels, the plan's gather and product, where the plan is averaged in as it is made), and
 # a block's scalars are one copy. Not yet timed on a GPU (kernels counted on
@@ -70,20 +71,24 @@ def auto_capture(device: torch.device, need: int) -> str:
     return "cuda-graph" if GRAPH_HEADROOM * need <= torch.cuda.mem_get_info(device)[0] else "none"
 
 
-def unroll(capture: str, device: torch.device, nonzeros: int) -> int:
+def unroll(capture: str, device: torch.device, nonzeros: int, sequences: int = 0) -> int:
     """Iterations a captured call runs: `UNROLL` for a compiled iteration of a game with up to
     `UNROLL_MAX` payoff nonzeros on the CPU (its call costs twice its kernels), `GRAPH_UNROLL`
-    for a CUDA graph of a game with up to `GRAPH_UNROLL_MAX`, else 1.
+    for a CUDA graph of a game with up to `GRAPH_UNROLL_MAX` payoff nonzeros and `sequences`
+    (both players', times the members: a small game's, whose graphs' temporaries are small
+    beside each other), else 1.
 
     Example:
         >>> unroll("compile", torch.device("cpu"), 30), unroll("none", torch.device("cpu"), 30)
         (3, 1)
-        >>> unroll("cuda-graph", torch.device("cuda"), 5520)  # Leduc
+        >>> unroll("cuda-graph", torch.device("cuda"), 5520, 2186)  # Leduc
         4
+        >>> unroll("cuda-graph", torch.device("cuda"), 1800, 1310702)  # Dudo(4,2,2), public form
+        1
     """
     if capture == "compile" and device.type == "cpu" and nonzeros <= UNROLL_MAX:
         return UNROLL
-    if capture == "cuda-graph" and device.type == "cuda" and nonzeros <= GRAPH_UNROLL_MAX:
+    if capture == "cuda-graph" and device.type == "cuda" and max(nonzeros, sequences) <= GRAPH_UNROLL_MAX:
         return GRAPH_UNROLL
     return 1
 
