@@ -12,11 +12,12 @@
 # first must follow each other while it is warm (30 s). On 2026-11-27 (third session) the whole
 # suite ran in 406 s of a 484-s call. The code CUDA runs has changed since (late on 2026-11-27:
 # the path table's running products and values up the paths, CUDA graphs of 4 iterations with a
-# graph of one for the rest), so next: `SUITE_S=480 ... suite small` in a call of 600 s (the suite
-# as shipped; then whether Leduc's 42.75 kernels an iteration, counted on the CPU, run under
-# 100 us), then at once, while the machine is warm, `holdem rows memory determinism` in what is
-# left (the 1,000-board batch, the three ways of adding rows, the estimate on games never
-# measured, whether runs repeat bit for bit).
+# graph of one for the rest, the public form's payoff classes in blocks), so next:
+# `SUITE_S=480 ... suite small` in a call of 600 s (the suite as shipped; then whether Leduc's
+# 42.75 kernels an iteration, counted on the CPU, run under 100 us), then at once, while the
+# machine is warm, `profile holdem river` in what is left (Dudo(4,2,2)'s public iteration in 160
+# kernels instead of 265, the 1,000-board batch, the river spot compiled); `memory determinism
+# rows compiled` in a later session.
 #
 # Steps, in the order of the open issues' GPU items (seconds each, about):
 #   suite         the whole suite on CUDA with the default capture (SUITE_S, default 540: a call of its
