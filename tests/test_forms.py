@@ -656,7 +656,7 @@ def test_the_large_classes_in_blocks_give_each_class_s_values(spec, device, monk
     from tensorcfr.operators import dense_loop
 
     monkeypatch.setattr(dense_loop, "LOOP_ENTRIES", 1 << 62)
-    cg = tensorcfr.compile(spec, form="public", device=device)
+    cg = tensorcfr.compile(spec, form="public").to(device)
     gen = torch.Generator().manual_seed(3)
     blocked = cg.operator(torch.float64)
     runs = [len(r) for _, r in blocked._class_blocks()]

@@ -279,12 +279,13 @@ class PublicPayoffOperator:
         if got is not None:
             return got
         types = max(sp.types for sp in self.spaces)
-        blocks, members = [], []
+        blocks, members, entries = [], [], 0
         for k, (own, _) in enumerate(self.seq[0]):
-            if members and (sum(len(self.seq[0][j][0]) for j in members) + len(own)) * types > CLASS_BLOCK_ENTRIES:
+            if members and entries + len(own) * types > CLASS_BLOCK_ENTRIES:
                 blocks.append(members)
-                members = []
+                members, entries = [], 0
             members.append(k)
+            entries += len(own) * types
         if members:
             blocks.append(members)
         got = []
