@@ -197,6 +197,13 @@ def test_static_iteration_never_waits_for_the_device(game, algo, device):
     with HostTraffic() as seen:
         solver.captured.run(sc)
     assert seen.found == []
+    # and a block of iterations back to back, as a small game's CUDA graph records them
+    solver.captured.unroll = tensorcfr.updates.capture.GRAPH_UNROLL
+    solver.captured.buffers = None  # (the scalars' buffer made again, for a block)
+    views = solver.captured._write(4, solver.captured.unroll)
+    with HostTraffic() as seen:
+        solver.captured._block(views)
+    assert seen.found == []
 
 
 @pytest.mark.parametrize("game,algo", CASES)

@@ -119,7 +119,8 @@ def test_the_default_capture_records_every_game(game, form):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         s = tensorcfr.Solver(tensorcfr.compile(game, form=form), "cfr+", device="cuda")
-        s.step(3)
+        s.step(3)  # an unrecorded iteration, then a graph of one
+        s.step(s.captured.unroll)  # and of a block of them, back to back (`capture.GRAPH_UNROLL`)
     assert not [str(w.message) for w in caught if "capture failed" in str(w.message)]
     assert s.describe()["capture"] == "cuda-graph"
 
@@ -136,6 +137,7 @@ def test_every_rule_records_its_iteration(algo, form):
         warnings.simplefilter("always")
         s = tensorcfr.Solver(tensorcfr.compile("liars_dice(numdice=2,faces=2)", form=form), algo, device="cuda")
         s.step(3)
+        s.step(s.captured.unroll)
     assert not [str(w.message) for w in caught if "capture failed" in str(w.message)]
     assert s.describe()["capture"] == "cuda-graph"
 
@@ -197,16 +199,18 @@ def test_a_dead_graph_is_not_collected_inside_a_recording():
         s = tensorcfr.Solver("kuhn", "cfr+", device="cuda")
         inner = s.captured.run
 
-        def run(sc):
+        def run(sc, *chained):  # (a block's iterations pass the next one's scalars: `Captured.chain`)
             junk = [[i] for i in range(100_000)]  # (automatic collections, were the collector on)
             del junk
-            inner(sc)
+            return inner(sc, *chained)
         s.captured.run = run
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            s.step(3)
+            s.step(3)  # one unrecorded, then a graph of one iteration (Kuhn's block has 4: `GRAPH_UNROLL`)
+            s.step(2 * s.captured.unroll)  # and a block's graph
         assert not [str(w.message) for w in caught if "capture failed" in str(w.message)]
-        assert s.describe()["capture"] == "cuda-graph" and s.captured.graph is not None
+        assert s.describe()["capture"] == "cuda-graph"
+        assert s.captured.rest_graph is not None and s.captured.graph is not None
     finally:
         (gc.enable if was else gc.disable)()
 
