@@ -56,6 +56,16 @@ def assert_same_trajectory(eager, other, device, rounding=False):
             assert same(x, y, device, rounding=rounding), f"iteration {t}"
 
 
+def block_steps(eager, solver, device, rounding=False, requests=(1, 3, 4, 2, 6, 5, 8, 1, 12)):
+    """Requests of every length, so that whole blocks and rests come in every order: the two
+    solvers' states equal after each."""
+    for n in requests:
+        eager.step(n)
+        solver.step(n)
+        assert solver.iteration == eager.iteration
+        assert_same_trajectory([snapshot(eager)], [snapshot(solver)], device, rounding=rounding)
+
+
 @pytest.mark.parametrize("game,algo", CASES)
 def test_static_form_equals_eager(game, algo, device):
     cg = tensorcfr.compile(game)
@@ -97,11 +107,7 @@ def test_compiled_blocks_of_iterations_equal_eager():
         warnings.simplefilter("error", RuntimeWarning)
         solver = tensorcfr.Solver(cg, "dcfr", device="cpu", capture="compile")
         assert solver.captured.unroll == tensorcfr.updates.capture.UNROLL > 1
-        for n in (1, 3, 4, 2, 6, 5, 300):  # rests and blocks in every order
-            eager.step(n)
-            solver.step(n)
-            assert solver.iteration == eager.iteration
-            assert_same_trajectory([snapshot(eager)], [snapshot(solver)], "cpu", rounding=True)
+        block_steps(eager, solver, "cpu", rounding=True, requests=(1, 3, 4, 2, 6, 5, 300))
     assert solver.captured.compiled is not None and solver.capture == "compile"
 
 
@@ -262,16 +268,6 @@ def test_capture_options_are_checked():
         tensorcfr.Solver("kuhn", capture="graph", device="cpu")
     with pytest.raises(tensorcfr.TensorCFRError, match="needs a CUDA device"):
         tensorcfr.Solver("kuhn", capture="cuda-graph", device="cpu")
-
-
-def block_steps(eager, solver, device, rounding=False):
-    """Requests of every length, so that whole blocks and rests come in every order: the two
-    solvers' states equal after each."""
-    for n in (1, 3, 4, 2, 6, 5, 8, 1, 12):
-        eager.step(n)
-        solver.step(n)
-        assert solver.iteration == eager.iteration
-        assert_same_trajectory([snapshot(eager)], [snapshot(solver)], device, rounding=rounding)
 
 
 @pytest.mark.parametrize("game,algo", CASES)

@@ -499,7 +499,8 @@ def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None, 
         segments.add(q, into, c.view(batch, -1))
         return q, segment_sum(tp, sigma * q)
     if sigma is not None and _launch_bound(tp, q):
-        # launch-bound (a small game on a GPU, a sampled part of one too: the same grouping): each
+        # launch-bound (a small game on a GPU of 3 levels or fewer, the regret's values with `root`
+        # True, a sampled part of any: parts take no path table): each
         # sequence's weighted value straight into its infoset's parent, one add a level where the
         # loop takes two, and the infosets' values after, all at once: 2L + 3 kernels against
         # 3L + 1 (Leduc: 9 against 12 with `root` False). The same sums grouped otherwise: equal
