@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A GPU session's checks, prepared so that a few calls of a lent machine cover the open GPU work
-# (docs/tutorials/gpu.md). The GPU image has torch, CuPy, scipy, tensorboard, threadpoolctl and
-# pytest; it lacks the packages below, which travel as wheels for its Python 3.12 (34 MB).
+# (docs/tutorials/gpu.md; what each session measured: docs/results/gpu.md). The GPU image has
+# torch, CuPy, scipy, tensorboard, threadpoolctl and pytest; it lacks the packages below, which
+# travel as wheels for its Python 3.12 (34 MB).
 #
 # Here, once:    bash experiments/gpu_session.sh wheels      # -> .whl/ (git-ignored: carry it)
 # There, a call: bash experiments/gpu_session.sh STEP ...     # carry [".whl"]; logs under $OUT

@@ -25,7 +25,7 @@ def test_the_docs_have_their_pages():
     for page in ("index.md", "getting-started.md", "guide.md", "concepts.md", "changelog.md", "reference/cli.md",
                  "reference/api.md", "tutorials/compare.md", "tutorials/custom-game.md", "tutorials/update-rule.md",
                  "tutorials/monte-carlo.md", "tutorials/long-runs.md", "tutorials/gpu.md", "tutorials/interop.md",
-                 "tutorials/holdem.md", "tutorials/thesis.md", "results/benchmark.md", "results/peers.md"):
+                 "tutorials/holdem.md", "tutorials/thesis.md", "results/benchmark.md", "results/peers.md", "results/gpu.md"):
         assert page in names, page
 
 
