@@ -14,8 +14,8 @@ deterministic segment sums (`segments.wanted` asks for a CUDA tensor) and the re
 graph (`test_capture.py` and `test_paths.py` emulate those).
 
 The tests of the compiled loops and of the CPU's own layout assert what this plugin turns off;
-they are skipped here (`CPU_ONLY`). On 2026-11-28 (commit 07657d9, 2 cores, 11 minutes) every
-other test passed: 31 were the ones now skipped.
+they are skipped here (`CPU_ONLY`). On 2026-11-28 (the code of 07657d9, 2 cores) 1,838 tests
+passed and 878 were skipped, in 9.5 minutes; without the skips those 31 failed, and no other.
 """
 
 import os
