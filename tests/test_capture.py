@@ -111,6 +111,24 @@ def test_compiled_blocks_of_iterations_equal_eager():
     assert solver.captured.compiled is not None and solver.capture == "compile"
 
 
+@pytest.mark.parametrize("game", ["kuhn", "leduc"])
+def test_a_compiled_block_is_traced_once(game, monkeypatch):
+    """Before the trace, a block runs eagerly and is undone, so that what an iteration builds on
+    its first call and keeps (the public form's blocks of payoff classes) exists already: traced,
+    its building left a guard on its absence, and the next call compiled the whole block again
+    (public Dudo(4,2,2): 33 s, then 15 s more). A recompile is an error here; the iterations
+    equal eager ones."""
+    needs_compiler("cpu")
+    monkeypatch.setattr(torch._dynamo.config, "error_on_recompile", True)
+    cg = tensorcfr.compile(game, form="public")
+    eager = tensorcfr.Solver(cg, "cfr+", device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        solver = tensorcfr.Solver(cg, "cfr+", device="cpu", capture="compile")
+        block_steps(eager, solver, "cpu", rounding=True, requests=(solver.captured.unroll,) * 4)
+    assert solver.captured.compiled is not None and solver.capture == "compile"
+
+
 def test_compiled_iterations_around_a_sparse_operator_equal_eager(monkeypatch, device):
     """Past COMPILE_GATHER_MAX nonzeros the payoff operator stays a sparse matrix, which the
     compiled iteration calls between its compiled parts."""
