@@ -25,6 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import tensorcfr
 from exact import same
+from tensorcfr.operators import dense_loop
 
 CASES = [  # (game, algorithm): every preset, schedules with a delay, batches of settings and of games
     ("kuhn", "cfr"), ("kuhn", "cfr+(delay=3)"), ("leduc", "dcfr"), ("random(seed=7)", "lcfr"),
@@ -111,15 +112,19 @@ def test_compiled_blocks_of_iterations_equal_eager():
     assert solver.captured.compiled is not None and solver.capture == "compile"
 
 
-@pytest.mark.parametrize("game", ["kuhn", "leduc"])
-def test_a_compiled_block_is_traced_once(game, monkeypatch):
-    """Before the trace, a block runs eagerly and is undone, so that what an iteration builds on
-    its first call and keeps (the public form's blocks of payoff classes) exists already: traced,
-    its building left a guard on its absence, and the next call compiled the whole block again
-    (public Dudo(4,2,2): 33 s, then 15 s more). A recompile is an error here; the iterations
-    equal eager ones."""
+@pytest.mark.parametrize("game,loop", [("kuhn", False), ("leduc", False), ("liars_dice(faces=4)", True)])
+def test_a_compiled_block_is_traced_once(game, loop, monkeypatch):
+    """Before the trace, a block runs by the passes the trace takes and is undone, so that what
+    an iteration builds on its first call and keeps (the public form's blocks of payoff classes)
+    exists already: traced, its building left a guard on its absence, and the next call compiled
+    the whole block again (public Dudo(4,2,2): 38 s, then 14 s more). `loop`: the payoff's
+    compiled C loop serves eager iterations (it does on Dudo(4,2,2)), so an eager block would
+    not build the blocks the trace reads. A recompile is an error here; the iterations equal
+    eager ones."""
     needs_compiler("cpu")
     monkeypatch.setattr(torch._dynamo.config, "error_on_recompile", True)
+    if loop:
+        monkeypatch.setattr(dense_loop, "LOOP_ENTRIES", 0)
     cg = tensorcfr.compile(game, form="public")
     eager = tensorcfr.Solver(cg, "cfr+", device="cpu")
     with warnings.catch_warnings():

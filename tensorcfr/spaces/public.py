@@ -175,8 +175,11 @@ def _single(x: torch.Tensor) -> bool:
 
 def _by_matrix(out: torch.Tensor, values: torch.Tensor) -> bool:
     """Whether `add_rows` sums by a sparse product: one member on `MATRIX_DEVICES`, float32 or
-    float64, out's rows contiguous (addmm writes into them), at least `MATRIX_ENTRIES` values."""
-    return values.shape[0] == 1 and values.dtype == out.dtype and _matrix_shape(out, values.shape[1], values.shape[-1])
+    float64, out's rows contiguous (addmm writes into them), at least `MATRIX_ENTRIES` values; not
+    inside torch.compile, which fuses the scatter-add itself (the product's set-up reads the index
+    on the host: a graph break a level, and a recompile for each level's shape)."""
+    return (values.shape[0] == 1 and values.dtype == out.dtype and not torch.compiler.is_compiling()
+            and _matrix_shape(out, values.shape[1], values.shape[-1]))
 
 
 def _matrix_shape(out: torch.Tensor, n: int, width: int) -> bool:

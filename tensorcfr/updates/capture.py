@@ -34,6 +34,7 @@ import warnings
 from typing import Callable
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.updates.rules import Scalars
@@ -118,6 +119,22 @@ def _own_code(fn: Callable) -> Callable:
     if isinstance(fn, types.MethodType):
         return types.MethodType(_own_code(fn.__func__), fn.__self__)
     return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+class _AsTraced(TorchDispatchMode):
+    """A dispatch mode that changes nothing but `native.traced()`, which holds under it: the
+    code takes the passes a trace takes (torch's, the compiled C loops stepping aside), and
+    builds what they keep, eagerly.
+
+    Example:
+        >>> from tensorcfr.spaces import native
+        >>> with _AsTraced():
+        ...     native.traced(), torch.ones(2).add(1).tolist()
+        (True, [2.0, 2.0])
+    """
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
 
 
 @contextlib.contextmanager
@@ -266,11 +283,13 @@ class Captured:
         restores the state and goes on in the static form."""
         own = _own_code(self._block)
         before = self.save()
-        # the block run eagerly and undone first: what an iteration builds on its first call and
-        # keeps (the public form's blocks of payoff classes, index layouts) is then built outside
-        # the trace, which would guard on its absence and compile the whole block again at the
-        # next call (public Dudo(4,2,2) on 2 cores, Inductor's cache cold: 33 s, then 15 s more)
-        self._block(views)
+        # the block run first by torch's passes, as the trace takes them (`_AsTraced`), and
+        # undone: what an iteration builds on its first call and keeps (the public form's blocks
+        # of payoff classes) is then built outside the trace, which would guard on its absence
+        # and compile the whole block again at the next call (public Dudo(4,2,2), a GPU's passes
+        # on 2 cores, Inductor's cache cold: 38 s, then 14 s more)
+        with _AsTraced():
+            self._block(views)
         self.restore(before)
         # Inductor's vectorised CPU code generation fails on some scatter-adds (an assertion in
         # torch 2.13, e.g. a [2, 3] -> [2, 1] index_add_ of FTRL with two settings); scalar
