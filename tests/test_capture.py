@@ -122,6 +122,7 @@ def test_a_compiled_block_is_traced_once(game, loop, monkeypatch):
     not build the blocks the trace reads. A recompile is an error here; the iterations equal
     eager ones."""
     needs_compiler("cpu")
+    torch._dynamo.reset()  # (frames an earlier test compiled in this process do not count here)
     monkeypatch.setattr(torch._dynamo.config, "error_on_recompile", True)
     if loop:
         monkeypatch.setattr(dense_loop, "LOOP_ENTRIES", 0)
