@@ -34,7 +34,7 @@
 #                 level loop, by default and deterministic: the under-100-us target and PATH_ENTRIES (90)
 #   river         the hold'em river spot (public form, CFR+, float32) timed and its kernels counted: the
 #                 masked normalize and the merged showdown gathers, against the CPU's 0.33 ms of 2026-11-26;
-#                 compiled too (its 146 kernels as a graph took 0.368 ms on an H100: fused, fewer?) (150)
+#                 compiled too (as a graph: 0.368 ms, 143 kernels, on an H100 on 2026-11-27: fused, fewer?) (150)
 #   determinism   --deterministic's cost against the default, and whether runs repeat (150)
 #   holdem        1,000 river spots on boards of their own in one batch, end to end (200)
 #   cards         royal Rhode Island and the turn spot with stacked card groups (100)

@@ -6,9 +6,9 @@ number in the code only a GPU runs before a lent GPU's minutes are spent on it:
 Where the library picks a pass by device type, the CPU is given the GPU's: the treeplex's path
 table (`treeplex.PATH_DEVICES`, the compiled walks' threshold out of reach), the public form's
 masked normalize (`public.MASK_DEVICES`), the broadcast scatter-add of its rows
-(`public.ROWS_DEVICES` and `MATRIX_DEVICES` emptied), its stacked card groups
-(`operators.public.STACK_DEVICES`) and the card kernels' untransposed layout
-(`cards.TRANSPOSED_DEVICES`). `TENSORCFR_FUSE=0` turns off the compiled C loops, which a GPU never
+(`public.ROWS_DEVICES` and `MATRIX_DEVICES` emptied), its stacked card groups and the card
+kernels' untransposed layout (the last three as `experiments/gpu_profile.py`'s `as_on_a_gpu`
+gives them). `TENSORCFR_FUSE=0` turns off the compiled C loops, which a GPU never
 runs, so torch's passes serve. What it cannot stand in for: CUDA's atomics (their order) and the
 recording of a graph (`test_capture.py` and `test_paths.py` emulate it). The deterministic
 segment sums, which a GPU takes under `--deterministic`, serve everywhere with
@@ -23,6 +23,7 @@ those 7 failed, and no other).
 """
 
 import os
+import sys
 
 import pytest
 
@@ -49,22 +50,26 @@ DEFAULT_SUMS_ONLY = (
     "test_forms.py::test_blocks_of_levels_change_nothing",
     "test_forms.py::test_row_sums_and_copies_equal_a_loop[1-",
 )
+_ON_A_GPU = None  # the entered `gpu_profile.as_on_a_gpu`
 
 
 def pytest_configure(config):
     if os.environ.get("TENSORCFR_FUSE", "1") != "0":
         raise pytest.UsageError("gpu_passes: set TENSORCFR_FUSE=0 as well (the compiled C loops, which a GPU "
                                 "never runs, would serve in place of torch's passes)")
-    from tensorcfr.operators import cards
-    from tensorcfr.operators import public as public_operator
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "experiments"))
+    import gpu_profile
     from tensorcfr.spaces import public, treeplex
 
+    # the masked normalize, stacked card groups and the untransposed card layout, as the profile
+    # counts a GPU's operators: entered for the whole session, and kept (a context manager
+    # collected as garbage would close, and put the CPU's passes back)
+    global _ON_A_GPU
+    _ON_A_GPU = gpu_profile.as_on_a_gpu("cpu")
+    _ON_A_GPU.__enter__()
     treeplex.PATH_DEVICES = (*treeplex.PATH_DEVICES, "cpu")
     treeplex.WALK_SEQUENCES = 1 << 62
-    public.MASK_DEVICES = (*public.MASK_DEVICES, "cpu")
-    public.ROWS_DEVICES = public.MATRIX_DEVICES = ()
-    public_operator.STACK_DEVICES = (*public_operator.STACK_DEVICES, "cpu")
-    cards.TRANSPOSED_DEVICES = tuple(d for d in cards.TRANSPOSED_DEVICES if d != "cpu")
+    public.ROWS_DEVICES = public.MATRIX_DEVICES = ()  # the broadcast scatter-add of a GPU's rows
     if os.environ.get("GPU_PASSES_SEGMENTS") == "1":
         from tensorcfr.spaces import segments
 

@@ -171,7 +171,6 @@ def test_the_public_forms_masked_normalize_is_its_arithmetic_bit_for_bit(spec, m
         assert bool((want[:, 1:] == uniform).any())  # (some infosets did play uniformly)
 
 
-
 @pytest.mark.parametrize("spec,algo", [("leduc", "cfr+"), ("random(seed=11,min_depth=7,max_depth=9)", "dcfr")])
 @pytest.mark.parametrize("sums", ["never", "always"])
 def test_a_launch_bound_iteration_reads_nothing_back_to_the_host(spec, algo, sums, tables, monkeypatch):
