@@ -47,12 +47,6 @@ _SOURCE = ROWS_C + r"""
 #include <omp.h>
 #define DESC 22  /* the integers of an entry of desc: `_DESC` */
 #define P64(x) ((const int64_t*)(intptr_t)(x))
-/* [lo, hi): the calling thread's share of n (as a static schedule cuts it) */
-#define CHUNK(n, lo, hi) do { int nth_ = omp_get_num_threads(), me_ = omp_get_thread_num();         \
-    lo = (n) * me_ / nth_; hi = (n) * (me_ + 1) / nth_; } while (0)
-/* the cache lines of p[lo, hi) asked for ahead of their loads */
-#define PREFETCH(p, lo, hi) for (int64_t q_ = (lo); q_ < (hi); q_ += 64 / (int64_t)sizeof(*(p))) \
-    __builtin_prefetch((p) + q_)
 
 /* One group's values added (or written, put) into out [M_p, Tp] at own_rows [N + n_r]:
    y [To + 1, N] = the other's rows src[other_rows] [N, To] times its factors `other` [To],
@@ -60,34 +54,27 @@ _SOURCE = ROWS_C + r"""
    [52 w]) for showdowns (ranked), or per card (lists) and in all for folds; then per own hand t
    (the rows idx [., Tp] of `CardKernel.fused_index`) free and margin, v = free a + b margin
    (folds: free a) per terminal n, times own[t]; the riders r: free at column at[r] times a_r[r],
-   times own[t], kept in z [Tp, N + n_r] and then added into the own rows a row at a time. Every
-   operation as `cards.card_values`' torch path orders it.
+   times own[t]. Every operation as `cards.card_values`' torch path orders it.
 
    NAME##_body is what every thread of the caller's parallel region runs for a group (orphaned
-   work-sharing): y, prefix, cards and z are shared scratch at least of the group's sizes, acc
-   [N] and fb [2 N] the thread's own; a thread without them (no memory) skips its share and sets
-   *failed. Each step ends in a barrier, so the next group starts once this one's values are in
-   and may reuse the scratch: the groups add in their order, and every number is the one a call
-   a group gives. */
+   work-sharing): y, prefix and cards are shared scratch at least of the group's sizes, acc [N]
+   and fb [2 N] the thread's own; a thread without them (no memory) skips its share and sets
+   *failed. Each work-sharing loop ends in its barrier, so the next group starts once this one's
+   values are in and may reuse the scratch: the groups add in their order, and every number is
+   the one a call a group gives. */
 #define GROUP(NAME, SCAN_, T)                                                                  \
 static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int64_t N,        \
          const T* other, const int64_t* order, const int64_t* lists, int64_t w, int k,          \
          int ranked, const int64_t* idx, int64_t n_idx, int64_t Tp, const T* a, const T* b,     \
          const T* own, const int64_t* at, const T* a_r, int64_t n_r, T* out,                    \
-         const int64_t* own_rows, int put, T* y, T* prefix, T* cards, T* z, double* acc,       \
-         T* fb, int* failed) {                                                                 \
-    {   /* a thread's columns [t0, t1) of the other's rows, a row at a time: the loads stream  \
-           along a row, the rows two ahead prefetched (a column at a time over N rows, every    \
-           load of a column's first entries missed the caches: a fifth of a flop spot's call) */\
-        int64_t t0, t1;                                                                       \
-        CHUNK(To, t0, t1);                                                                    \
-        for (int64_t n = 0; n < N; n++) {                                                     \
-            if (n + 2 < N) PREFETCH(src + other_rows[n + 2] * To, t0, t1);                    \
-            const T* s = src + other_rows[n] * To;                                            \
-            for (int64_t t = t0; t < t1; t++) y[t * N + n] = s[t] * other[t];                 \
-        }                                                                                     \
+         const int64_t* own_rows, int put, T* y, T* prefix, T* cards, double* acc, T* fb,       \
+         int* failed) {                                                                        \
+    _Pragma("omp for schedule(static)")                                                       \
+    for (int64_t t = 0; t < To; t++) {                                                        \
+        T f = other[t];                                                                       \
+        T* yt = y + t * N;                                                                    \
+        for (int64_t n = 0; n < N; n++) yt[n] = src[other_rows[n] * To + t] * f;              \
     }                                                                                         \
-    _Pragma("omp barrier")                                                                    \
     _Pragma("omp single")                                                                     \
     for (int64_t n = 0; n < N; n++) y[To * N + n] = 0;                                        \
     /* the scans, a table (the prefix by strength, a card's) a thread at a time: whole        \
@@ -113,9 +100,8 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
         }                                                                                     \
     }                                                                                         \
     T* vb = fb ? fb + N : fb;                                                                 \
-    int64_t u0, u1, J = N + n_r;                                                              \
-    CHUNK(Tp, u0, u1);                                                                        \
-    for (int64_t t = u0; t < u1; t++) {                                                       \
+    _Pragma("omp for schedule(static)")                                                       \
+    for (int64_t t = 0; t < Tp; t++) {                                                        \
         if (!fb) continue;                                                                    \
         if (ranked) {                                                                         \
             const T* total = prefix + To * N;                                                 \
@@ -163,22 +149,24 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
             }                                                                                 \
         }                                                                                     \
         T o = own[t];                                                                         \
-        T* zt = z + t * J;  /* [Tp, N + n_r]: the values, the terminals' then the riders' */  \
-        for (int64_t n = 0; n < N; n++) zt[n] = vb[n] * o;                                    \
-        for (int64_t r = 0; r < n_r; r++) {                                                   \
-            T v = fb[at[r]] * a_r[r];                                                         \
-            zt[N + r] = v * o;                                                                \
+        if (put) {                                                                            \
+            for (int64_t n = 0; n < N; n++) out[own_rows[n] * Tp + t] = vb[n] * o;            \
+            for (int64_t r = 0; r < n_r; r++) {                                               \
+                T v = fb[at[r]] * a_r[r];                                                     \
+                out[own_rows[N + r] * Tp + t] = v * o;                                        \
+            }                                                                                 \
+        } else {                                                                              \
+            for (int64_t n = 0; n < N; n++) {                                                 \
+                T v = vb[n] * o;                                                              \
+                out[own_rows[n] * Tp + t] += v;                                               \
+            }                                                                                 \
+            for (int64_t r = 0; r < n_r; r++) {                                               \
+                T v = fb[at[r]] * a_r[r];                                                     \
+                v = v * o;                                                                    \
+                out[own_rows[N + r] * Tp + t] += v;                                           \
+            }                                                                                 \
         }                                                                                     \
     }                                                                                         \
-    /* into the own rows a row at a time, the thread's columns (streamed, as the loads above), \
-       each (row, column) given its values in the order a column at a time gave them */       \
-    for (int64_t j = 0; j < J && fb; j++) {                                                   \
-        if (j + 2 < J) PREFETCH(out + own_rows[j + 2] * Tp, u0, u1);                          \
-        T* row = out + own_rows[j] * Tp;                                                      \
-        if (put) for (int64_t t = u0; t < u1; t++) row[t] = z[t * J + j];                     \
-        else for (int64_t t = u0; t < u1; t++) row[t] += z[t * J + j];                        \
-    }                                                                                         \
-    _Pragma("omp barrier")                                                                    \
     if (!fb) *failed = 1;                                                                     \
 }                                                                                             \
 /* E entries (a group, or a batch member's share of one) one after the other in one parallel  \
@@ -189,7 +177,7 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
 int NAME(const T* src, int64_t src_stride, T* out, int64_t out_stride, const int64_t* desc,      \
          int64_t E, int threads) {                                                            \
     typedef const T* CT;                                                                       \
-    int64_t ys = 1, ps = 1, cs = 1, ns = 1, zs = 1;                                            \
+    int64_t ys = 1, ps = 1, cs = 1, ns = 1;                                                    \
     for (int64_t e = 0; e < E; e++) {                                                          \
         const int64_t* d = desc + e * DESC;                                                    \
         int64_t To = d[1], N = d[3], w = d[7], ranked = d[9];                                  \
@@ -197,13 +185,11 @@ int NAME(const T* src, int64_t src_stride, T* out, int64_t out_stride, const int
         if ((ranked ? To + 1 : 1) * N > ps) ps = (ranked ? To + 1 : 1) * N;                    \
         if ((ranked ? 52 * w : 52) * N > cs) cs = (ranked ? 52 * w : 52) * N;                  \
         if (N > ns) ns = N;                                                                    \
-        if (d[12] * (N + d[18]) > zs) zs = d[12] * (N + d[18]);                                \
     }                                                                                         \
     T* y = (T*)malloc(sizeof(T) * (size_t)ys);                                                 \
     T* prefix = (T*)malloc(sizeof(T) * (size_t)ps);                                            \
     T* cards = (T*)malloc(sizeof(T) * (size_t)cs);                                             \
-    T* z = (T*)malloc(sizeof(T) * (size_t)zs);                                                 \
-    int failed = !y || !prefix || !cards || !z;                                                \
+    int failed = !y || !prefix || !cards;                                                      \
     if (!failed) {                                                                             \
         _Pragma("omp parallel num_threads(threads)")                                           \
         {                                                                                     \
@@ -216,12 +202,12 @@ int NAME(const T* src, int64_t src_stride, T* out, int64_t out_stride, const int
                             d[11], d[12], (CT)(intptr_t)d[13], (CT)(intptr_t)d[14],             \
                             (CT)(intptr_t)d[15], P64(d[16]), (CT)(intptr_t)d[17], d[18],        \
                             out + d[19] * out_stride, P64(d[20]), (int)d[21], y, prefix, cards, \
-                            z, acc, fb, &failed);                                              \
+                            acc, fb, &failed);                                                 \
             }                                                                                 \
             free(acc); free(fb);                                                               \
         }                                                                                     \
     }                                                                                         \
-    free(y); free(prefix); free(cards); free(z);                                               \
+    free(y); free(prefix); free(cards);                                                        \
     return failed;                                                                            \
 }
 GROUP(group_f32, scan_rows_f32, float)
