@@ -207,20 +207,10 @@ def evaluate_plans(cg: CompiledGame, x: torch.Tensor, y: torch.Tensor, op: Payof
     """
     op = op or cg.operator(x.dtype)
     g = op.cfv(0, y)  # [B, S_0]
-    w = cg.treeplexes[0].sequence_weights(x.dtype)  # (a public form dealing one card a class: its twins' share)
-    value = _dot(x if w is None else x * w, g)
+    value = cg.treeplexes[0].weighted_dot(x, g)  # (a public form dealing one card a class: its twins' share)
     br0 = cg.treeplexes[0].bottom_up(g, inplace=True)[0][:, 0].clone()
     del g
     br1 = best_response_value(cg, 1, x, op)
     nash_conv = br0 + br1
     return Evaluation((br0, br1), nash_conv, nash_conv / 2, value)
 
-
-DOT_CHUNK = 1 << 22
-
-
-def _dot(x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
-    """sum_s x[b, s] g[b, s] [B], a chunk of columns at a time (no [B, S] product in memory;
-    within a chunk torch's own summation, accurate at float32 too)."""
-    total = sum((x[:, k:k + DOT_CHUNK] * g[:, k:k + DOT_CHUNK]).sum(1) for k in range(0, g.shape[1], DOT_CHUNK))
-    return total.expand(max(x.shape[0], g.shape[0])).clone()

@@ -111,6 +111,26 @@ def test_every_iteration_is_the_full_trees(spec, algo):
         assert twins > 0
 
 
+@pytest.mark.parametrize("spec", list(ISO.values()), ids=list(ISO))
+def test_the_weighted_dot_is_the_dot_with_the_sequence_weights(spec, monkeypatch):
+    """The game value's sum (`weighted_dot`, a block of rows at a time from each row's weight)
+    equals the plain sum of x times the [1, S] weights times g, with blocks of one row and of
+    all rows, and each row's weight is its sequences'."""
+    import tensorcfr.spaces.public as public
+
+    tp = _compiled(spec).treeplexes[0]
+    w, rows = tp.sequence_weights(torch.float64), tp.row_weights(torch.float64)
+    assert rows is not None and rows.max() > 1  # some sequence stands for twins
+    assert torch.equal(w[0, 0], rows[0]) and torch.equal(tp.rows(w)[0], rows[1:, None].expand(-1, tp.types))
+    gen = torch.Generator().manual_seed(7)
+    x, g = (torch.rand(2, tp.num_sequences, generator=gen, dtype=torch.float64) for _ in range(2))
+    want = (x * w * g).sum(1)
+    for chunk in (tp.types, public.DOT_CHUNK):
+        monkeypatch.setattr(public, "DOT_CHUNK", chunk)
+        assert torch.allclose(tp.weighted_dot(x, g), want, rtol=1e-13, atol=0)
+        assert torch.allclose(tp.weighted_dot(x[:1], g), (x[:1] * w * g).sum(1), rtol=1e-13, atol=0)
+
+
 def test_a_range_that_tells_suits_apart_keeps_every_card():
     spec = ISO["turn"].replace("ranks=AKQJT", "ranks=AKQJT, range0='AcKc,AsKs:0.5,QQ,JJ'")
     assert not games.make(spec).swaps  # clubs and spades differ in player 0's range

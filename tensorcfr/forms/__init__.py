@@ -106,6 +106,10 @@ class DecisionSpace(Protocol):
         """[1, S]: how many sequences of the game each stands for, where the space deals one
         card of each class of symmetric ones (hold'em's suit isomorphism); None: one each."""
 
+    def weighted_dot(self, x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+        """[B]: the sum over sequences of x [B, S] times g [B, S] times `sequence_weights`,
+        without a [B, S] temporary (a game value: x a plan, g its counterfactual values)."""
+
     def infosets(self):
         """(index, key, action names) of every infoset."""
 

@@ -25,7 +25,7 @@ import torch
 
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.spaces import fused, public_loop, segments
-from tensorcfr.spaces.treeplex import WEIGHTS
+from tensorcfr.spaces.treeplex import DOT_CHUNK, WEIGHTS, chunked_dot
 
 
 
@@ -328,7 +328,7 @@ class PublicTreeplex:
         object.__setattr__(self, "blocks", tuple(blocks))
         object.__setattr__(self, "_live_masks", {})
         object.__setattr__(self, "_uniform", {})
-        object.__setattr__(self, "_weights", {})  # `sequence_weights` by dtype
+        object.__setattr__(self, "_weights", {})  # `row_weights` by dtype
 
     # -- sizes and names ------------------------------------------------------------------------
     @property
@@ -530,6 +530,23 @@ class PublicTreeplex:
             >>> tensorcfr.compile("kuhn", form="public").treeplexes[0].sequence_weights(torch.float64) is None
             True
         """
+        seq = self.row_weights(dtype)
+        if seq is None:
+            return None
+        out = seq.new_empty(1, self.num_sequences)  # (made at each call, not kept: 305 MB on a flop spot)
+        out[0, 0] = seq[0]
+        self.rows(out)[0] = seq[1:, None]
+        return out
+
+    def row_weights(self, dtype: torch.dtype) -> torch.Tensor | None:
+        """[1 + M]: `sequence_weights` a public sequence (every type of a row has its row's),
+        kept; None: one each.
+
+        Example:
+            >>> import tensorcfr
+            >>> tensorcfr.compile("kuhn", form="public").treeplexes[0].row_weights(torch.float64) is None
+            True
+        """
         if self.mirror_u is None:
             return None
         if dtype in self._weights:
@@ -540,8 +557,29 @@ class PublicTreeplex:
         for lv in self.levels:  # top down: an infoset's weight is its parent's times its own
             w = per[lv.u0:lv.u1] * (1 if lv.first else seq[1 + lv.parent])
             seq[1 + lv.m0:1 + lv.m1] = w[lv.segment]
-        self._weights[dtype] = torch.cat([seq[:1], seq[1:].repeat_interleave(self.types)])[None]
-        return self._weights[dtype]
+        self._weights[dtype] = seq
+        return seq
+
+    def weighted_dot(self, x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+        """sum_s w_s x[b, s] g[b, s] [B] with w the `sequence_weights`, a block of rows at a time
+        (no [B, S] product or weights in memory: on a flop spot each is 305 MB at float32).
+
+        Example:
+            >>> import torch, tensorcfr
+            >>> tp = tensorcfr.compile("kuhn", form="public").treeplexes[0]
+            >>> x = torch.ones(1, tp.num_sequences, dtype=torch.float64)
+            >>> tp.weighted_dot(x, 2 * x).item() == 2 * tp.num_sequences
+            True
+        """
+        seq = self.row_weights(x.dtype)
+        if seq is None:
+            return chunked_dot(x, g)
+        xr, gr = self.rows(x), self.rows(g)  # [B_x, M, T], [B_g, M, T]
+        step = max(1, DOT_CHUNK // max(1, self.types))
+        total = (x[:, :1] * g[:, :1]).sum(1) * seq[0]
+        for m in range(0, self.num_public_sequences, step):  # blocks of rows, not nodes: a few a game
+            total = total + ((xr[:, m:m + step] * gr[:, m:m + step]).sum(2) * seq[1 + m:1 + m + step]).sum(1)
+        return total.expand(max(x.shape[0], g.shape[0])).clone()
 
     # -- the operations of treeplex.Treeplex ----------------------------------------------------
     def segment_sum(self, values: torch.Tensor) -> torch.Tensor:

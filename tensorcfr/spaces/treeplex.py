@@ -52,6 +52,22 @@ PATH_DEVICES = ("cuda",)
 PATH_ENTRIES = 1 << 18
 
 
+# columns a chunk of `chunked_dot`: its product's temporary, not the whole [B, S] one
+DOT_CHUNK = 1 << 22
+
+
+def chunked_dot(x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    """sum_s x[b, s] g[b, s] [B], a chunk of columns at a time (no [B, S] product in memory;
+    within a chunk torch's own summation, accurate at float32 too).
+
+    Example:
+        >>> chunked_dot(torch.ones(1, 3), torch.full((2, 3), 2.0)).tolist()
+        [6.0, 6.0]
+    """
+    total = sum((x[:, k:k + DOT_CHUNK] * g[:, k:k + DOT_CHUNK]).sum(1) for k in range(0, g.shape[1], DOT_CHUNK))
+    return total.expand(max(x.shape[0], g.shape[0])).clone()
+
+
 class Level(NamedTuple):
     """One treeplex level: infosets `i0:i1`, sequences `s0:s1`, and their index tensors."""
 
@@ -334,6 +350,10 @@ class Treeplex:
     def sequence_weights(self, dtype: torch.dtype) -> None:
         """None: each sequence stands for itself (`DecisionSpace.sequence_weights`)."""
         return None
+
+    def weighted_dot(self, x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+        """sum_s x[b, s] g[b, s] [B] (each sequence stands for itself), by chunks (`chunked_dot`)."""
+        return chunked_dot(x, g)
 
     def tensors(self) -> dict[str, torch.Tensor]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
