@@ -135,6 +135,29 @@ def test_best_responses_equal_the_generic_form(game, compiled):
         assert abs(a.game_value.item() - b.game_value.item()) <= TOL
 
 
+@pytest.mark.parametrize("by_count", [True, False])
+@pytest.mark.parametrize("batch", [1, 2])
+@pytest.mark.parametrize("game", GAMES)
+def test_public_best_responses_equal_a_scatter_of_the_maxima(game, batch, by_count, compiled, monkeypatch):
+    """The public form's best response bottom-up (each infoset's best row: by its count of
+    actions, `PublicTreeplex.action_rows`, or by the level's scatter where the counts are many
+    and the level small) equals the maxima scattered into the infosets and pushed up level by
+    level, bit for bit (max is exact), on random values."""
+    import tensorcfr.spaces.public as public
+
+    monkeypatch.setattr(public, "BEST_ENTRIES", 0 if by_count else 1 << 62)
+    for tp in compiled(game, "public").treeplexes:
+        g = torch.randn(batch, tp.num_sequences, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+        q, v = tp.bottom_up(g.clone())
+        want_q = g.clone()
+        want_v = torch.full((batch, tp.num_public_infosets, tp.types), -torch.inf, dtype=torch.float64)
+        for lv in reversed(tp.levels):
+            idx = lv.segment.view(1, -1, 1).expand(batch, -1, tp.types)
+            want_v[:, lv.u0:lv.u1].scatter_reduce_(1, idx, tp.rows(want_q)[:, lv.m0:lv.m1], "amax")
+            tp._to_parent(lv, want_q, want_v[:, lv.u0:lv.u1])
+        assert torch.equal(v, want_v.view(batch, -1)) and torch.equal(q, want_q)
+
+
 @pytest.mark.parametrize("algo", ALGOS)
 @pytest.mark.parametrize("game", GAMES)
 def test_iterates_equal_the_generic_form(game, algo, compiled, device):
