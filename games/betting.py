@@ -73,6 +73,14 @@ class BettingTable:
     def payoff(self, u: np.ndarray, base: float) -> tuple[np.ndarray, np.ndarray]:
         """(a, b) [n] of terminal nodes u: player 0 is paid a + b sign(s0 - s1) (a fold pays a,
         a showdown for b chips pays b); see `VectorGame.card_showdown`."""
+        if np.ndim(base):  # (a base a node asked: no table)
+            return self._payoff(np.asarray(u), base)
+        got = self.__dict__.setdefault("_payoffs", {}).get(float(base))
+        if got is None:  # each node's once, then gathered: a river spot's classes ask 1.2 million pairs each
+            got = self._payoffs[float(base)] = self._payoff(np.arange(len(self.kind)), base)
+        return got[0][u], got[1][u]
+
+    def _payoff(self, u: np.ndarray, base) -> tuple[np.ndarray, np.ndarray]:
         kind, c = self.kind[u], self.contrib[u]
         a = np.where(kind == FOLD0, -(base + c[:, 0]), np.where(kind == FOLD1, base + c[:, 1], 0.0))
         b = np.where(kind == SHOWDOWN, base + c[:, 0], 0.0)

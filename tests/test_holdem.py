@@ -562,6 +562,19 @@ FACTORED = [
 ]
 
 
+@pytest.mark.parametrize("spec", FACTORED, ids=["small deck", "three suits"])
+def test_the_dense_matrices_made_a_class_at_a_time_are_the_same(spec, monkeypatch):
+    """The compiler makes the dense payoff matrices from the game's utilities a block of classes
+    at a time (`UTILITY_ENTRIES`): a class a block gives the matrices of one block, to the bit."""
+    import tensorcfr.compiler.public as cp
+
+    whole = tensorcfr.compile(spec, form="public")
+    monkeypatch.setattr(cp, "UTILITY_ENTRIES", 1)
+    by_class = tensorcfr.compile(spec, form="public")
+    assert whole.payoff_weights.shape[1] > 1  # several classes, so several blocks
+    assert torch.equal(whole.payoff_weights, by_class.payoff_weights)
+
+
 @pytest.mark.parametrize("pairs", [0, 1 << 30], ids=["prefix sums", "dense kernels"])
 @pytest.mark.parametrize("spec", FACTORED, ids=["small deck", "three suits"])
 def test_a_spot_without_its_dense_matrices_solves_as_with_them(spec, pairs, monkeypatch):

@@ -1048,14 +1048,20 @@ def _payoff_classes(walk: _PublicWalk, raw: dict, factored: bool = False, member
     T0, T1 = walk.P.shape
     if factored and members * len(first) * T0 * T1 > DENSE_ENTRIES and walk.vg.card_showdown() is not None:
         return cls, None, first
-    full = walk.full(st[first])
-    u = np.asarray(vg.utility(full), dtype=np.float64).reshape(len(first), T0, T1)  # [K, T0, T1]
-    reach = np.stack([walk.paths.reach(i) for i in path[first].tolist()])  # [K, T0, T1]
-    bad = utility_rows(u) & (reach > 0)  # a pair of types chance never deals there may pay anything
-    if bad.any():
-        i = int(np.argmax(bad.reshape(-1)))
-        raise walk._fail(f"utility {u.reshape(-1)[i]} is not finite", full[i])
-    return cls, np.where(reach > 0, reach * u, 0.0), first
+    weights = np.empty((len(first), T0, T1))  # [K, T0, T1]
+    step = max(1, UTILITY_ENTRIES // max(1, T0 * T1))
+    for k0 in range(0, len(first), step):  # blocks of classes, not nodes: their states and utilities
+        k1 = min(k0 + step, len(first))
+        full = walk.full(st[first[k0:k1]])
+        u = np.asarray(vg.utility(full), dtype=np.float64).reshape(k1 - k0, T0, T1)
+        reach = np.stack([walk.paths.reach(i) for i in path[first[k0:k1]].tolist()])  # [k, T0, T1]
+        bad = utility_rows(u) & (reach > 0)  # a pair of types chance never deals there may pay anything
+        if bad.any():
+            i = int(np.argmax(bad.reshape(-1)))
+            raise walk._fail(f"utility {u.reshape(-1)[i]} is not finite", full[i])
+        np.multiply(reach, u, out=weights[k0:k1])
+        weights[k0:k1][reach <= 0] = 0.0
+    return cls, weights, first
 
 
 def _card_showdown(walk: _PublicWalk, raw: dict, first: np.ndarray, weights: np.ndarray | None) -> CardShowdown | None:
@@ -1146,6 +1152,10 @@ def _check_dense(walk, states, weights, d, at, apart, a, b, boards, board) -> No
 # entries, classes x T0 x T1: the river spot of the docs (22 classes of 1,081 x 1,081 hands,
 # 26M entries, 206 MB) keeps them; a turn spot (some 20,000 classes) keeps its factors only
 DENSE_ENTRIES = 1 << 26
+# the dense matrices are made from the game's utilities a block of classes of about this many
+# pairs of types at a time: the river spot's 22 x 1.17 million full states and their utilities
+# at once peaked at 3.1 GB
+UTILITY_ENTRIES = 1 << 21
 SAMPLED_TYPES = 16  # per player: a class without its dense matrix is checked on 16 x 16 pairs
 
 
