@@ -280,7 +280,8 @@ def strengths(board, evaluate=None) -> np.ndarray:
     out = np.full(NUM_HANDS, -1, dtype=np.int64)
     on_board = np.zeros(NUM_CARDS, bool)
     on_board[board] = True
-    for h in np.flatnonzero(~on_board[HANDS].any(axis=1)):  # game construction, not a solver's iteration
-        a, b = HANDS[h]
-        out[h] = 7463 - evaluate(*board, int(a), int(b))
+    keep = np.flatnonzero(~on_board[HANDS].any(axis=1))
+    # game construction, not a solver's iteration; Python ints, not numpy's: 0.35 ms a board,
+    # against 1.3 ms reading and converting numpy's entries (a flop spot's 1,176 boards: 1.5 s)
+    out[keep] = [7463 - evaluate(*board, a, b) for a, b in HANDS[keep].tolist()]
     return out
