@@ -691,8 +691,8 @@ class PublicTreeplex:
             counts = torch.bincount(lv.segment, minlength=lv.u1 - lv.u0)  # [u] rows of each infoset
             first = counts.cumsum(0) - counts
             kinds = torch.unique(counts).tolist()
-            if len(kinds) == 1:
-                self._action_rows[k] = [(kinds[0], None, None)]
+            if len(kinds) <= 1:
+                self._action_rows[k] = [(kinds[0] if kinds else 1, None, None)]
             else:
                 self._action_rows[k] = []
                 for c in kinds:  # (counts of actions: a few a level)
