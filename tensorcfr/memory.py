@@ -29,8 +29,14 @@ import ctypes
 import os
 import sys
 
-_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # mallopt parameters, from glibc's malloc.h
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_MMAP_MAX = -1, -3, -4  # mallopt parameters, from glibc's malloc.h
 _DEFAULT_MMAP_MAX, _DEFAULT_TRIM = 65536, 128 * 1024  # glibc's defaults
+# a compile's mapping threshold: arrays from this size mapped, smaller ones from the heap. glibc's
+# own threshold starts at 128 KiB and rises to 32 MiB as mapped arrays are freed, but a mallopt
+# call fixes it where it is: at 128 KiB every [T0, T1] table of a river spot's compile (9 MB at
+# float64) was mapped and faulted in anew, and `tensorcfr solve` of that spot took 7.0 s against
+# 5.0 s with the heap left alone (2 cores, 2026-11-28)
+_COMPILE_MMAP_THRESHOLD = 32 << 20
 # free heap kept at the top (mallopt's int: at most 2 GiB). A full-range hold'em turn spot:
 # 639-797 -> 372-377 ms an iteration with it, peak 1.6 -> 1.9-2.0 GB; Dudo(5,2,2) in the public
 # form 306-309 -> 171-193 ms (2 cores, float32, 2026-11-26, off and on run alternately)
@@ -85,7 +91,9 @@ def _numpy_huge_pages(on: bool) -> bool | None:
 
 @contextlib.contextmanager
 def returning_freed_memory():
-    """Inside, glibc's defaults (large arrays mapped, and unmapped when freed); afterwards
+    """Inside, large arrays mapped and unmapped when freed, as glibc does by default (from
+    `_COMPILE_MMAP_THRESHOLD`, the ceiling its own threshold rises to; smaller ones reused from
+    the heap); afterwards
     `keep_freed_memory`'s settings again, where they were on. The compiler's walk frees arrays
     of many sizes: kept in the heap they fragment it, and the solver's larger arrays, allocated
     next, cannot reuse the holes (Dudo(6,2,2) at float32 peaked at 23.6 GB so). `compile` runs
@@ -102,7 +110,8 @@ def returning_freed_memory():
             return
         libc = ctypes.CDLL("libc.so.6")
         libc.mallopt(_M_MMAP_MAX, _DEFAULT_MMAP_MAX)
-        libc.mallopt(_M_TRIM_THRESHOLD, _DEFAULT_TRIM)
+        libc.mallopt(_M_MMAP_THRESHOLD, _COMPILE_MMAP_THRESHOLD)
+        libc.mallopt(_M_TRIM_THRESHOLD, 2 * _COMPILE_MMAP_THRESHOLD)  # (glibc's own rule: twice the threshold)
         _depth += 1
         try:
             yield
