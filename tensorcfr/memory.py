@@ -30,7 +30,7 @@ import os
 import sys
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_MMAP_MAX = -1, -3, -4  # mallopt parameters, from glibc's malloc.h
-_DEFAULT_MMAP_MAX, _DEFAULT_TRIM = 65536, 128 * 1024  # glibc's defaults
+_DEFAULT_MMAP_MAX = 65536  # glibc's default
 # a compile's mapping threshold: arrays from this size mapped, smaller ones from the heap. glibc's
 # own threshold starts at 128 KiB and rises to 32 MiB as mapped arrays are freed, but a mallopt
 # call fixes it where it is: at 128 KiB every [T0, T1] table of a river spot's compile (9 MB at

@@ -116,7 +116,7 @@ def test_the_weighted_dot_is_the_dot_with_the_sequence_weights(spec, monkeypatch
     """The game value's sum (`weighted_dot`, a block of rows at a time from each row's weight)
     equals the plain sum of x times the [1, S] weights times g, with blocks of one row and of
     all rows, and each row's weight is its sequences'."""
-    import tensorcfr.spaces.public as public
+    import tensorcfr.spaces.treeplex as treeplex
 
     tp = _compiled(spec).treeplexes[0]
     w, rows = tp.sequence_weights(torch.float64), tp.row_weights(torch.float64)
@@ -125,8 +125,8 @@ def test_the_weighted_dot_is_the_dot_with_the_sequence_weights(spec, monkeypatch
     gen = torch.Generator().manual_seed(7)
     x, g = (torch.rand(2, tp.num_sequences, generator=gen, dtype=torch.float64) for _ in range(2))
     want = (x * w * g).sum(1)
-    for chunk in (tp.types, public.DOT_CHUNK):
-        monkeypatch.setattr(public, "DOT_CHUNK", chunk)
+    for chunk in (tp.types, treeplex.DOT_CHUNK):
+        monkeypatch.setattr(treeplex, "DOT_CHUNK", chunk)
         assert torch.allclose(tp.weighted_dot(x, g), want, rtol=1e-13, atol=0)
         assert torch.allclose(tp.weighted_dot(x[:1], g), (x[:1] * w * g).sum(1), rtol=1e-13, atol=0)
 

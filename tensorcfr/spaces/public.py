@@ -24,8 +24,8 @@ import numpy as np
 import torch
 
 from tensorcfr.errors import TensorCFRError
-from tensorcfr.spaces import fused, public_loop, segments
-from tensorcfr.spaces.treeplex import DOT_CHUNK, WEIGHTS, chunked_dot
+from tensorcfr.spaces import fused, public_loop, segments, treeplex
+from tensorcfr.spaces.treeplex import WEIGHTS, chunked_dot
 
 
 
@@ -583,7 +583,7 @@ class PublicTreeplex:
         if seq is None:
             return chunked_dot(x, g)
         xr, gr = self.rows(x), self.rows(g)  # [B_x, M, T], [B_g, M, T]
-        step = max(1, DOT_CHUNK // max(1, self.types))
+        step = max(1, treeplex.DOT_CHUNK // max(1, self.types))  # (the chunk of `chunked_dot`, in rows)
         total = (x[:, :1] * g[:, :1]).sum(1) * seq[0]
         for m in range(0, self.num_public_sequences, step):  # blocks of rows, not nodes: a few a game
             total = total + ((xr[:, m:m + step] * gr[:, m:m + step]).sum(2) * seq[1 + m:1 + m + step]).sum(1)
