@@ -6,6 +6,10 @@ import torch
 # On CUDA, `index_add_` (the per-infoset sums) adds with atomics in no fixed order, so two runs
 # of the same iterations agree to rounding, not to the bit.
 GPU_RTOL, GPU_ATOL = 1e-10, 1e-13
+# ... and the rules amplify that rounding over a long run: Leduc's DCFR, eager and in chained
+# blocks of 4 (the static form), 42 iterations on an H200's CUDA: entries past 1e-10 relative
+# from iteration 29, at most 2.0e-8 relative at 42 (2026-11-28); eager against eager grows alike
+GPU_DRIFT_RTOL = 1e-7
 
 
 # `torch.compile` fuses operations into generated kernels whose vectorised exp, log and
@@ -14,11 +18,12 @@ GPU_RTOL, GPU_ATOL = 1e-10, 1e-13
 # relative. Those are compared as on CUDA.
 
 
-def same(a: torch.Tensor, b: torch.Tensor, device: str, rounding: bool = False) -> bool:
+def same(a: torch.Tensor, b: torch.Tensor, device: str, rounding: bool = False, drift: bool = False) -> bool:
     """Whether a and b, computed on `device` (they may have been copied to the CPU since), agree:
     bit for bit on the CPU, where every reduction adds in a fixed order; on CUDA, or where
     `rounding` is allowed (compiled kernels), to GPU_RTOL relative and GPU_ATOL absolute."""
     a, b = torch.as_tensor(a).cpu(), torch.as_tensor(b).cpu()
     if str(device) == "cpu" and not rounding:
         return torch.equal(a, b)
-    return a.shape == b.shape and torch.allclose(a, b, rtol=GPU_RTOL, atol=GPU_ATOL)
+    rtol = GPU_DRIFT_RTOL if drift and str(device) != "cpu" else GPU_RTOL  # (drift: a run of tens of iterations)
+    return a.shape == b.shape and torch.allclose(a, b, rtol=rtol, atol=GPU_ATOL)

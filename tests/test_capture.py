@@ -51,10 +51,10 @@ def trajectory(solver, n=ITERATIONS):
     return out
 
 
-def assert_same_trajectory(eager, other, device, rounding=False):
+def assert_same_trajectory(eager, other, device, rounding=False, drift=False):
     for t, (a, b) in enumerate(zip(eager, other), 1):
         for x, y in zip(a, b):
-            assert same(x, y, device, rounding=rounding), f"iteration {t}"
+            assert same(x, y, device, rounding=rounding, drift=drift), f"iteration {t}"
 
 
 def block_steps(eager, solver, device, rounding=False, requests=(1, 3, 4, 2, 6, 5, 8, 1, 12)):
@@ -64,7 +64,8 @@ def block_steps(eager, solver, device, rounding=False, requests=(1, 3, 4, 2, 6, 
         eager.step(n)
         solver.step(n)
         assert solver.iteration == eager.iteration
-        assert_same_trajectory([snapshot(eager)], [snapshot(solver)], device, rounding=rounding)
+        # (42 iterations in all: on CUDA, atomics' rounding grown by the rule, `exact.GPU_DRIFT_RTOL`)
+        assert_same_trajectory([snapshot(eager)], [snapshot(solver)], device, rounding=rounding, drift=True)
 
 
 @pytest.mark.parametrize("game,algo", CASES)

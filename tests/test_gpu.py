@@ -218,7 +218,7 @@ def test_a_dead_graph_is_not_collected_inside_a_recording():
 def test_too_large_for_the_device_is_refused_before_it_starts(monkeypatch):
     cg = tensorcfr.compile("leduc")
     need = device_estimate_bytes(cg, 1, torch.float64)
-    assert need["total"] == need["game"] + need["payoff"] + need["state"] > 0
+    assert need["total"] == need["game"] + need["payoff"] + need["state"] + need["paths"] > 0
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (need["total"] - 1, 80 * 10**9))
     with pytest.raises(tensorcfr.TensorCFRError, match=r"leduc: a solver needs about .* on cuda.*free of 80.0 GB"):
         check_device_memory(cg, 1, torch.float64, torch.device("cuda"))

@@ -257,7 +257,8 @@ def device_estimate_bytes(cg, batch: int, dtype) -> dict[str, int]:
     `game` (the compiled tensors, moved there, the chance tree of sampling included), `payoff`
     (the operator in `dtype`: generic, each player's CSR values and column indices; public-tree
     form, the class matrices and the small classes' per-terminal ones), `state` (`STATE_ARRAYS`
-    per-sequence arrays per player: the iteration state, its temporaries and the evaluation's)
+    per-sequence arrays per player: the iteration state, its temporaries and the evaluation's),
+    `paths` (`DecisionSpace.path_table_bytes`: a launch-bound pass's tables of paths)
     and their `total`. Not counted: what the CUDA libraries take once a process and stream (cuBLAS's
     workspace, 32 MiB a stream on Hopper). On games it was not fitted on, on an H100
     (`experiments/gpu_checks.py`, 2026-11-25), the estimate was 1.09 to 4.38 times the peak of a
@@ -266,7 +267,7 @@ def device_estimate_bytes(cg, batch: int, dtype) -> dict[str, int]:
     Example:
         >>> import torch, tensorcfr
         >>> need = device_estimate_bytes(tensorcfr.compile("kuhn"), 1, torch.float64)
-        >>> need["total"] == need["game"] + need["payoff"] + need["state"]
+        >>> need["total"] == need["game"] + need["payoff"] + need["state"] + need["paths"]
         True
     """
     import torch
@@ -281,7 +282,11 @@ def device_estimate_bytes(cg, batch: int, dtype) -> dict[str, int]:
     payoff = cg.payoff_bytes(dtype)
     sequences = sum(tp.num_sequences for tp in cg.treeplexes)
     state = STATE_ARRAYS * batch * sequences * e
-    return {"game": game, "payoff": payoff, "state": state, "total": game + payoff + state}
+    # the path tables a launch-bound GPU pass builds and keeps, with a pass's gathers (Liar's Dice,
+    # generic form: 12.0 MB at float64, both players; without them the estimate was 0.6 MB below
+    # the peak at float64 and 0.8 MB at float32 on an H200, 2026-11-28)
+    paths = sum(tp.path_table_bytes(batch, e) for tp in cg.treeplexes)
+    return {"game": game, "payoff": payoff, "state": state, "paths": paths, "total": game + payoff + state + paths}
 
 
 def check_device_memory(cg, batch: int, dtype, device) -> int:

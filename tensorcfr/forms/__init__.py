@@ -106,6 +106,10 @@ class DecisionSpace(Protocol):
         """[1, S]: how many sequences of the game each stands for, where the space deals one
         card of each class of symmetric ones (hold'em's suit isomorphism); None: one each."""
 
+    def path_table_bytes(self, batch: int, dtype_bytes: int) -> int:
+        """Bytes a GPU's launch-bound passes keep and take for a table of each sequence's path
+        (what the device estimate adds); 0 where the space has none."""
+
     def weighted_dot(self, x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
         """[B]: the sum over sequences of x [B, S] times g [B, S] times `sequence_weights`,
         without a [B, S] temporary (a game value: x a plan, g its counterfactual values)."""

@@ -546,6 +546,10 @@ class PublicTreeplex:
         self.rows(out)[0] = seq[1:, None]
         return out
 
+    def path_table_bytes(self, batch: int, dtype_bytes: int) -> int:
+        """0: the public form has no path table (`DecisionSpace.path_table_bytes`)."""
+        return 0
+
     def row_weights(self, dtype: torch.dtype) -> torch.Tensor | None:
         """[1 + M]: `sequence_weights` a public sequence (every type of a row has its row's),
         kept; None: one each.

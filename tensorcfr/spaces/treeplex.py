@@ -351,6 +351,22 @@ class Treeplex:
         """None: each sequence stands for itself (`DecisionSpace.sequence_weights`)."""
         return None
 
+    def path_table_bytes(self, batch: int, dtype_bytes: int) -> int:
+        """Bytes of the path table on a launch-bound device (`PATH_DEVICES`, up to `PATH_ENTRIES`
+        gathered entries): the kept tables (`paths` [L, S], `up_paths` [L-1, S] twice, int64) and a
+        pass's gathered [B, L, S] and its running product; 0 where the level loop serves.
+
+        Example:
+            >>> import tensorcfr
+            >>> tp = tensorcfr.compile("kuhn").treeplexes[0]  # 2 levels of 13 sequences
+            >>> tp.path_table_bytes(1, 8) == 8 * (2 + 2 * 1) * 13 + 2 * 8 * 2 * 13
+            True
+        """
+        levels, s = max(len(self.levels), 1), self.num_sequences
+        if not self.levels or batch * levels * s > PATH_ENTRIES:
+            return 0
+        return 8 * (levels + 2 * (levels - 1)) * s + 2 * dtype_bytes * batch * levels * s
+
     def weighted_dot(self, x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
         """sum_s x[b, s] g[b, s] [B] (each sequence stands for itself), by chunks (`chunked_dot`)."""
         return chunked_dot(x, g)
