@@ -64,6 +64,9 @@ def curve_tensorcfr(game: str, algo: str, seconds: float) -> dict:
     s = {}
 
     def setup():
+        # a throwaway iteration first: the compiled C loops are built (or loaded) on the first
+        # call, 1.4 s where their cache is cold (a test's fresh cache folder), which is setup
+        tensorcfr.Solver(game, algo, device="cpu").step(1)
         s["solver"] = tensorcfr.Solver(game, algo, device="cpu")
 
     return {**curve(f"tensorcfr {algo}", setup, lambda n: s["solver"].step(n - s["solver"].iteration),

@@ -194,7 +194,7 @@ def test_the_path_tables_bytes_are_those_it_keeps():
     """`path_table_bytes`, which the device estimate adds, counts the tables a launch-bound pass
     builds and keeps (`paths`, `up_paths`) and two gathered [B, L, S] arrays; nothing past
     `PATH_ENTRIES`, where the level loop serves."""
-    tp = tensorcfr.compile("liars_dice", form="generic").treeplexes[0]
+    tp = tensorcfr.compile("leduc", form="generic").treeplexes[0]
     L, S = len(tp.levels), tp.num_sequences
     kept = tp.paths().nbytes + sum(t.nbytes for t in tp.up_paths())
     assert tp.path_table_bytes(1, 8) == kept + 2 * 8 * L * S

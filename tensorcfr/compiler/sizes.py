@@ -282,9 +282,10 @@ def device_estimate_bytes(cg, batch: int, dtype) -> dict[str, int]:
     payoff = cg.payoff_bytes(dtype)
     sequences = sum(tp.num_sequences for tp in cg.treeplexes)
     state = STATE_ARRAYS * batch * sequences * e
-    # the path tables a launch-bound GPU pass builds and keeps, with a pass's gathers (Liar's Dice,
-    # generic form: 12.0 MB at float64, both players; without them the estimate was 0.6 MB below
-    # the peak at float64 and 0.8 MB at float32 on an H200, 2026-11-28)
+    # the path tables a launch-bound GPU pass builds and keeps, with a pass's gathers: Liar's Dice
+    # in the generic form, which they served under the bound of the time, 12.0 MB at float64 for
+    # both players; without them the estimate was 0.6 MB below the peak at float64 and 0.8 MB at
+    # float32 on an H200 (2026-11-28)
     paths = sum(tp.path_table_bytes(batch, e) for tp in cg.treeplexes)
     return {"game": game, "payoff": payoff, "state": state, "paths": paths, "total": game + payoff + state + paths}
 

@@ -47,9 +47,13 @@ WALK_SEQUENCES = 0
 # the gathered [B, L, S] a call, on the device types of PATH_DEVICES (the CPU has its compiled
 # walks); past that the level loop, which reads each sequence once, not L times. Where the table
 # serves (`_launch_bound`), the values bottom-up and the average's add take fewer kernels too.
-# Not yet timed on a GPU: the bound is a guess (Liar's Dice's 172,000 and Dudo(4,1,2)'s 246,000 fit).
+# Timed on an H200 (2026-11-28, CFR+, float64, a CUDA graph, ms an iteration, table against level
+# loop): Kuhn (B L S 26) 0.067 against 0.083, Leduc (4,372) 0.110 against 0.134, but Liar's Dice
+# (171,997) 0.395 against 0.210 and Dudo(4,1,2) (245,706) 0.428 against 0.210, and with
+# --deterministic 6.7-7.4 ms against 0.27. The bound sits between: where from 4,372 to 114,667
+# the two cross was not measured
 PATH_DEVICES = ("cuda",)
-PATH_ENTRIES = 1 << 18
+PATH_ENTRIES = 1 << 15
 
 
 # columns a chunk of `chunked_dot`: its product's temporary, not the whole [B, S] one
