@@ -191,13 +191,14 @@ def evaluate(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = None)
         >>> round(tensorcfr.evaluate(cg, tensorcfr.Policy.uniform(cg)).nash_conv.item(), 9)
         4.747222222
     """
-    return evaluate_plans(cg, *policy.sequence_form(), op)
+    tps = cg.treeplexes  # each plan made when it is needed (`evaluate_plan_list`)
+    return evaluate_plan_list(cg, [lambda: tps[0].sequence_form(policy.sigma[0]),
+                                   lambda: tps[1].sequence_form(policy.sigma[1])], op)
 
 
 def evaluate_plans(cg: CompiledGame, x: torch.Tensor, y: torch.Tensor, op: PayoffOperator | None = None) -> Evaluation:
     """`evaluate` from the realisation plans x [B, S_0] and y [B, S_1]: one product with the
-    payoff operator a player, the values overwritten by the best response's (a game of 1.4 GB
-    arrays keeps two plans and one array of values beside its solver's state).
+    payoff operator a player, the values overwritten by the best response's.
 
     Example:
         >>> import tensorcfr
@@ -205,12 +206,38 @@ def evaluate_plans(cg: CompiledGame, x: torch.Tensor, y: torch.Tensor, op: Payof
         >>> round(evaluate_plans(cg, *tensorcfr.Policy.uniform(cg).sequence_form()).nash_conv.item(), 6)
         0.916667
     """
+    return evaluate_plan_list(cg, [x, y], op)
+
+
+def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None = None) -> Evaluation:
+    """`evaluate_plans` from plans = [x, y], each a tensor or a function of no arguments that
+    makes it, which it empties as it goes (None for a plan it no longer needs): x is made first
+    and dropped once player 1's values are made, y next; each values array is dropped once its
+    best response is taken. A caller who holds no other reference (`Solver.evaluate`) then
+    keeps at most one plan and one player's values beside its state, where both plans and a
+    values array lived at once before.
+
+    Example:
+        >>> import tensorcfr
+        >>> cg = tensorcfr.compile("kuhn")
+        >>> x, y = tensorcfr.Policy.uniform(cg).sequence_form()
+        >>> plans = [x, lambda: y]
+        >>> round(evaluate_plan_list(cg, plans).nash_conv.item(), 6), plans
+        (0.916667, [None, None])
+    """
+    made = lambda i: plans[i]() if callable(plans[i]) else plans[i]  # noqa: E731
+    x = made(0)
     op = op or cg.operator(x.dtype)
+    g = op.cfv(1, x)  # [B, S_1] = -A^T x: player 1's values, in player 1's sign
+    plans[0] = x = None
+    y = made(1)
+    plans[1] = None
+    # player 0's payoff is minus player 1's (a public form dealing one card a class: its twins' share)
+    value = -cg.treeplexes[1].weighted_dot(y, g)
+    br1 = cg.treeplexes[1].bottom_up(g, inplace=True)[0][:, 0].clone()
+    g = None
     g = op.cfv(0, y)  # [B, S_0]
-    value = cg.treeplexes[0].weighted_dot(x, g)  # (a public form dealing one card a class: its twins' share)
+    y = None
     br0 = cg.treeplexes[0].bottom_up(g, inplace=True)[0][:, 0].clone()
-    del g
-    br1 = best_response_value(cg, 1, x, op)
     nash_conv = br0 + br1
     return Evaluation((br0, br1), nash_conv, nash_conv / 2, value)
-

@@ -136,17 +136,19 @@ def test_best_responses_equal_the_generic_form(game, compiled):
         assert abs(a.game_value.item() - b.game_value.item()) <= TOL
 
 
-@pytest.mark.parametrize("by_count", [True, False])
+@pytest.mark.parametrize("by_count", ["count", "count, a block of one", "scatter"])
 @pytest.mark.parametrize("batch", [1, 2])
 @pytest.mark.parametrize("game", GAMES)
 def test_public_best_responses_equal_a_scatter_of_the_maxima(game, batch, by_count, compiled, monkeypatch):
     """The public form's best response bottom-up (each infoset's best row: by its count of
-    actions, `PublicTreeplex.action_rows`, or by the level's scatter where the counts are many
-    and the level small) equals the maxima scattered into the infosets and pushed up level by
-    level, bit for bit (max is exact), on random values."""
+    actions, `PublicTreeplex.action_rows`, a block of infosets at a time, or by the level's
+    scatter where the counts are many and the level small) equals the maxima scattered into the
+    infosets and pushed up level by level, bit for bit (max is exact), on random values."""
     import tensorcfr.spaces.public as public
 
-    monkeypatch.setattr(public, "BEST_ENTRIES", 0 if by_count else 1 << 62)
+    monkeypatch.setattr(public, "BEST_ENTRIES", 1 << 62 if by_count == "scatter" else 0)
+    if by_count == "count, a block of one":
+        monkeypatch.setattr(public, "BEST_BLOCK", 1)
     for tp in compiled(game, "public").treeplexes:
         g = torch.randn(batch, tp.num_sequences, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
         q, v = tp.bottom_up(g.clone())

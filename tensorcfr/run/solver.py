@@ -29,7 +29,7 @@ from tensorcfr.devices import LARGE_WORK, deterministic as deterministic_mode, p
 from tensorcfr.memory import keep_freed_memory
 from tensorcfr.operators.distributed import ShardedOperator, process_group, shard
 from tensorcfr.errors import TensorCFRError
-from tensorcfr.evaluation import Evaluation, Policy, evaluate, evaluate_plans, infoset_gaps
+from tensorcfr.evaluation import Evaluation, Policy, evaluate, evaluate_plan_list, infoset_gaps
 from tensorcfr.updates.iteration import IterationState, iterate
 from tensorcfr.memory import copy_releasing
 from tensorcfr.forms.public import PublicCompiledGame
@@ -330,10 +330,16 @@ class Solver:
     def evaluate(self) -> dict[str, Evaluation]:
         """Exact evaluation of the average and the current strategy: {"average": ..., "current": ...}."""
         with deterministic_mode(self._deterministic):
-            # the average policy's strategies are this call's own: their plans are made in place
-            plans = [tp.sequence_form(s, out=s) for tp, s in zip(self.game.treeplexes, self.average_policy().sigma)]
-            out = {"average": evaluate_plans(self.game, *plans, self.op)}
-            del plans  # before the current strategy's plans are made
+            # each plan made when the evaluation needs it and dropped after (`evaluate_plan_list`);
+            # the average's strategies are this call's own, so their plans are made in place
+            tps = self.game.treeplexes
+
+            def average_plan(p):
+                sigma = tps[p].normalize(self.average[p])
+                return tps[p].sequence_form(sigma, out=sigma)
+
+            out = {"average": evaluate_plan_list(self.game, [lambda: average_plan(0), lambda: average_plan(1)],
+                                                 self.op)}
             out["current"] = evaluate(self.game, self.current_policy(copy=False), self.op)
             return out
 

@@ -64,6 +64,9 @@ MATRIX_ENTRIES = 1 << 15
 # public Dudo(4,2,2), with up to 8 counts a level, 14 ms either way (20 ms with every level by
 # count, hence the bound)
 BEST_ENTRIES = 1 << 16
+# ... and gathers at most this many entries at a time (a block of infosets: the whole count's rows
+# were a temporary of up to 84 MB on the isomorphic flop spot's evaluation at float32)
+BEST_BLOCK = 1 << 22
 GATHER_ENTRIES = 1 << 15  # from this many entries `pick_rows` gathers whole rows (below, 2.5 us more a call)
 # device types on which `add_rows` adds one member's rows by `index_add_` along the first dimension
 # of [n, T] (ROWS_DEVICES) or by the sparse product (MATRIX_DEVICES), both measured on the CPU;
@@ -666,8 +669,11 @@ class PublicTreeplex:
                 if kinds[0][2] is None:  # every infoset of the level has c actions: its rows as they lie
                     torch.amax(ql.view(batch, -1, kinds[0][0], self.types), 2, out=vl)
                 elif (lv.m1 - lv.m0) * self.types >= BEST_ENTRIES * len(kinds):
-                    for c, rows, us in kinds:  # the infosets of c actions: [B, n, c, T], max over c
-                        put_rows(vl, us, pick_rows(ql, rows).view(batch, -1, c, self.types).amax(2))
+                    for c, rows, us in kinds:  # the infosets of c actions: [B, n, c, T], max over c,
+                        step = max(1, BEST_BLOCK // (batch * c * self.types))  # a block of n at a time
+                        for i in range(0, len(us), step):  # (a few blocks a count on a flop's levels)
+                            block = pick_rows(ql, rows[i * c:(i + step) * c])
+                            put_rows(vl, us[i:i + step], block.view(batch, -1, c, self.types).amax(2))
                 else:
                     idx = lv.segment.view(1, -1, 1).expand(batch, -1, self.types)
                     vl.scatter_reduce_(1, idx, ql, "amax")
