@@ -575,6 +575,42 @@ def test_the_dense_matrices_made_a_class_at_a_time_are_the_same(spec, monkeypatc
     assert torch.equal(whole.payoff_weights, by_class.payoff_weights)
 
 
+@pytest.mark.parametrize("spec", FACTORED + ["OTHER_BOARDS"], ids=["small deck", "three suits", "batch"])
+def test_the_dense_matrices_made_from_the_factors_are_the_utilities(spec, monkeypatch):
+    """Past CHECKED_ENTRIES (a full-range river spot's 26M entries) the compiler checks the
+    showdown factors on sampled pairs and makes the dense payoff matrices from them, not from
+    the game's utilities: the same matrices, zero for zero, to 1e-13 of the largest entry, in a
+    batch of spots on boards of their own too (each member's own)."""
+    import tensorcfr.compiler.public as cp
+
+    spec = OTHER_BOARDS if spec == "OTHER_BOARDS" else spec
+    want = tensorcfr.compile(spec, form="public").payoff_weights
+    monkeypatch.setattr(cp, "CHECKED_ENTRIES", 0)
+    got = tensorcfr.compile(spec, form="public").payoff_weights
+    assert got.shape == want.shape and want.shape[1] > 1 and want.abs().max() > 0
+    assert torch.equal(got == 0, want == 0)
+    assert (got - want).abs().max() <= 1e-13 * want.abs().max()
+
+
+@pytest.mark.parametrize("spec", [FACTORED[1], "OTHER_BOARDS", "kuhn", "leduc"],
+                         ids=["three suits", "batch", "kuhn", "leduc"])
+def test_the_payoff_extent_by_blocks_of_classes_is_the_whole(spec, monkeypatch):
+    """`payoff_extent` reads the dense matrices a block of classes at a time (`EXTENT_ENTRIES`):
+    a class a block gives the whole's largest and smallest entries, where they are and its total
+    (to rounding), on a card game, a batch on boards of their own and ranked deals."""
+    import tensorcfr.forms.public as fp
+
+    cg = tensorcfr.compile(OTHER_BOARDS if spec == "OTHER_BOARDS" else spec, form="public")
+    assert cg.payoff_weights is not None and cg.payoff_weights.shape[1] > 1
+    monkeypatch.setattr(fp, "EXTENT_ENTRIES", 1 << 62)
+    whole = cg.payoff_extent()
+    monkeypatch.setattr(fp, "EXTENT_ENTRIES", 1)
+    blocks = cg.payoff_extent()
+    assert (blocks.largest, blocks.smallest) == (whole.largest, whole.smallest) and whole.smallest > 0
+    assert [blocks.where(w) for w in ("largest", "smallest")] == [whole.where(w) for w in ("largest", "smallest")]
+    assert blocks.total == pytest.approx(whole.total, rel=1e-13)
+
+
 @pytest.mark.parametrize("pairs", [0, 1 << 30], ids=["prefix sums", "dense kernels"])
 @pytest.mark.parametrize("spec", FACTORED, ids=["small deck", "three suits"])
 def test_a_spot_without_its_dense_matrices_solves_as_with_them(spec, pairs, monkeypatch):

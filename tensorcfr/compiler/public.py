@@ -826,7 +826,7 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
     e = np.stack([remap[0][te[:, 0]], remap[1][te[:, 1]]])  # [2, Z]
     B = len(members)
     cls, weights, first = _payoff_classes(walk, raw, factored=True, members=B)
-    showdown = _card_showdown(walk, raw, first, weights)
+    showdown, weights = _card_showdown(walk, raw, first, weights, members=B)
     weights = None if weights is None else [weights]
     factors = []
     # per member, the pairs (public infoset, type) chance can reach: kept per member where they
@@ -858,12 +858,13 @@ def _compile_members(members: list[Game], ranked: bool | None) -> PublicCompiled
         c, w, first_g = _payoff_classes(other, raw_g, factored=True, members=B) if same else (None, None, None)
         if c is None or not np.array_equal(c, cls):
             return None
+        sd, w = (None, w) if showdown is None else _card_showdown(other, raw_g, first_g, w, members=B)
         out = {"w": w,
                # (once one member differs the batch's deals do: no more [T0, T1] comparisons)
                "differs": seen["differs"] or not np.allclose(other.P, walk.P, rtol=0, atol=1e-15),
                # its own public states, to name its infosets (a turn's river card is its own)
                "states": [_compact(raw_g["info"][p]["state"][orders[p]]) for p in (0, 1)] if widened else None,
-               "sd": None if showdown is None else _card_showdown(other, raw_g, first_g, w).mapped(torch.Tensor.numpy),
+               "sd": None if sd is None else sd.mapped(torch.Tensor.numpy),
                "lives": None if lives is None else [other.paths.live_types(p)[at[p]] for p in (0, 1)]}
         other.paths = None  # (a cycle: freed now, not whenever the collector runs)
         return out
@@ -1028,8 +1029,9 @@ def _ranks(count: np.ndarray) -> np.ndarray:
 def _payoff_classes(walk: _PublicWalk, raw: dict, factored: bool = False, members: int = 1):
     """Per terminal its class (chance path, payoff key) [Z], per class W [K, T0, T1] and the first
     terminal of each class. `factored`: a card game (`VectorGame.card_showdown`) past
-    `DENSE_ENTRIES` entries (in all `members` of a batch) returns None for W (its showdown
-    factors, checked on sampled pairs, stand for it)."""
+    `CHECKED_ENTRIES` entries, or past `DENSE_ENTRIES` in all `members` of a batch, returns None
+    for W (its showdown factors, checked on sampled pairs, stand for it; `_card_showdown` makes W
+    from them up to `DENSE_ENTRIES`)."""
     vg, st, path = walk.vg, raw["terms"]["state"].astype(np.int64), raw["terms"]["path"]
     key = vg.payoff_key(st)
     if key is None:
@@ -1046,7 +1048,9 @@ def _payoff_classes(walk: _PublicWalk, raw: dict, factored: bool = False, member
             raise walk._fail(f"payoff (fold {ab[i, 0]}, showdown {ab[i, 1]}) is not finite", st[first[i]])
         return cls, ab / (n * (n - 1)), first
     T0, T1 = walk.P.shape
-    if factored and members * len(first) * T0 * T1 > DENSE_ENTRIES and walk.vg.card_showdown() is not None:
+    entries = len(first) * T0 * T1
+    if factored and (members * entries > DENSE_ENTRIES or entries > CHECKED_ENTRIES) \
+            and walk.vg.card_showdown() is not None:
         return cls, None, first
     weights = np.empty((len(first), T0, T1))  # [K, T0, T1]
     step = max(1, UTILITY_ENTRIES // max(1, T0 * T1))
@@ -1064,17 +1068,21 @@ def _payoff_classes(walk: _PublicWalk, raw: dict, factored: bool = False, member
     return cls, weights, first
 
 
-def _card_showdown(walk: _PublicWalk, raw: dict, first: np.ndarray, weights: np.ndarray | None) -> CardShowdown | None:
-    """The payoff classes of a card game (`VectorGame.card_showdown`) as factors
-    (`operators.cards`), each checked against its dense matrix in `weights` [K, T0, T1], or where
-    there is none (`DENSE_ENTRIES`) against the game's utilities on sampled pairs of types: the
-    deal and chance path's probability as kappa u0(t0) u1(t1) over the pairs sharing no card (u_p
-    the type's weight where the path still allows it), the utility a + b sign(s(t0) - s(t1))."""
+def _card_showdown(walk: _PublicWalk, raw: dict, first: np.ndarray, weights: np.ndarray | None,
+                   members: int = 1) -> tuple[CardShowdown | None, np.ndarray | None]:
+    """(showdown, weights): the payoff classes of a card game (`VectorGame.card_showdown`) as
+    factors (`operators.cards`), each checked against its dense matrix in `weights` [K, T0, T1],
+    or where there is none (`CHECKED_ENTRIES`) against the game's utilities on sampled pairs of
+    types: the deal and chance path's probability as kappa u0(t0) u1(t1) over the pairs sharing
+    no card (u_p the type's weight where the path still allows it), the utility a + b sign(s(t0)
+    - s(t1)). Where `weights` is None and the `members` of a batch keep their dense matrices
+    (`DENSE_ENTRIES`), the weights returned are made from the factors; else `weights` as given
+    (None: not a card game, or the factors only)."""
     if walk.ranked:
-        return None
+        return None, weights
     claim = walk.vg.card_showdown()
     if claim is None:
-        return None
+        return None, weights
     cards, w = np.asarray(claim[0], dtype=np.int64), (np.asarray(claim[1], np.float64), np.asarray(claim[2], np.float64))
     st, path = raw["terms"]["state"].astype(np.int64), raw["terms"]["path"]
     a, b, board, boards = (np.asarray(v) for v in walk.vg.card_boards(st[first]))  # [K], [K], [K], [G, H]
@@ -1100,11 +1108,30 @@ def _card_showdown(walk: _PublicWalk, raw: dict, first: np.ndarray, weights: np.
         _check_dense(walk, st[first], weights, d, at, apart, a, b, boards, board)
     else:
         _check_sampled(walk, st[first], path[first], d, at, apart, a, b, boards, board)
+        if members * len(first) * apart.size <= DENSE_ENTRIES:
+            weights = _dense_from_factors(walk, d, at, apart, a, b, boards, board)
     t = torch.from_numpy
     return CardShowdown(hands=(t(hands[0].astype(np.int64)), t(hands[1].astype(np.int64))), cards=t(cards),
                         d=(t(d[0]), t(d[1])), ab=t(np.stack([a, b], 1).astype(np.float64)),
                         strength=t(boards.astype(np.int64)), board=t(board.reshape(-1).astype(np.int64)),
-                        d_index=t(at.astype(np.int64)))
+                        d_index=t(at.astype(np.int64))), weights
+
+
+def _dense_from_factors(walk, d, at, apart, a, b, boards, board) -> np.ndarray:
+    """[K, T0, T1]: each class's dense matrix from its factors (row at[k] of d), as `_check_dense`
+    checks them, a block of classes at a time (`UTILITY_ENTRIES` entries): kappa u0(t0) u1(t1)
+    apart(t0, t1) (a + b sign(s(t0) - s(t1))), class k showing down on row board[k] of boards."""
+    hands = walk.type_values
+    K, (T0, T1) = len(at), apart.shape
+    out = np.empty((K, T0, T1))
+    step = max(1, UTILITY_ENTRIES // max(1, T0 * T1))
+    for k0 in range(0, K, step):  # (blocks of classes: the river spot's 22 in 11)
+        ks = np.arange(k0, min(k0 + step, K))
+        s = boards[board[ks]]  # [k, H] strengths on each class's board
+        sign = np.sign(s[:, hands[0]][:, :, None] - s[:, hands[1]][:, None, :])  # [k, T0, T1]
+        np.multiply(d[0][at[ks]][:, :, None] * d[1][at[ks]][:, None, :] * apart[None],
+                    a[ks, None, None] + b[ks, None, None] * sign, out=out[k0:k0 + len(ks)])
+    return out
 
 
 def _distinct_rows(x: np.ndarray, chunk: int = 4096) -> tuple[np.ndarray, np.ndarray]:
@@ -1152,6 +1179,11 @@ def _check_dense(walk, states, weights, d, at, apart, a, b, boards, board) -> No
 # entries, classes x T0 x T1: the river spot of the docs (22 classes of 1,081 x 1,081 hands,
 # 26M entries, 206 MB) keeps them; a turn spot (some 20,000 classes) keeps its factors only
 DENSE_ENTRIES = 1 << 26
+# ... and makes them from the game's utilities, its factors checked against them on every pair,
+# up to this many entries a member; past it the factors are checked on sampled pairs
+# (`_check_sampled`) and the dense matrices made from them: the river spot's 26M entries from its
+# utilities took 2.3 s of its 3.1-s compile (2 cores, 2026-11-28)
+CHECKED_ENTRIES = 1 << 22
 # the dense matrices are made from the game's utilities a block of classes of about this many
 # pairs of types at a time: the river spot's 22 x 1.17 million full states and their utilities
 # at once peaked at 3.1 GB

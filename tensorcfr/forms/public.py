@@ -36,6 +36,8 @@ from tensorcfr.operators.cards import CardShowdown, class_totals
 from tensorcfr.operators.public import CLASS_BLOCK_ENTRIES, SMALL_CLASS, PublicPayoffOperator
 from tensorcfr.spaces.public import PublicTreeplex
 
+EXTENT_ENTRIES = 1 << 21  # `payoff_extent` reads the dense matrices this many entries a member at a time
+
 
 @dataclass(frozen=True, eq=False)
 class PublicCompiledGame:
@@ -209,29 +211,37 @@ class PublicCompiledGame:
         counts = (self.class_offsets[1:] - self.class_offsets[:-1]).to(torch.float64)  # [K]
         if self.payoff_weights is None:
             return self._card_extent(counts)
-        w = self.payoff_weights.abs()  # [B, K, T0, T1], or [B, K, 2] ranked
+        W = self.payoff_weights  # [B, K, T0, T1], or [B, K, 2] ranked
         if self.ranked:  # off the diagonal a + b above it, a - b below, n (n - 1) / 2 pairs each
-            a, b = self.payoff_weights[..., 0], self.payoff_weights[..., 1]
-            w = torch.stack([(a + b).abs(), (a - b).abs()], -1)  # [B, K, 2]
+            a, b = W[..., 0], W[..., 1]
+            W = torch.stack([(a + b).abs(), (a - b).abs()], -1)  # [B, K, 2]
             n = self.treeplexes[0].types
-            total = (w.sum(-1) * counts * (n * (n - 1) / 2)).sum(1)
-        else:
-            total = (w.sum((2, 3)) * counts).sum(1)
-        flat = w.amax(0).reshape(-1)  # over the members: [K * T0 * T1] or [K * 2]
-        nonzero = torch.where(flat > 0, flat, math.inf)
-        k_large, k_small = int(flat.argmax()), int(nonzero.argmin())
+            counts = counts * (n * (n - 1) / 2)
+        per_class = W[0, 0].numel() if W.shape[1] else 1
+        # a block of classes at a time: no [B, K, T0, T1] temporaries, each freshly faulted in (the
+        # river spot's 22 dense matrices, 207 MB at float64: 564 ms whole on one thread)
+        step = max(1, EXTENT_ENTRIES // per_class)
+        total = W.new_zeros(W.shape[0])
+        large, small, k_large, k_small = 0.0, math.inf, 0, 0
+        for k0 in range(0, W.shape[1], step):  # (blocks of classes: the river spot's 22 in 3)
+            w = W[:, k0:k0 + step].abs()  # [B, k, T0, T1] or [B, k, 2]
+            total += (w.sum(tuple(range(2, w.dim()))) * counts[k0:k0 + step]).sum(1)
+            flat = (w[0] if w.shape[0] == 1 else w.amax(0)).reshape(-1)  # over the members
+            i, j = int(flat.argmax()), int(torch.where(flat > 0, flat, math.inf).argmin())
+            if float(flat[i]) > large:  # (strictly: the first of equal entries, as one argmax)
+                large, k_large = float(flat[i]), k0 * per_class + i
+            if 0 < float(flat[j]) < small:
+                small, k_small = float(flat[j]), k0 * per_class + j
 
         def where(which: str) -> str:
             i = k_large if which == "largest" else k_small
-            per_class = flat.numel() // max(int(counts.numel()), 1)
             k, rest = divmod(i, per_class)
             if self.ranked:
                 return f"payoff class {k}, a pair of types {'above' if rest == 0 else 'below'} the diagonal"
             t1 = self.treeplexes[1].types
             return f"payoff class {k}, types {rest // t1} and {rest % t1}"
-        smallest = float(nonzero[k_small]) if flat.numel() else 0.0
-        return PayoffExtent(float(total.max()) if total.numel() else 0.0, float(flat.max()) if flat.numel() else 0.0,
-                            0.0 if smallest == math.inf else smallest, where)
+        return PayoffExtent(float(total.max()) if total.numel() else 0.0, large, 0.0 if small == math.inf else small,
+                            where)
 
     def _card_extent(self, counts: torch.Tensor) -> PayoffExtent:
         """The extent of a card game without dense matrices, from its factors: the total exact
