@@ -664,6 +664,36 @@ def test_the_card_kernel_at_float32_stays_near_float64():
         assert (want - got.double()).abs().max() <= 1e-5 * want.abs().max()
 
 
+class _OneHandStronger(type(games.make(FACTORED[1]).vectorized())):
+    """Claims one hand (`hand`) the strongest on every board; its utilities say otherwise."""
+
+    hand = None
+
+    def card_boards(self, s):
+        a, b, board, boards = super().card_boards(s)
+        boards = np.array(boards, copy=True)
+        boards[:, self.hand] = boards.max() + 1
+        return a, b, board, boards
+
+
+@pytest.mark.parametrize("checked", ["every pair", "sampled pairs"])
+def test_a_showdown_claim_wrong_on_one_hand_is_named(checked, monkeypatch):
+    """A claim of hand strengths wrong for one hand, a middle one of player 0's that 16 evenly
+    spaced types a player would not check, is caught on every pair and on the sampled pairs
+    (each class its own, `SAMPLED_PAIRS` and `SAMPLED_TOTAL`), naming the payoff class."""
+    import tensorcfr.compiler.public as cp
+
+    ids = tensorcfr.compile(FACTORED[1], form="public").showdown.hands[0]
+    spaced = set(np.linspace(0, len(ids) - 1, 16).round().astype(int).tolist())
+    middle = next(i for i in range(len(ids) // 2, len(ids)) if i not in spaced)
+    g = games.make(FACTORED[1])
+    g._vector = type("Wrong", (_OneHandStronger,), {"hand": int(ids[middle])})(g)
+    if checked == "sampled pairs":
+        monkeypatch.setattr(cp, "CHECKED_ENTRIES", 0)
+    with pytest.raises(TensorCFRError, match=r"its card_showdown\(\) does not describe payoff class"):
+        tensorcfr.compile(g, form="public")
+
+
 class _WrongRiver(type(games.make(SMALL_TURN).vectorized())):
     def card_chance(self, s):
         card, q = super().card_chance(s)
