@@ -235,7 +235,7 @@ def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None 
     # player 0's payoff is minus player 1's (a public form dealing one card a class: its twins' share)
     value = -cg.treeplexes[1].weighted_dot(y, g)
     br1 = cg.treeplexes[1].bottom_up(g, inplace=True)[0][:, 0].clone()
-    g = None
+    g = None  # (player 1's values dropped before player 0's are made)
     g = op.cfv(0, y)  # [B, S_0]
     y = None
     br0 = cg.treeplexes[0].bottom_up(g, inplace=True)[0][:, 0].clone()

@@ -1131,7 +1131,7 @@ def _dense_from_factors(walk, d, at, apart, a, b, boards, board) -> np.ndarray:
     K, (T0, T1) = len(at), apart.shape
     out = np.empty((K, T0, T1))
     step = max(1, UTILITY_ENTRIES // max(1, T0 * T1))
-    for k0 in range(0, K, step):  # (blocks of classes: the river spot's 22 in 11)
+    for k0 in range(0, K, step):  # (blocks of classes: the river spot's 22 one at a time)
         ks = np.arange(k0, min(k0 + step, K))
         s = boards[board[ks]]  # [k, H] strengths on each class's board
         sign = np.sign(s[:, hands[0]][:, :, None] - s[:, hands[1]][:, None, :])  # [k, T0, T1]

@@ -223,7 +223,7 @@ class PublicCompiledGame:
         step = max(1, EXTENT_ENTRIES // per_class)
         total = W.new_zeros(W.shape[0])
         large, small, k_large, k_small = 0.0, math.inf, 0, 0
-        for k0 in range(0, W.shape[1], step):  # (blocks of classes: the river spot's 22 in 3)
+        for k0 in range(0, W.shape[1], step):  # (blocks of classes: the river spot's 22 one at a time)
             w = W[:, k0:k0 + step].abs()  # [B, k, T0, T1] or [B, k, 2]
             total += (w.sum(tuple(range(2, w.dim()))) * counts[k0:k0 + step]).sum(1)
             flat = (w[0] if w.shape[0] == 1 else w.amax(0)).reshape(-1)  # over the members
