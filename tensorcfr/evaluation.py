@@ -149,7 +149,13 @@ def best_response_value(cg: CompiledGame, player: int, x_other: torch.Tensor,
                         op: PayoffOperator | None = None) -> torch.Tensor:
     """Value [B] of player's best response against the other's realisation plan [B, S]."""
     op = op or cg.operator(x_other.dtype)
-    q, _ = cg.treeplexes[player].bottom_up(op.cfv(player, x_other), inplace=True)
+    return _best_value(cg, player, op.cfv(player, x_other))
+
+
+def _best_value(cg: CompiledGame, player: int, g: torch.Tensor) -> torch.Tensor:
+    """[B]: the value of player's best response from its counterfactual values g [B, S], which
+    it overwrites."""
+    q, _ = cg.treeplexes[player].bottom_up(g, inplace=True)
     return q[:, 0].clone()  # not a view, which would keep all of q alive
 
 
@@ -234,10 +240,10 @@ def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None 
     plans[1] = None
     # player 0's payoff is minus player 1's (a public form dealing one card a class: its twins' share)
     value = -cg.treeplexes[1].weighted_dot(y, g)
-    br1 = cg.treeplexes[1].bottom_up(g, inplace=True)[0][:, 0].clone()
+    br1 = _best_value(cg, 1, g)
     g = None  # (player 1's values dropped before player 0's are made)
     g = op.cfv(0, y)  # [B, S_0]
     y = None
-    br0 = cg.treeplexes[0].bottom_up(g, inplace=True)[0][:, 0].clone()
+    br0 = _best_value(cg, 0, g)
     nash_conv = br0 + br1
     return Evaluation((br0, br1), nash_conv, nash_conv / 2, value)

@@ -1124,8 +1124,8 @@ def _card_showdown(walk: _PublicWalk, raw: dict, first: np.ndarray, weights: np.
 
 
 def _dense_from_factors(walk, d, at, apart, a, b, boards, board) -> np.ndarray:
-    """[K, T0, T1]: each class's dense matrix from its factors (row at[k] of d), as `_check_dense`
-    checks them, a block of classes at a time (`UTILITY_ENTRIES` entries): kappa u0(t0) u1(t1)
+    """[K, T0, T1]: each class's dense matrix from its factors (row at[k] of d), a block of
+    classes at a time (`UTILITY_ENTRIES` entries): kappa u0(t0) u1(t1)
     apart(t0, t1) (a + b sign(s(t0) - s(t1))), class k showing down on row board[k] of boards."""
     hands = walk.type_values
     K, (T0, T1) = len(at), apart.shape
@@ -1167,17 +1167,16 @@ def _claim_error(walk: _PublicWalk, k: int, state: np.ndarray, off: float) -> Te
 
 
 def _check_dense(walk, states, weights, d, at, apart, a, b, boards, board) -> None:
-    """Every class's factors (row at[k] of d) against its dense matrix [T0, T1] (compile time, a
-    class at a time); class k shows down on row board[k] of boards [G, H]."""
-    hands = walk.type_values
-    for k in range(len(states)):
-        strength = boards[board[k]]
-        sign = np.sign(strength[hands[0]][:, None] - strength[hands[1]][None])
-        want = np.outer(d[0][at[k]], d[1][at[k]]) * apart * (a[k] + b[k] * sign)
-        scale = max(1.0, float(np.abs(weights[k]).max()))
-        off = float(np.abs(want - weights[k]).max())
-        if not off <= 1e-12 * scale:
-            raise _claim_error(walk, k, states[k], off)
+    """Every class's factors (row at[k] of d) against its dense matrix in weights [K, T0, T1]:
+    the matrices the factors make (`_dense_from_factors`; at most `CHECKED_ENTRIES` entries, as
+    many as `weights`) equal to 1e-12 of each class's largest entry (or of 1)."""
+    want = _dense_from_factors(walk, d, at, apart, a, b, boards, board)
+    axes = (1, 2)
+    scale = np.maximum(1.0, np.abs(weights).max(axis=axes, initial=0.0))  # [K]
+    off = np.abs(want - weights).max(axis=axes, initial=0.0)
+    if not (off <= 1e-12 * scale).all():
+        k = int(np.argmax(off > 1e-12 * scale))
+        raise _claim_error(walk, k, states[k], float(off[k]))
 
 
 # a card game keeps its dense payoff matrices (the exact check of its factors, the dense

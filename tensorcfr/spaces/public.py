@@ -669,11 +669,7 @@ class PublicTreeplex:
                 if kinds[0][2] is None:  # every infoset of the level has c actions: its rows as they lie
                     torch.amax(ql.view(batch, -1, kinds[0][0], self.types), 2, out=vl)
                 elif (lv.m1 - lv.m0) * self.types >= BEST_ENTRIES * len(kinds):
-                    for c, rows, us in kinds:  # the infosets of c actions: [B, n, c, T], max over c,
-                        step = max(1, BEST_BLOCK // (batch * c * self.types))  # a block of n at a time
-                        for i in range(0, len(us), step):  # (a few blocks a count on a flop's levels)
-                            block = pick_rows(ql, rows[i * c:(i + step) * c])
-                            put_rows(vl, us[i:i + step], block.view(batch, -1, c, self.types).amax(2))
+                    self._max_by_count(ql, vl, kinds)
                 else:
                     idx = lv.segment.view(1, -1, 1).expand(batch, -1, self.types)
                     vl.scatter_reduce_(1, idx, ql, "amax")
@@ -682,6 +678,17 @@ class PublicTreeplex:
             if root or not lv.first:
                 self._to_parent(lv, q, vl)
         return q, v.view(batch, -1)
+
+    def _max_by_count(self, ql: torch.Tensor, vl: torch.Tensor, kinds: list) -> None:
+        """vl [B, u, T] = each infoset's maximum over its rows of ql [B, m, T], the infosets of c
+        actions at a time (`action_rows`' kinds): [B, n, c, T] gathered, max over c, put back,
+        `BEST_BLOCK` entries at a time (a few blocks a count on a flop spot's levels)."""
+        batch = ql.shape[0]
+        for c, rows, us in kinds:
+            step = max(1, BEST_BLOCK // (batch * c * self.types))  # infosets a block
+            for i in range(0, len(us), step):
+                block = pick_rows(ql, rows[i * c:(i + step) * c])
+                put_rows(vl, us[i:i + step], block.view(batch, -1, c, self.types).amax(2))
 
     def action_rows(self, k: int) -> list[tuple[int, torch.Tensor | None, torch.Tensor | None]]:
         """Level k's public infosets by their number of actions, kept: (c, rows [n c], infosets
