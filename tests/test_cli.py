@@ -1,14 +1,9 @@
 """The command line: the issue's done-when commands, JSON keys, bad input, TensorBoard tags."""
 
 import json
-import subprocess
-import sys
 
 import pytest
-
-
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "tensorcfr", *args], capture_output=True, text=True, timeout=300)
+from cli_run import cli as run  # in this process: `main` as the console script calls it
 
 
 def test_solve_kuhn_json():

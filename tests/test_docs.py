@@ -1,18 +1,45 @@
 """The documentation runs as written: every ```bash block of docs/ runs in a fresh directory
-(exit code 0), every ```python block runs (the blocks of a page share one namespace, in
-order), and a block shown but not run (```console) says why just above it."""
+(exit code 0; a block of plain `tensorcfr` commands in this process), every ```python block
+runs (the blocks of a page share one namespace, in order), and a block shown but not run
+(```console) says why just above it."""
 
+import glob
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli_run import cli
 
 DOCS = Path(__file__).parent.parent / "docs"
 PAGES = sorted(p for p in DOCS.rglob("*.md"))
 FENCE = re.compile(r"(?:^|\n)((?:<!--[^\n]*-->\n)?)```(\w*)[^\n]*\n(.*?)\n```", re.S)
+
+
+def plain_commands(code: str) -> list[list[str]] | None:
+    """The argument lists of a bash block whose every line is one `tensorcfr` command (comments
+    and globs allowed; no variable, substitution, pipe, redirection or list), else None.
+
+    Such a block runs in this process through the console script's `main`, each command's
+    globs expanded as bash would in the page's directory; a fresh process a command cost
+    2-3 s of imports (the console script is tested in test_packaging). Any other block runs
+    in bash."""
+    commands = []
+    for line in code.splitlines():
+        if "$" in line or "`" in line or "\\" in line:
+            return None
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+        if not words:
+            continue
+        if words[0] != "tensorcfr" or any(set(w) <= set(lexer.punctuation_chars) for w in words):
+            return None
+        commands.append(words)
+    return commands
 
 
 def blocks(page: Path):
@@ -42,6 +69,12 @@ def test_page_runs_as_written(page, tmp_path, monkeypatch):
     for lang, code, above in found:
         if lang == "python":
             exec(compile(code, str(page), "exec"), namespace)
+        elif lang == "bash" and (commands := plain_commands(code)) is not None:
+            monkeypatch.delenv("TENSORCFR_LOGDIR", raising=False)
+            for args in commands:
+                args = [a for arg in args for a in (sorted(glob.glob(arg)) or [arg] if "*" in arg else [arg])]
+                r = cli(*args[1:])
+                assert r.returncode == 0, f"{page.name}:\n{shlex.join(args)}\n{r.stderr[-2000:]}"
         elif lang == "bash":
             r = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=tmp_path, env=env, capture_output=True,
                                text=True, timeout=600)

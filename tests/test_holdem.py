@@ -507,10 +507,9 @@ def assert_card_values_equal_dense(cg, stack=None):
 
 
 def _cli(*args):
-    import subprocess
-    import sys
+    from cli_run import cli  # in this process: `main` as the console script calls it
 
-    return subprocess.run([sys.executable, "-m", "tensorcfr", *args], capture_output=True, text=True, timeout=300)
+    return cli(*args)
 
 
 def test_cli_solves_to_a_share_of_the_pot():

@@ -13,6 +13,7 @@ import time
 
 import pytest
 import torch
+from cli_run import cli
 
 import tensorcfr
 from tensorcfr import normal_form as nf
@@ -23,9 +24,8 @@ from tensorcfr.run.checkpoints import load_checkpoint, parse_duration, save_chec
 from tensorcfr.run.training import TAGS, Progress, train
 
 
-def _cli(*args, cwd=None, input=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "tensorcfr", *args], cwd=cwd, input=input, capture_output=True,
-                          text=True, timeout=timeout)
+def _cli(*args, cwd=None, input=None):
+    return cli(*args, cwd=cwd, input=input)  # in this process: `main` as the console script calls it
 
 
 def _events(run_dir):

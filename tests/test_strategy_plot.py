@@ -2,11 +2,10 @@
 strategy, and the command draws files that are not blank."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from cli_run import cli  # in this process: `main` as the console script calls it
 
 import tensorcfr
 from tensorcfr import games
@@ -86,10 +85,6 @@ def test_hand_grid_equals_a_walk_of_the_tree(spec, lines):
         expected = np.where(den[..., None] > 0, num / np.where(den > 0, den, 1)[..., None], np.nan)
         np.testing.assert_allclose(freq, expected, rtol=1e-10, atol=1e-12, err_msg=at)
         assert np.isfinite(freq[..., 0]).sum() >= 2
-
-
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "tensorcfr", *args], capture_output=True, text=True, timeout=300)
 
 
 def test_plot_strategy_draws_each_kind_and_refuses_bad_input(tmp_path):
