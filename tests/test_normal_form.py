@@ -122,7 +122,9 @@ def test_seeded_runs_are_reproducible(procedure):
 def test_run_stops_each_member_exactly(procedure):
     runs = 5 if procedure in nf.SAMPLED else 1
     spec = "matching_pennies" if procedure == "sampled-rm" else "ficha_domino"
-    out = nf.RegretMatching(spec, procedure, runs=runs, seed=2, device="cpu").run(60_000, 0.01, chunk=777)
+    # the sampled runs stop at 820-3,975 (seed 2): three members in one chunk, the others in two more
+    target = 0.02 if procedure in nf.SAMPLED else 0.01
+    out = nf.RegretMatching(spec, procedure, runs=runs, seed=2, device="cpu").run(60_000, target, chunk=777)
     assert bool(out["reached"].all())
     fresh = nf.RegretMatching(spec, procedure, runs=runs, seed=2, device="cpu")
     worst = lambda b: float(torch.maximum(fresh.regrets[0][b].amax(), fresh.regrets[1][b].amax())) / fresh.iteration  # noqa: E731
@@ -130,10 +132,10 @@ def test_run_stops_each_member_exactly(procedure):
         T = int(out["iterations"][b])
         if T - 1 >= max(fresh.iteration, 1):  # not below the target one iteration earlier
             fresh.step(T - 1 - fresh.iteration)
-            assert worst(b) >= 0.01
+            assert worst(b) >= target
         fresh.step(T - fresh.iteration)
         torch.testing.assert_close(out["Z"][b], fresh.joint()[b], rtol=0, atol=1e-12)
-        assert worst(b) < 0.01
+        assert worst(b) < target
 
 
 def test_joint_regrets_agree_with_the_procedures_own_regrets():
@@ -163,25 +165,27 @@ def test_rm_plus_reaches_1e_3(spec, device):
 @pytest.mark.parametrize("spec", ZERO_SUM)
 @pytest.mark.parametrize("procedure", nf.SAMPLED)
 def test_sampled_play_approaches_equilibrium(spec, procedure, device):
-    """10 seeded runs of 20,000 plays. In a zero-sum game the NashConv of the empirical marginals
+    """10 seeded runs of 5,000 plays. In a zero-sum game the NashConv of the empirical marginals
     is exactly the sum of the two players' unconditional regrets. Hart and Mas-Colell bound the
     expected regret by O(t^-1/2) for sampled-rm and invariant-rm; measured at seed 0 the worst run
-    has NashConv 0.032, the test allows 0.1. Conditional-rm with inertia is much slower (the
-    thesis needed millions of plays): its largest conditional regret, 0.10 at worst measured,
-    must be below 0.2 and below the one after 2,000 plays."""
+    has NashConv 0.074 after 5,000 plays (0.032 after 20,000), the test allows 0.1, and the runs'
+    mean must fall from 1,000 plays to 5,000. Conditional-rm with inertia is much slower (the
+    thesis needed millions of plays): its largest conditional regret, 0.186 at worst measured
+    after 5,000 plays (0.10 after 20,000), must be below 0.25 and its mean below the one after
+    1,000 plays. (20,000 plays took 100 s of the suite; 5,000 take a quarter.)"""
     rm = nf.RegretMatching(spec, procedure, runs=10, seed=0, device=device)
-    rm.step(2000)
-    early = rm.regret_summary()
-    rm.step(18_000)
+    rm.step(1000)
+    early, early_ev = rm.regret_summary(), rm.evaluate()["average"]
+    rm.step(4000)
     ev, r = rm.evaluate()["average"], rm.regret_summary()
     raw = sum(rm.regrets[p].amax(1) for p in (0, 1)) / rm.iteration
     torch.testing.assert_close(ev.nash_conv, raw, rtol=0, atol=1e-12)
     if procedure == "conditional-rm":
         late_c = torch.maximum(r["conditional_p0"], r["conditional_p1"])
         early_c = torch.maximum(early["conditional_p0"], early["conditional_p1"])
-        assert late_c.max().item() < 0.2 and late_c.mean().item() < early_c.mean().item()
+        assert late_c.max().item() < 0.25 and late_c.mean().item() < early_c.mean().item()
     else:
-        assert ev.nash_conv.max().item() < 0.1
+        assert ev.nash_conv.max().item() < 0.1 and ev.nash_conv.mean().item() < early_ev.nash_conv.mean().item()
 
 
 @pytest.mark.parametrize("procedure", ["conditional-rm", "invariant-rm"])
