@@ -82,6 +82,17 @@ def hand_name(hand: int) -> str:
     return card_name(int(hi)) + card_name(int(lo))
 
 
+@functools.lru_cache(maxsize=1)
+def hand_names() -> tuple[str, ...]:
+    """`hand_name` of every hand [1326], for naming many infosets at once.
+
+    Example:
+        >>> hand_names()[hand_index(parse_cards("KdAs"))]
+        'AsKd'
+    """
+    return tuple(hand_name(h) for h in range(NUM_HANDS))
+
+
 def hand_index(cards) -> int:
     """The hand of two distinct cards (either order)."""
     a, b = sorted(int(c) for c in cards)

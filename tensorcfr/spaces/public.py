@@ -451,14 +451,23 @@ class PublicTreeplex:
 
     def public_actions(self, u: int) -> tuple[int, int]:
         """The public sequences e0:e1 (numbered from 1) of public infoset u."""
-        off = self._host("infoset_offsets_pub")
-        return int(off[u]), int(off[u + 1])
+        off = self._offsets()
+        return off[u], off[u + 1]
+
+    def _offsets(self) -> list[int]:
+        """`infoset_offsets_pub` as a list of ints, made once: per-infoset lookups (a policy's
+        keys, 45,402 on a river spot) read a list far faster than numpy scalars."""
+        off = self.__dict__.get("_offset_list")
+        if off is None:
+            off = self._host("infoset_offsets_pub").tolist()
+            object.__setattr__(self, "_offset_list", off)
+        return off
 
     def columns(self, j: int) -> list[int]:
         """The columns of infoset j's sequences in a per-sequence tensor [B, S]."""
         u, t = divmod(int(j), self.types)
-        a, b = self.public_actions(u)
-        return [1 + (e - 1) * self.types + t for e in range(a, b)]
+        off, T = self._offsets(), self.types
+        return list(range(1 + (off[u] - 1) * T + t, 1 + (off[u + 1] - 1) * T + t, T))
 
     def per_infoset(self, row: list, member: int = 0) -> dict[str, dict[str, object]]:
         """`{infoset key: {action name: row[sequence]}}` for a per-sequence list `row` [S], keyed
@@ -840,8 +849,12 @@ class _ActionNames(Sequence):
         return self.tp.num_infosets
 
     def __getitem__(self, j):
-        a, b = self.tp.public_actions(int(j) // self.tp.types)
-        return tuple(self.tp.alphabet[k] for k in self.tp._host("action_pub")[a - 1:b - 1].tolist())
+        u = int(j) // self.tp.types
+        names = self.tp.__dict__.setdefault("_action_names", {})  # a public infoset's, for all its types
+        if u not in names:
+            a, b = self.tp.public_actions(u)
+            names[u] = tuple(self.tp.alphabet[k] for k in self.tp._host("action_pub")[a - 1:b - 1].tolist())
+        return names[u]
 
     def __iter__(self):
         for j in range(len(self)):
