@@ -285,6 +285,49 @@ def test_the_card_removal_showdown_equals_the_dense_product(spec, pairs, layout,
     assert_card_values_equal_dense(cg, stack=layout == "stacked")
 
 
+@pytest.mark.parametrize("spec", [
+    "holdem_flop(board=Td9d8d, pot=4, stack=6, bets=(1,), cap=0, ranks=AKQJT98765, suits=dhs, "
+    "range0='AA,KK,JJ,AK,T9', range1='AA,77,AQ,QJ,65s')",
+    "rhode_island(ranks='JQKA', suits='shd')",
+    ["holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, bets=(1,), range0='AA,KK,AK,72o,T9s', range1='QQ+,AK,97s')",
+     "holdem_river(board=2s3d4c5h6s, pot=10, stack=100, bets=(1,), range0='AA,KK,AK,72o,T9s', range1='QQ+,AK,97s')"],
+], ids=["flop", "one-card hands", "boards of their own"])
+def test_a_kernels_card_lists_and_searches_are_their_definition(spec):
+    """Each card's list of the other's hands holding it (weakest first, ties in type order,
+    padded with the zero type) and each own hand's place in the lists of its cards (how many
+    are weaker; how many are not stronger), per board and member, against a loop over cards and
+    hands that writes the definition out."""
+    from tensorcfr.games.cards import NUM_CARDS
+    from tensorcfr.operators.cards import CardKernel
+
+    sd = tensorcfr.compile(spec, form="public").showdown
+    cards = [sd.cards[h].numpy() for h in sd.hands]
+    checked, boards = 0, sd.strength.shape[0]
+    for g in range(0, boards, max(1, boards // 40)):  # (40 of the flop's 352 boards: the loops are slow)
+        for p in (0, 1):
+            s = [sd.strengths(g)[..., h] for h in sd.hands]
+            kernel = CardKernel(sd.cards[sd.hands[p]], sd.cards[sd.hands[1 - p]], s[p], s[1 - p])
+            own, other = s[p].reshape(-1, len(cards[p])).numpy(), s[1 - p].reshape(-1, len(cards[1 - p])).numpy()
+            To, w = len(cards[1 - p]), kernel.width
+            lists = kernel.lists.reshape(len(own), NUM_CARDS, w + 1).numpy()
+            first = [x.reshape(len(own), -1).numpy() for x in kernel.cfirst]
+            last = [x.reshape(len(own), -1).numpy() for x in kernel.clast]
+            for m in range(len(own)):
+                for card in range(NUM_CARDS):
+                    held = [t for t in range(To) if card in cards[1 - p][t]]
+                    held.sort(key=lambda t: other[m, t])  # (stable: ties stay in type order)
+                    assert lists[m, card].tolist() == [To] + held + [To] * (w - len(held))
+                    for i in range(len(cards[p])):
+                        for j, c in enumerate(cards[p][i].tolist()):
+                            if c == card:
+                                weaker = sum(other[m, t] < own[m, i] for t in held)
+                                not_stronger = sum(other[m, t] <= own[m, i] for t in held)
+                                assert (first[j][m, i], last[j][m, i]) == (c * (w + 1) + weaker,
+                                                                           c * (w + 1) + not_stronger)
+                                checked += 1
+    assert checked > 300
+
+
 @pytest.mark.parametrize("pairs", [0, 1 << 30], ids=["prefix sums", "dense kernels"])
 def test_stacked_one_card_groups_equal_the_dense_product(pairs, monkeypatch):
     """The same with Rhode Island's one-card types, whose 145 groups a player (a set of factors
@@ -1172,6 +1215,30 @@ def test_a_batchs_payoff_extent_is_its_members(monkeypatch):
     assert batch.largest == pytest.approx(max(e.largest for e in alone), rel=1e-12)
     assert batch.smallest == pytest.approx(min(e.smallest for e in alone), rel=1e-12)
     assert batch.where("largest").startswith("payoff class ") and batch.where("smallest").endswith("at least")
+
+
+@pytest.mark.parametrize("spec", [FACTORED[0], OTHER_BOARDS], ids=["one spot", "boards of their own"])
+def test_a_solver_makes_each_boards_kernels_once(spec, monkeypatch):
+    """The payoff's extent (`class_sums`, the sums of `class_totals` alone) and the operator read
+    one set of kernels: a solver's start makes one kernel a board and player (a flop spot's
+    2,198 took 15-50 s twice over before, 2026-11-28), and moving the game to the device it is
+    on keeps its showdown."""
+    import tensorcfr.compiler.public as cp
+    import tensorcfr.operators.cards as cards
+
+    monkeypatch.setattr(cp, "DENSE_ENTRIES", 0)
+    monkeypatch.setattr(cards, "DENSE_KERNEL_PAIRS", 0)
+    cg = tensorcfr.compile(spec, form="public")
+    assert cg.payoff_weights is None and cg.to(cg.device).showdown is cg.showdown
+    assert torch.equal(cards.class_sums(cg.showdown), cards.class_totals(cg.showdown)[1])
+    cg = tensorcfr.compile(spec, form="public")  # (nothing made yet)
+    made, init = [], cards.CardKernel.__init__
+    monkeypatch.setattr(cards.CardKernel, "__init__", lambda self, *a, **k: made.append(1) or init(self, *a, **k))
+    solver = tensorcfr.Solver(cg, "dcfr", device="cpu")
+    boards = cg.showdown.strength.shape[0]
+    assert len(made) == 2 * boards + 2  # a kernel a board and player, and the folds' two
+    solver.step(2)
+    assert len(made) == 2 * boards + 2
 
 
 def test_the_worker_count_follows_the_work_and_what_comes_back(monkeypatch):

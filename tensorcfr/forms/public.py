@@ -32,7 +32,7 @@ import torch
 
 from tensorcfr.forms import PayoffExtent
 from tensorcfr.errors import TensorCFRError
-from tensorcfr.operators.cards import CardShowdown, class_totals
+from tensorcfr.operators.cards import CardShowdown, class_sums, class_totals
 from tensorcfr.operators.public import CLASS_BLOCK_ENTRIES, SMALL_CLASS, PublicPayoffOperator
 from tensorcfr.spaces.public import PublicTreeplex
 
@@ -193,8 +193,8 @@ class PublicCompiledGame:
             return 8 * b * z * (2 + 3 * max(t0, t1))
         if self.showdown is not None:
             sd = self.showdown
-            tables = sum(t.numel() * t.element_size() for v in vars(sd).values() if v is not None
-                         for t in (v if isinstance(v, tuple) else (v,)))
+            tables = sum(t.numel() * t.element_size() for f in dataclasses.fields(sd)  # (not the caches)
+                         if (v := getattr(sd, f.name)) is not None for t in (v if isinstance(v, tuple) else (v,)))
             # the rows, the two sums and the values of one board's terminals at a time
             per_board = int(torch.bincount(sd.board.cpu(), weights=self.class_offsets.diff().cpu().double()).max())
             return tables + 4 * 8 * b * per_board * max(t0, t1)
@@ -253,7 +253,7 @@ class PublicCompiledGame:
         sd = self.showdown
         (d0, d1), ab = sd.factors()  # [(B,) P, T_p], [(B,) K, 2]
         rows = sd.rows(torch.arange(ab.shape[-2], device=ab.device))  # [K] each class's row of d
-        total = (class_totals(sd)[1] * counts.to(ab.device)).sum(-1)  # [(B,)]
+        total = (class_sums(sd) * counts.to(ab.device)).sum(-1)  # [(B,)]
         a, b = ab[..., 0], ab[..., 1]
         coef = torch.stack([a.abs(), (a + b).abs(), (a - b).abs()], -1)  # [(B,) K, 3]
         hi = (d0.amax(-1)[..., rows] * d1.amax(-1)[..., rows] * coef.amax(-1)).reshape(-1)  # [(B) K]
