@@ -14,7 +14,8 @@ strategy's exploitability is at most `--target` percent of the pot, evaluated ev
 `tensorcfr solve` does; a throwaway solver runs a few iterations first, so that the first row
 does not pay the process's warm-up alone). Also measured: one iteration with the dense T0 x T1 payoff products
 instead of the card-removal showdown (`operators/cards.py`) where the spot keeps them (a turn
-spot keeps its showdown factors only), the compile time and the process's peak memory.
+spot keeps its showdown factors only), the compile time, the first solver's start and the
+process's peak memory.
 
 Writes SECTION.json and SECTION.md into --out and the table into the docs' section --section.
 """
@@ -101,8 +102,14 @@ def main(argv=None) -> int:
     sizes = cg.sizes()
     pot = games.make(a.spot).pot
     # a throwaway solver's iterations first, untimed: the first solve of a process would pay the
-    # warm-up (thread pool, first pages) alone (the river's first row took 0.72 s once, 0.47 the next run)
-    tensorcfr.Solver(cg, a.algos[0], dtype=dtype, device=a.device, threads=a.threads or "auto").step(WARM_UP)
+    # warm-up (thread pool, first pages) alone (the river's first row took 0.72 s once, 0.47 the next run);
+    # its start is what a process pays before its first iteration (the payoff's extent, the operator and
+    # its kernels, which the game keeps for the solvers after it, the first compile of fused passes)
+    t0 = time.perf_counter()
+    first = tensorcfr.Solver(cg, a.algos[0], dtype=dtype, device=a.device, threads=a.threads or "auto")
+    start_s = time.perf_counter() - t0
+    first.step(WARM_UP)
+    del first
     rows = []
     for algo in a.algos:
         r = solve(cg, algo, dtype, a.device, a.target / 100 * pot, a.eval_every, a.most, a.threads or "auto")
@@ -119,6 +126,7 @@ def main(argv=None) -> int:
             + (f", {torch.cuda.get_device_name()}" if a.device.startswith("cuda") else ""),
             "torch": torch.__version__, "threads": torch.get_num_threads(), "device": a.device, "dtype": a.dtype,
             "command": command("holdem.py", argv), "spot": a.spot, "compile_seconds": compile_s,
+            "start_seconds": start_s,
             "peak_memory_mb": peak_mb(), "dense_ms_per_iteration": dense,
             "showdown_ms_per_iteration": cards,
             "gpu_peak_memory_mb": torch.cuda.max_memory_allocated() / 2**20 if a.device.startswith("cuda") else None,
@@ -126,7 +134,8 @@ def main(argv=None) -> int:
     lines = [f"Made by `{meta['command']}` on {meta['machine']} ({a.device}, {meta['threads']} threads), torch "
              f"{meta['torch']}, {a.dtype}, {meta['date']}. Spot: `{a.spot}`: {sizes['histories']:,} histories, "
              f"{sizes['public_nodes']:,} public nodes, {sizes['types'][0]:,} x {sizes['types'][1]:,} hands, "
-             f"{sizes['payoff_classes']:,} payoff classes. Compile {compile_s:.1f} s; peak memory of the process "
+             f"{sizes['payoff_classes']:,} payoff classes. Compile {compile_s:.1f} s, the first solver's start "
+             f"{start_s:.1f} s; peak memory of the process "
              f"{meta['peak_memory_mb']:,.0f} MB"
              + (f", of the GPU {meta['gpu_peak_memory_mb']:,.0f} MB" if meta["gpu_peak_memory_mb"] else "")
              + f". Seconds count iterations, not the evaluations every "

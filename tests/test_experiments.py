@@ -403,7 +403,9 @@ def test_holdem_benchmark_reaches_its_target_on_a_small_deck(tmp_path):
     row, = out["rows"]
     assert row["percent_pot"] <= 1.0 and row["percent_pot"] == pytest.approx(100 * row["exploitability"] / 4)
     assert out["sizes"]["types"] == [10, 10] and out["dense_ms_per_iteration"] > 0
-    assert "| dcfr |" in open(tmp_path / "holdem.md").read()
+    assert 0 < out["start_seconds"] < 600
+    text = open(tmp_path / "holdem.md").read()
+    assert "| dcfr |" in text and f"the first solver's start {out['start_seconds']:.1f} s" in text
 
 
 @pytest.mark.skipif(not _has("pyspiel"), reason="needs OpenSpiel")
