@@ -407,7 +407,7 @@ class HoldemSpot(Game):
         if len(cards) < 2:
             return key
         # a whole policy's keys share few runs of dealt cards and 1,326 hands: each run's deal and
-        # each (hand, map of suits) is worked out once (200,000 keys of a flop: 10 s -> 1 s)
+        # each (hand, map of suits) is worked out once (201,240 keys of a flop: 4.4 s -> 0.2 s)
         memo = self.__dict__.setdefault("_canonical_memo", {})
         run = memo.get(parts[1])
         if run is None:

@@ -1221,8 +1221,8 @@ def test_a_batchs_payoff_extent_is_its_members(monkeypatch):
 def test_a_solver_makes_each_boards_kernels_once(spec, monkeypatch):
     """The payoff's extent (`class_sums`, the sums of `class_totals` alone) and the operator read
     one set of kernels: a solver's start makes one kernel a board and player (a flop spot's
-    2,198 took 15-50 s twice over before, 2026-11-28), and moving the game to the device it is
-    on keeps its showdown."""
+    2,200 were made twice before, 2026-11-28), and moving the game to the device it is on keeps
+    its showdown."""
     import tensorcfr.compiler.public as cp
     import tensorcfr.operators.cards as cards
 
