@@ -47,14 +47,15 @@ def test_liars_dice_is_openspiels(algo, device):
 @pytest.mark.slow
 def test_liars_dice_with_two_dice_is_openspiels():
     """liars_dice(numdice=2, faces=3) is OpenSpiel's liars_dice(numdice=2,dice_sides=3): the same
-    663,511 histories and the same exploitability after 1 and 10 iterations (in the public-tree
-    form; tests/test_public_tree.py holds the two forms equal on liars_dice(numdice=2,faces=2))."""
+    663,511 histories and the same exploitability after 1 and 5 iterations (in the public-tree
+    form; tests/test_forms.py holds the two forms equal on liars_dice(numdice=2, faces=2)).
+    (Ten iterations of OpenSpiel's Python-driven CFR took most of this test's 33 s.)"""
     g = pyspiel.load_game("liars_dice(numdice=2,dice_sides=3)")
     theirs = pyspiel.CFRSolver(g)
     ours = tensorcfr.Solver("liars_dice(numdice=2,faces=3)", "cfr", device="cpu", updates="alternating",
                              form="public")
     assert ours.game.num_histories == 663_511
-    assert_same_exploitability(g, theirs, ours, (1, 9))
+    assert_same_exploitability(g, theirs, ours, (1, 4))
 
 
 @pytest.mark.parametrize("game", ["ocp(3)", "dudo(3,1,1)", "random(seed=4)"])
