@@ -2,7 +2,7 @@
 
 A test whose subject is not the process (its signals, its exit, its console script) runs the
 command here rather than in a fresh Python: the same `main` the console script calls, without
-the 2-3 s a fresh process spends importing torch (about a tenth of the suite's time, 2026-11-28)."""
+the 2.7 s a fresh process takes to run `tensorcfr games`, mostly importing torch (2026-11-28)."""
 
 from __future__ import annotations
 

@@ -605,7 +605,7 @@ def _kernel_class(showdown: CardShowdown):
 def kernels(showdown: CardShowdown, kind=None) -> list[tuple[CardKernel, CardKernel]]:
     """Per board of `showdown`, the kernels of player 0's and player 1's values (`kind`: the
     kernel class, by default dense products for few types, else prefix sums). Made once per
-    showdown and kind: the payoff's extent (`class_totals`) and the operator read the same ones
+    showdown and kind: the payoff's extent (`class_sums`) and the operator read the same ones
     (a flop spot's 1,099 boards took 1.6 s to make, 2026-11-28)."""
     sd, kind = showdown, kind or _kernel_class(showdown)
     made = sd.__dict__.setdefault("_kernels", {})
@@ -790,8 +790,9 @@ TOTALS_ENTRIES = 1 << 19
 def class_totals(showdown: CardShowdown, chunk: int = 1024) -> tuple[torch.Tensor, torch.Tensor]:
     """(nonzeros [K] int64, absolute sums [K] float64) of each payoff class's matrix W_k, from
     its factors alone: per hand of player 0, the other player's hands beside it that tie, lose
-    and win (`CardKernel.parts`) weighted by |a|, |a + b| and |a - b|. What `sizes()` and the
-    payoff's extent report for a card game that keeps no dense matrix. Of a batch, [B, K] each,
+    and win (`CardKernel.parts`) weighted by |a|, |a + b| and |a - b|. What `sizes()` reports
+    for a card game that keeps no dense matrix (the payoff's extent reads the sums alone:
+    `class_sums`). Of a batch, [B, K] each,
     its members a slice at a time, each slice's kernels made for its members at once (a
     kernel a member took 1,000 river spots' solver 13.5 s to build).
 
