@@ -61,7 +61,16 @@ _SOURCE = ROWS_C + r"""
    and fb [2 N] the thread's own; a thread without them (no memory) skips its share and sets
    *failed. Each work-sharing loop ends in its barrier, so the next group starts once this one's
    values are in and may reuse the scratch: the groups add in their order, and every number is
-   the one a call a group gives. */
+   the one a call a group gives.
+
+   Two loops walk the terminals' rows a column at a time: y's, reading src[other_rows[n]] at t,
+   and the values', adding into out[own_rows[n]] at t. Rows lie far apart in plans of hundreds
+   of MB, where the processor's prefetchers see no stream, so each new cache line of a row was
+   a wait (perf on the isomorphic flop spot: the two loads a quarter of the loop's samples). At
+   the first column of a line both prefetch each row's line ahead. Measured in one process, 2
+   threads, float32, old and new loop taking turns, 6 blocks of 4 iterations each (2026-11-29):
+   the flop spot 1,138 ms an iteration against 972 (medians), the full-range turn spot 303
+   against 275. Prefetching changes no number. */
 #define GROUP(NAME, SCAN_, T)                                                                  \
 static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int64_t N,        \
          const T* other, const int64_t* order, const int64_t* lists, int64_t w, int k,          \
@@ -69,10 +78,13 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
          const T* own, const int64_t* at, const T* a_r, int64_t n_r, T* out,                    \
          const int64_t* own_rows, int put, T* y, T* prefix, T* cards, double* acc, T* fb,       \
          int* failed) {                                                                        \
+    const int64_t LINE = 64 / (int64_t)sizeof(T);  /* the numbers of T a cache line holds */ \
     _Pragma("omp for schedule(static)")                                                       \
     for (int64_t t = 0; t < To; t++) {                                                        \
         T f = other[t];                                                                       \
         T* yt = y + t * N;                                                                    \
+        if (t % LINE == 0 && t + 2 * LINE < To)  /* two lines ahead */                        \
+            for (int64_t n = 0; n < N; n++) __builtin_prefetch(src + other_rows[n] * To + t + 2 * LINE, 0, 3); \
         for (int64_t n = 0; n < N; n++) yt[n] = src[other_rows[n] * To + t] * f;              \
     }                                                                                         \
     _Pragma("omp single")                                                                     \
@@ -148,6 +160,8 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
                 }                                                                             \
             }                                                                                 \
         }                                                                                     \
+        if (t % LINE == 0 && t + LINE < Tp)  /* the next line of each own row */             \
+            for (int64_t n = 0; n < N; n++) __builtin_prefetch(out + own_rows[n] * Tp + t + LINE, 1, 3); \
         T o = own[t];                                                                         \
         if (put) {                                                                            \
             for (int64_t n = 0; n < N; n++) out[own_rows[n] * Tp + t] = vb[n] * o;            \
