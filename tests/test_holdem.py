@@ -296,7 +296,8 @@ def test_a_kernels_card_lists_and_searches_are_their_definition(spec):
     """Each card's list of the other's hands holding it (weakest first, ties in type order,
     padded with the zero type) and each own hand's place in the lists of its cards (how many
     are weaker; how many are not stronger), per board and member, against a loop over cards and
-    hands that writes the definition out."""
+    hands that writes the definition out; and the same in the C loop's tables, whose lists leave
+    the padding out (`starts`, `packed_lists`, `fused_index`): ranges that hold cards unevenly."""
     from tensorcfr.games.cards import NUM_CARDS
     from tensorcfr.operators.cards import CardKernel
 
@@ -312,11 +313,14 @@ def test_a_kernels_card_lists_and_searches_are_their_definition(spec):
             lists = kernel.lists.reshape(len(own), NUM_CARDS, w + 1).numpy()
             first = [x.reshape(len(own), -1).numpy() for x in kernel.cfirst]
             last = [x.reshape(len(own), -1).numpy() for x in kernel.clast]
+            starts = kernel.starts().tolist()
             for m in range(len(own)):
+                packed, fused = kernel.packed_lists(m).tolist(), kernel.fused_index(m).tolist()
                 for card in range(NUM_CARDS):
                     held = [t for t in range(To) if card in cards[1 - p][t]]
                     held.sort(key=lambda t: other[m, t])  # (stable: ties stay in type order)
                     assert lists[m, card].tolist() == [To] + held + [To] * (w - len(held))
+                    assert packed[starts[card]:starts[card + 1]] == [To] + held
                     for i in range(len(cards[p])):
                         for j, c in enumerate(cards[p][i].tolist()):
                             if c == card:
@@ -324,7 +328,12 @@ def test_a_kernels_card_lists_and_searches_are_their_definition(spec):
                                 not_stronger = sum(other[m, t] <= own[m, i] for t in held)
                                 assert (first[j][m, i], last[j][m, i]) == (c * (w + 1) + weaker,
                                                                            c * (w + 1) + not_stronger)
+                                at = starts[c]  # the C loop's rows: the card's total, weaker, not stronger
+                                assert [fused[3 * j + r][i] for r in range(3)] == [at + len(held), at + weaker,
+                                                                                    at + not_stronger]
                                 checked += 1
+            if "range0" in str(spec):  # cards held by different numbers of hands: lists of their own lengths
+                assert len(set(np.diff(starts).tolist())) > 2
     assert checked > 300
 
 
@@ -336,13 +345,17 @@ def test_stacked_one_card_groups_equal_the_dense_product(pairs, monkeypatch):
                                                             "stacked", monkeypatch)
 
 
-@pytest.mark.parametrize("spec", [SMALL_RIVER, SMALL_TURN, SMALL_FLOP, "rhode_island(ranks='JQKA', suits='sh')"],
-                         ids=["river", "turn", "flop", "rhode island"])
+@pytest.mark.parametrize("spec", [SMALL_RIVER, SMALL_TURN, SMALL_FLOP, "rhode_island(ranks='JQKA', suits='sh')",
+                                  "holdem_turn(board=Td9d8d2h, pot=4, stack=6, bets=(1,), cap=1, ranks=AKQJT98762, "
+                                  "suits=dhs, range0='AA,KK,JJ,AK,T9', range1='AA,77,AQ,QJ,62s')"],
+                         ids=["river", "turn", "flop", "rhode island", "uneven ranges"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_compiled_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, monkeypatch):
     """The card values two ways: torch's passes and the C loop of a whole group (`card_loop`);
     5 DCFR iterations give the same strategies bit for bit, showdowns and folds (riding on
-    showdowns or not), two-card hands and one-card ones, at both precisions."""
+    showdowns or not), two-card hands and one-card ones, at both precisions; and ranges that
+    hold some cards more than others, where the C loop's card lists leave out the padding that
+    torch's keep."""
     import tensorcfr.operators.card_loop as card_loop
     import tensorcfr.operators.cards as cards_module
     import tensorcfr.operators.public as public_module

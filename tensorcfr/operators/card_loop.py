@@ -50,8 +50,9 @@ _SOURCE = ROWS_C + r"""
 
 /* One group's values added (or written, put) into out [M_p, Tp] at own_rows [N + n_r]:
    y [To + 1, N] = the other's rows src[other_rows] [N, To] times its factors `other` [To],
-   transposed, with a zero row To; its prefix sums by strength (order [To + 1]) and by card (lists
-   [52 w]) for showdowns (ranked), or per card (lists) and in all for folds; then per own hand t
+   transposed, with a zero row To; its prefix sums by strength (order [To + 1]) and by card (card
+   q's list lists[starts[q]:starts[q + 1]], `CardKernel.starts`) for showdowns (ranked), or per
+   card and in all for folds; then per own hand t
    (the rows idx [., Tp] of `CardKernel.fused_index`) free and margin, v = free a + b margin
    (folds: free a) per terminal n, times own[t]; the riders r: free at column at[r] times a_r[r],
    times own[t]. Every operation as `cards.card_values`' torch path orders it.
@@ -73,7 +74,7 @@ _SOURCE = ROWS_C + r"""
    against 275. Prefetching changes no number. */
 #define GROUP(NAME, SCAN_, T)                                                                  \
 static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int64_t N,        \
-         const T* other, const int64_t* order, const int64_t* lists, int64_t w, int k,          \
+         const T* other, const int64_t* order, const int64_t* lists, const int64_t* starts, int k, \
          int ranked, const int64_t* idx, int64_t n_idx, int64_t Tp, const T* a, const T* b,     \
          const T* own, const int64_t* at, const T* a_r, int64_t n_r, T* out,                    \
          const int64_t* own_rows, int put, T* y, T* prefix, T* cards, double* acc, T* fb,       \
@@ -98,12 +99,12 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
         for (int64_t q = -1; q < 52; q++) {                                                   \
             if (!acc) continue;                                                               \
             if (q < 0) SCAN_(y, order, To + 1, N, prefix, 0, acc);                            \
-            else SCAN_(y, lists + q * w, w, N, cards + q * w * N, 0, acc);                    \
+            else SCAN_(y, lists + starts[q], starts[q + 1] - starts[q], N, cards + starts[q] * N, 0, acc); \
         }                                                                                     \
     } else {                                                                                  \
         _Pragma("omp for schedule(dynamic, 4)")                                               \
         for (int64_t q = 0; q < 52; q++)                                                      \
-            if (acc) SCAN_(y, lists + q * w, w, N, cards + q * N, 1, acc);                    \
+            if (acc) SCAN_(y, lists + starts[q], starts[q + 1] - starts[q], N, cards + q * N, 1, acc); \
         _Pragma("omp single")                                                                 \
         for (int64_t c = 0; c < N; c++) {  /* torch: per_card.cumsum(0)[-1] / k */            \
             double s = 0.0;                                                                   \
@@ -194,10 +195,10 @@ int NAME(const T* src, int64_t src_stride, T* out, int64_t out_stride, const int
     int64_t ys = 1, ps = 1, cs = 1, ns = 1;                                                    \
     for (int64_t e = 0; e < E; e++) {                                                          \
         const int64_t* d = desc + e * DESC;                                                    \
-        int64_t To = d[1], N = d[3], w = d[7], ranked = d[9];                                  \
+        int64_t To = d[1], N = d[3], rows = P64(d[7])[52], ranked = d[9];                      \
         if ((To + 1) * N > ys) ys = (To + 1) * N;                                              \
         if ((ranked ? To + 1 : 1) * N > ps) ps = (ranked ? To + 1 : 1) * N;                    \
-        if ((ranked ? 52 * w : 52) * N > cs) cs = (ranked ? 52 * w : 52) * N;                  \
+        if ((ranked ? rows : 52) * N > cs) cs = (ranked ? rows : 52) * N;                      \
         if (N > ns) ns = N;                                                                    \
     }                                                                                         \
     T* y = (T*)malloc(sizeof(T) * (size_t)ys);                                                 \
@@ -212,7 +213,7 @@ int NAME(const T* src, int64_t src_stride, T* out, int64_t out_stride, const int
             for (int64_t e = 0; e < E; e++) {                                                  \
                 const int64_t* d = desc + e * DESC;                                            \
                 NAME##_body(src + d[0] * src_stride, d[1], P64(d[2]), d[3], (CT)(intptr_t)d[4],  \
-                            P64(d[5]), P64(d[6]), d[7], (int)d[8], (int)d[9], P64(d[10]),       \
+                            P64(d[5]), P64(d[6]), P64(d[7]), (int)d[8], (int)d[9], P64(d[10]),  \
                             d[11], d[12], (CT)(intptr_t)d[13], (CT)(intptr_t)d[14],             \
                             (CT)(intptr_t)d[15], P64(d[16]), (CT)(intptr_t)d[17], d[18],        \
                             out + d[19] * out_stride, P64(d[20]), (int)d[21], y, prefix, cards, \
@@ -373,7 +374,7 @@ def _plan(kernel, src, other_rows, out, own_rows, factors, riders, put):
         return None
     if _library() is None:
         return None
-    w, members, keep = kernel.width + 1, [], []
+    members, keep = [], []
     for b in range(B):
         own_f, other_f, a, bb = (_member(x, b, B > 1) for x in factors)
         own_f, other_f, a = _flat(own_f, Tp, dtype), _flat(other_f, To, dtype), _flat(a, N, dtype)
@@ -383,11 +384,11 @@ def _plan(kernel, src, other_rows, out, own_rows, factors, riders, put):
             return None
         own_tables = kernel.members > 1  # a member's tables where the members show down on boards of their own
         idx = kernel.fused_index(b if own_tables else 0)
-        lists = kernel.lists[b] if own_tables else kernel.lists
+        lists, starts = kernel.packed_lists(b if own_tables else 0), kernel.starts()
         order = (kernel.order[b] if own_tables else kernel.order) if kernel.ranked else other_rows  # (folds: none)
-        keep += [own_f, other_f, a, bb, a_r, idx, lists, order]
-        members.append(((To, other_rows.data_ptr(), N, other_f.data_ptr(), order.data_ptr(), lists.data_ptr(), w,
-                         kernel.k, int(kernel.ranked), idx.data_ptr(), idx.shape[0], Tp, a.data_ptr(), bb.data_ptr(),
-                         own_f.data_ptr(), at.data_ptr(), a_r.data_ptr(), n_r),
+        keep += [own_f, other_f, a, bb, a_r, idx, lists, starts, order]
+        members.append(((To, other_rows.data_ptr(), N, other_f.data_ptr(), order.data_ptr(), lists.data_ptr(),
+                         starts.data_ptr(), kernel.k, int(kernel.ranked), idx.data_ptr(), idx.shape[0], Tp, a.data_ptr(),
+                         bb.data_ptr(), own_f.data_ptr(), at.data_ptr(), a_r.data_ptr(), n_r),
                         (own_rows.data_ptr(), int(put))))
     return members, keep  # (keep: the tensors the pointers point into)
