@@ -67,7 +67,7 @@ _SOURCE = ROWS_C + r"""
    Two loops walk the terminals' rows a column at a time: y's, reading src[other_rows[n]] at t,
    and the values', adding into out[own_rows[n]] at t. Rows lie far apart in plans of hundreds
    of MB, where the processor's prefetchers see no stream, so each new cache line of a row was
-   a wait (perf on the isomorphic flop spot: the two loads a quarter of the loop's samples). At
+   a wait (perf on the isomorphic flop spot: 36% of the loop's samples on the two loads). At
    the first column of a line both prefetch each row's line ahead. Measured in one process, 2
    threads, float32, old and new loop taking turns, 6 blocks of 4 iterations each (2026-11-29):
    the flop spot 1,138 ms an iteration against 972 (medians), the full-range turn spot 303
