@@ -409,7 +409,7 @@ class CardKernel:
         isomorphic flop spot, 52 x 27 and 52 x 32 rows where the cards' own lists need 620 and
         956, so a river board's card tables (186 terminals) took 1.0 and 1.2 MB instead of 0.5
         and 0.7, and left the 2 MB a core's L2 cache holds less room for the other tables.
-        Without it that spot's iteration took 878 ms against 974 (medians of 6 blocks of 4, the
+        Without the padding that spot's iteration took 878 ms against 974 (medians of 6 blocks of 4, the
         two codes' solvers taking turns in one process, 2 threads, float32, 2026-11-29; the same
         strategies); the full-range turn spot, whose cards are held alike, 282 against 280.
 
