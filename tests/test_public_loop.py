@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tensorcfr
-from tensorcfr.spaces import public_loop
+from tensorcfr.spaces import native, public_loop
 
 CFR_FAMILY = [a for a, c in tensorcfr.PRESETS.items() if isinstance(c, tensorcfr.CFRConfig)]
 GAMES = ["leduc", "dudo(4,1,2)", "random_dealt(seed=1,types=4,depth=5,max_actions=3)",
@@ -215,7 +215,8 @@ def threads():
 def test_the_threads_splitting_rows_equal_splitting_columns_bit_for_bit(game, algo, n, compiled, monkeypatch, threads):
     """Trees of few types (Dudo, Liar's Dice: a row fits a cache line) take the walks with each
     level's rows split between the threads, a parent's infosets to one thread: every number is
-    the walk by columns' (held to torch's above), with 2 and 3 threads meeting at each level."""
+    the walk by parent's (`BY_PARENT`, what rows of many types take; held to torch's above),
+    with 2 and 3 threads meeting at each level."""
     cg = compiled(game)
     assert all(public_loop._index(tp)["grouped"] for tp in cg.treeplexes)
     monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 0)
@@ -226,7 +227,7 @@ def test_the_threads_splitting_rows_equal_splitting_columns_bit_for_bit(game, al
         monkeypatch.setattr(public_loop, "MIN_TYPES", 1 << 30)  # every tree by rows
         assert public_loop.split(cg.treeplexes[0], regret=True) == (True, n)
         a.step()
-        monkeypatch.setattr(public_loop, "MIN_TYPES", 1)  # by columns
+        monkeypatch.setattr(public_loop, "MIN_TYPES", 1)  # by parent
         b.step()
         for name, xs in _arrays(a).items():
             for p, (x, y) in enumerate(zip(xs, _arrays(b)[name])):
@@ -234,10 +235,43 @@ def test_the_threads_splitting_rows_equal_splitting_columns_bit_for_bit(game, al
     assert count["regret"] == 4 * 12
 
 
+@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize("game", ["leduc", "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, "
+                                  "ranks=AKQJ9, suits=sh)", "rhode_island(raises=1, ranks='QKA', suits='sh')",
+                                  "holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJ9, "
+                                  "suits=sh, suit_isomorphism=True)"])
+def test_the_regret_walk_by_parent_on_several_threads_equals_torchs_passes(game, n, compiled, monkeypatch, threads):
+    """Poker trees list a level's infosets of one parent apart; with rows of `MIN_TYPES` types or
+    more the regret walk gives each thread the infosets whose parents fall in its runs of parents
+    (`BY_PARENT`), so no two threads add into one parent and a parent's adds keep their order,
+    and the twins' permuted adds are split by columns: 12 iterations on 2 and 3 threads, every
+    number torch's passes', with runs of one parent so that neighbours go to different threads."""
+    cg = compiled(game)
+    assert not all(public_loop._index(tp)["grouped"] for tp in cg.treeplexes)
+    monkeypatch.setattr(public_loop, "MIN_TYPES", 1)
+    source = public_loop._SOURCE.replace("#define PARENT_RUN 64 ", "#define PARENT_RUN 1 ")
+    assert source != public_loop._SOURCE
+    monkeypatch.setattr(public_loop, "_library", lambda: native.library("public_loop_run1", source, public_loop._FUNCTIONS))
+    count = _served(monkeypatch)
+    a = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, device="cpu", threads=n)
+    b = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, device="cpu", threads=n)
+    assert public_loop.split(cg.treeplexes[0], regret=True) == (public_loop.BY_PARENT, n)
+    for t in range(1, 13):
+        monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 0)
+        a.step()
+        monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 1 << 62)
+        b.step()
+        for name, xs in _arrays(a).items():
+            for p, (x, y) in enumerate(zip(xs, _arrays(b)[name])):
+                assert torch.equal(x, y), f"iteration {t}, {name} of player {p}"
+    assert count["regret"] == 2 * 12
+
+
 def test_trees_whose_parents_interleave_take_the_regret_walk_on_one_thread(compiled, monkeypatch, threads):
     # Leduc's public tree (and Rhode Island's, and hold'em's: poker trees) lists some of a level's
     # infosets of one parent apart: split by rows, two threads could add into one parent at once,
-    # so the regret walk runs on one thread (the plan on all); their full decks take the columns
+    # so with rows of few types the regret walk runs on one thread (the plan on all); rows of
+    # `MIN_TYPES` or more take the walk by parent (the test above)
     cg = compiled("leduc")
     tp = cg.treeplexes[0]
     monkeypatch.setattr(public_loop, "MIN_TYPES", 1 << 30)

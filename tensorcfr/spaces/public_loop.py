@@ -9,17 +9,20 @@ sequence values (the instantaneous regrets), updates the cumulative regrets and 
 positive part per infoset. torch's operations make each of those a pass over [M, T] arrays,
 with the temporaries between them: about fifteen passes over 22M entries a player on a full-range
 turn spot, and a Python loop over the levels on a small game. The loop here makes one walk: an
-infoset's rows are read once, updated in the caches, and written once. The columns (the private
-types) are independent in all of it, so where a row holds `MIN_TYPES` types or more the regret
-walk's threads (`torch.get_num_threads()`) split them, each a run of whole cache lines over the
-whole tree, and never wait for each other. The plan walk splits each level's rows at any width
-(whole rows stream faster: `split`). Where a row holds fewer (Dudo, Liar's Dice: a row of 15 fits one cache
-line, which would fall to one thread; a generic treeplex's rows of one) they split each level's
-rows instead and meet after each level; the regret walk then gives each thread whole runs of a
-parent's infosets, so that a parent's values are added by one thread, in order (a tree whose
-levels list one parent's infosets apart, as poker's do, takes the regret walk on one thread:
-`split`). Both splits compute every number alike (tested bit for bit). Every operation is the
-torch path's, on the same operands and in the same order, so where `public.add_rows` adds rows
+infoset's rows are read once, updated in the caches, and written once. How the threads
+(`torch.get_num_threads()`) share a walk (`split`): the plan walk splits each level's rows and
+the threads meet after each level. The regret walk does the same where a row holds fewer than
+`MIN_TYPES` types (Dudo, Liar's Dice: a row of 15 fits one cache line; a generic treeplex's
+rows of one), giving each thread whole runs of a parent's infosets so that a parent's values
+are added by one thread, in order; a tree whose levels list one parent's infosets apart, as
+poker's do, then takes it on one thread. With rows of `MIN_TYPES` types or more it goes by
+parent (`BY_PARENT`): each thread takes whole rows of the infosets whose parents fall in its
+runs of parents, in any tree. The C source can also split the columns (the private types are
+independent in all of it), each thread a run of cache lines over the whole tree; whole rows
+stream faster, so `split` no longer chooses it (measured there), and the tests no longer run
+it. The splits `split` chooses compute every number alike (tested bit for bit). Every
+operation is the torch path's, on the same operands and in the same order, so where
+`public.add_rows` adds rows
 in order (`public.adds_in_order`: rows of `public.WIDE_TYPES` types or more, or small levels) every
 number is the torch path's to the last bit (tested); where it sums by a sparse product, the
 product's order of summation is MKL's and the numbers differ in rounding only (tested to 1e-10
@@ -57,6 +60,8 @@ LOOP_ENTRIES = 1 << 16
 # columns one thread would hold each row (186 against 173 ms for torch's passes, before), while
 # Rhode Island's 52 take the columns (934 against 869 ms)
 MIN_TYPES = 32
+# `split`'s third way, for the regret walk: the C source's by_rows 2
+BY_PARENT = 2
 
 _SOURCE = r"""
 #include <stdint.h>
@@ -148,10 +153,13 @@ int NAME(T_* x0, const T_* sigma0, const int64_t* parent, int64_t M, int64_t T, 
      per row: out = total > 0 ? out / total : uniform[row].
    As torch's passes do it: `PublicTreeplex.bottom_up` and `instantaneous_regret`, then
    `fused.regret_step` and `PublicTreeplex.normalize`. The arrays are a member's [1 + M T],
-   entry 0 the empty sequence's (out's: 1). The threads split the columns, or (by_rows) each
+   entry 0 the empty sequence's (out's: 1). The threads split the columns, or (by_rows 1) each
    level's infosets, at changes of parent (the caller has checked that a level's infosets with
    one parent are consecutive: a parent's children are then added by one thread, in order),
-   meeting after each level. */
+   meeting after each level, or (by_rows 2, any tree) each level's infosets by their parents, a
+   thread those whose parent falls in its runs of PARENT_RUN parents (whole rows, a parent's
+   children added by one thread, in order), the twins' permuted adds split by columns. */
+#define PARENT_RUN 64  /* by parent (by_rows 2): runs of this many parents a thread */
 #define REGRET(NAME, T_)                                                                       \
 /* one entry's update: its regret r updated in place from its value q against its infoset's v,  \
    and its positive part (of r + inst where predictive) returned */                           \
@@ -234,8 +242,9 @@ int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,    
     _Pragma("omp parallel num_threads(threads)")                                               \
     {                                                                                         \
         int nt = omp_get_num_threads(), id = omp_get_thread_num();                            \
-        int64_t c0 = 0, c1 = T;                                                               \
-        if (!by_rows) span(T, 64 / sizeof(T_), nt, id, &c0, &c1);                             \
+        int64_t c0 = 0, c1 = T, tc0 = 0, tc1 = T;  /* an infoset's columns; the twins' adds' */ \
+        if (by_rows != 1) span(T, 64 / sizeof(T_), nt, id, &tc0, &tc1);                       \
+        if (!by_rows) { c0 = tc0; c1 = tc1; }                                                 \
         int64_t w = c1 - c0;                                                                  \
         T_* v = (T_*)malloc(sizeof(T_) * (size_t)(2 * w + 1));                                 \
         if (!v) {                                                                             \
@@ -247,14 +256,15 @@ int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,    
             T_* total = v + w;                                                                \
             for (int64_t l = L - 1; l >= 0; l--) {                                            \
                 int64_t lo = levels[l], hi = levels[l + 1], u0 = lo, u1 = hi;                  \
-                if (by_rows) {                                                                \
+                if (by_rows == 1) {                                                           \
                     u0 = NAME##_cut(parents, lo, hi, lo + (hi - lo) * id / nt);                \
                     u1 = NAME##_cut(parents, lo, hi, lo + (hi - lo) * (id + 1) / nt);          \
                 }                                                                             \
                 for (int64_t u = u0; u < u1; u++)                                              \
-                    NAME##_infoset(u, q, sigma, regret, out, uniform, offsets, parents, T, c0,  \
-                                   w, v, total, pos, neg, plus, discount, predictive, mrow,     \
-                                   vbuf);                                                     \
+                    if (by_rows != 2 || (parents[u] / PARENT_RUN) % nt == id)                  \
+                        NAME##_infoset(u, q, sigma, regret, out, uniform, offsets, parents, T,  \
+                                       c0, w, v, total, pos, neg, plus, discount, predictive,   \
+                                       mrow, vbuf);                                           \
                 if (by_rows) {                                                                \
                     _Pragma("omp barrier")  /* the parents' values whole before the next level */ \
                 }                                                                             \
@@ -265,8 +275,8 @@ int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,    
                     if (!by_rows) {                                                           \
                         _Pragma("omp barrier")                                                 \
                     }                                                                         \
-                    if (!by_rows || id == 0) {                                                \
-                        int64_t a0 = by_rows ? 0 : c0, a1 = by_rows ? T : c1;                  \
+                    if (!by_rows || id == 0 || by_rows == 2) {                                \
+                        int64_t a0 = by_rows == 1 ? 0 : tc0, a1 = by_rows == 1 ? T : tc1;      \
                         for (int64_t e = moff[l]; e < moff[l + 1]; e++) {                      \
                             if (mpar[e] < 0) continue;  /* (the empty sequence: no value) */   \
                             T_* p = q + mpar[e] * T;                                          \
@@ -407,8 +417,13 @@ def split(tp, regret: bool) -> tuple[bool, int]:
         # iteration: 910 ms against 975 (its solvers of both codes taking turns, 6 blocks of 4)
         return True, threads
     if _layout(tp).types >= MIN_TYPES:
-        return False, threads
-    return True, threads if not regret or threads == 1 or _index(tp)["grouped"] else 1
+        # each thread whole rows of the infosets whose parents fall in its runs of PARENT_RUN
+        # parents: a parent's infosets on one thread, in order, in any tree. Measured on
+        # 2026-11-29 (2 threads, float32, one process, taking turns), a player's regret walk on
+        # the isomorphic flop spot: 108 and 64 ms against 165 and 97 by columns (runs of 1 parent:
+        # 152 and 81; of 256: 115 and 71); the same numbers
+        return BY_PARENT, threads
+    return True, threads if threads == 1 or _index(tp)["grouped"] else 1
 
 
 def _members(x, batch: int) -> list[float] | None:
