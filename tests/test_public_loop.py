@@ -248,19 +248,12 @@ def test_the_regret_walk_by_parent_on_several_threads_equals_torchs_passes(game,
     number torch's passes', with runs of one parent so that neighbours go to different threads."""
     cg = compiled(game)
     assert not all(public_loop._index(tp)["grouped"] for tp in cg.treeplexes)
-    monkeypatch.setattr(public_loop, "MIN_TYPES", 1)
     source = public_loop._SOURCE.replace("#define PARENT_RUN 64 ", "#define PARENT_RUN 1 ")
     assert source != public_loop._SOURCE
     monkeypatch.setattr(public_loop, "_library", lambda: native.library("public_loop_run1", source, public_loop._FUNCTIONS))
     count = _served(monkeypatch)
-    a = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, device="cpu", threads=n)
-    b = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, device="cpu", threads=n)
-    assert public_loop.split(cg.treeplexes[0], regret=True) == (public_loop.BY_PARENT, n)
-    for t in range(1, 13):
-        monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 0)
-        a.step()
-        monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 1 << 62)
-        b.step()
+    for t, a, b in _pair(monkeypatch, cg, "dcfr", torch.float64, 12, threads=n):  # (rows of one type and more)
+        assert public_loop.split(cg.treeplexes[0], regret=True) == (public_loop.BY_PARENT, n)
         for name, xs in _arrays(a).items():
             for p, (x, y) in enumerate(zip(xs, _arrays(b)[name])):
                 assert torch.equal(x, y), f"iteration {t}, {name} of player {p}"
