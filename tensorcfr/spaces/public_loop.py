@@ -393,13 +393,13 @@ def _index(tp) -> dict:
 
 
 def split(tp, regret: bool) -> tuple[bool, int]:
-    """How a walk of tp shares its work: (by rows, threads). The plan walk splits each level's
-    rows between the threads (`torch.get_num_threads()`). The regret walk splits the columns
-    with `MIN_TYPES` types a row or more, and with fewer (one cache line holds a row, which the
-    columns would give to one thread) each level's rows. The regret walk by rows needs each
-    parent's infosets of a level consecutive (`_index`'s `grouped`, which every Dudo and Liar's
-    Dice tree has) for more than one thread to add into the parents; a tree without (poker's)
-    takes it on one thread.
+    """How a walk of tp shares its work: (how, threads), how being True (each level's rows
+    split between the threads, `torch.get_num_threads()`) or `BY_PARENT` (the C source's
+    by_rows: False, the columns, is no longer chosen). The plan walk splits each level's rows.
+    The regret walk goes by parent with `MIN_TYPES` types a row or more, and with fewer (one
+    cache line holds a row) splits each level's rows, which needs each parent's infosets of a
+    level consecutive (`_index`'s `grouped`, which every Dudo and Liar's Dice tree has) for more
+    than one thread to add into the parents; a tree without (poker's) takes it on one thread.
 
     Example:
         >>> import tensorcfr
