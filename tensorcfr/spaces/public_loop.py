@@ -392,7 +392,7 @@ def _index(tp) -> dict:
     return got
 
 
-def split(tp, regret: bool) -> tuple[bool, int]:
+def split(tp, regret: bool) -> tuple[int, int]:
     """How a walk of tp shares its work: (how, threads), how being True (each level's rows
     split between the threads, `torch.get_num_threads()`) or `BY_PARENT` (the C source's
     by_rows: False, the columns, is no longer chosen). The plan walk splits each level's rows.
