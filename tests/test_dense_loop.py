@@ -168,7 +168,7 @@ def test_dudo_4_2_2_takes_both_loops_by_default():
     assert dense_loop.values(op, 0, y) is not None and dense_loop.values(op, 1, x) is not None
     for tp, plan in zip(cg.treeplexes, (x, y)):
         assert public_loop.serves(tp, plan)
-        assert public_loop.split(tp, regret=True) == (True, torch.get_num_threads())
+        assert public_loop.split(tp, regret=True) == (public_loop.BY_ROWS, torch.get_num_threads())
     leduc = tensorcfr.compile("leduc", form="public")
     y = tensorcfr.Policy.uniform(leduc).sequence_form()[1]
     assert dense_loop.values(leduc.operator(torch.float64), 0, y) is None

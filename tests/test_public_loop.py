@@ -212,7 +212,7 @@ def threads():
 @pytest.mark.parametrize("algo", ["dcfr", "pcfr+", "cfr+"])
 @pytest.mark.parametrize("game", ["dudo(4,1,2)", "dudo(4,2,1)", "liars_dice(faces=4)", "liars_dice(numdice=2,faces=2)",
                                   "random_dealt(seed=1,types=4,depth=5,max_actions=3)"])
-def test_the_threads_splitting_rows_equal_splitting_columns_bit_for_bit(game, algo, n, compiled, monkeypatch, threads):
+def test_the_threads_splitting_rows_equal_going_by_parent_bit_for_bit(game, algo, n, compiled, monkeypatch, threads):
     """Trees of few types (Dudo, Liar's Dice: a row fits a cache line) take the walks with each
     level's rows split between the threads, a parent's infosets to one thread: every number is
     the walk by parent's (`BY_PARENT`, what rows of many types take; held to torch's above),
@@ -225,7 +225,7 @@ def test_the_threads_splitting_rows_equal_splitting_columns_bit_for_bit(game, al
     b = tensorcfr.Solver(cg, algo, dtype=torch.float64, device="cpu", threads=n)
     for t in range(1, 13):
         monkeypatch.setattr(public_loop, "MIN_TYPES", 1 << 30)  # every tree by rows
-        assert public_loop.split(cg.treeplexes[0], regret=True) == (True, n)
+        assert public_loop.split(cg.treeplexes[0], regret=True) == (public_loop.BY_ROWS, n)
         a.step()
         monkeypatch.setattr(public_loop, "MIN_TYPES", 1)  # by parent
         b.step()
@@ -272,7 +272,8 @@ def test_trees_whose_parents_interleave_take_the_regret_walk_on_one_thread(compi
     count = _served(monkeypatch)
     a = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, device="cpu", threads=2)
     assert not public_loop._index(tp)["grouped"]
-    assert public_loop.split(tp, regret=True) == (True, 1) and public_loop.split(tp, regret=False) == (True, 2)
+    rows = public_loop.BY_ROWS
+    assert public_loop.split(tp, regret=True) == (rows, 1) and public_loop.split(tp, regret=False) == (rows, 2)
     b = tensorcfr.Solver(cg, "dcfr", dtype=torch.float64, device="cpu", threads=2)
     for t in range(1, 13):
         a.step()

@@ -642,7 +642,7 @@ class PublicTreeplex:
         """Realisation plan x [B, S] of a behavioural strategy sigma [B, S]: top-down per level.
         `out` (sigma itself allowed: a level reads only levels above it) receives the result."""
         x = torch.empty_like(sigma) if out is None else out
-        if public_loop.plan(self, sigma, x):  # one walk down the rows, the columns split between threads
+        if public_loop.plan(self, sigma, x):  # one walk down the rows, each level's rows split between threads
             return x
         x[:, 0] = 1.0
         xr, sr = self.rows(x), self.rows(sigma)

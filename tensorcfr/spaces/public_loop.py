@@ -17,10 +17,9 @@ rows of one), giving each thread whole runs of a parent's infosets so that a par
 are added by one thread, in order; a tree whose levels list one parent's infosets apart, as
 poker's do, then takes it on one thread. With rows of `MIN_TYPES` types or more it goes by
 parent (`BY_PARENT`): each thread takes whole rows of the infosets whose parents fall in its
-runs of parents, in any tree. The C source can also split the columns (the private types are
-independent in all of it), each thread a run of cache lines over the whole tree; whole rows
-stream faster, so `split` no longer chooses it (measured there), and the tests no longer run
-it. The splits `split` chooses compute every number alike (tested bit for bit). Every
+runs of parents, in any tree. (Splitting the columns, each thread a run of cache lines over
+the whole tree, was the first way: whole rows stream faster, measured at `split`, and it is
+gone.) The two splits compute every number alike (tested bit for bit). Every
 operation is the torch path's, on the same operands and in the same order, so where
 `public.add_rows` adds rows
 in order (`public.adds_in_order`: rows of `public.WIDE_TYPES` types or more, or small levels) every
@@ -53,15 +52,17 @@ from tensorcfr.spaces import fused, native
 # from here the loops serve (M T entries, a player's arrays): Leduc's few hundred keep torch's
 # passes, which the tests hold the loops to; a full-range river spot's 66K take the loops
 LOOP_ENTRIES = 1 << 16
-# rows of at least this many types are split between the threads by columns (a cache line at a
-# time), rows of fewer by rows, level by level: Dudo(5,2,2)'s 15 types, 2 cores, float32, an
-# iteration with the dense payoff loop (`operators.dense_loop`): 136 ms with torch's passes, 101
-# ms with the walks by rows (173 and 136 ms without that loop; one process, taking turns); by
-# columns one thread would hold each row (186 against 173 ms for torch's passes, before), while
-# Rhode Island's 52 take the columns (934 against 869 ms)
+# the regret walk of rows of at least this many types goes by parent (`BY_PARENT`), of fewer by
+# rows, level by level: Dudo(5,2,2)'s 15 types, 2 cores, float32, an iteration with the dense
+# payoff loop (`operators.dense_loop`): 136 ms with torch's passes, 101 ms with the walks by rows
+# (173 and 136 ms without that loop; one process, taking turns), where the columns (the first
+# way of rows this wide) left one thread a row; Rhode Island's 52 took the columns then (934
+# against 869 ms for torch's passes) and go by parent now (its iteration 1,400 ms against 1,500
+# by columns, on 2026-11-29)
 MIN_TYPES = 32
-# `split`'s third way, for the regret walk: the C source's by_rows 2
-BY_PARENT = 2
+# `split`'s ways, the C source's `how`: each level's rows split between the threads, or (the
+# regret walk's other way) each level's infosets by their parents
+BY_ROWS, BY_PARENT = 1, 2
 
 _SOURCE = r"""
 #include <stdint.h>
@@ -83,13 +84,12 @@ static void span(int64_t T, int64_t line, int nt, int id, int64_t* c0, int64_t* 
    rows of T: public sequences 1..M): row m is x[parent[m]] * sigma[m], or sigma[m] where
    parent[m] < 0 (the empty sequence). Parents come before their children, so one walk down the
    rows; x may be sigma. With avg (not NULL), each entry also goes into the average as `_average`
-   adds it: avg = avg d + x w (avg d: only with discount). The threads split the columns, or
-   (by_rows) each level's rows [row_levels[l], row_levels[l + 1]), meeting after each level. */
+   adds it: avg = avg d + x w (avg d: only with discount). The threads split each level's rows
+   [row_levels[l], row_levels[l + 1]), meeting after each level. */
 #define PLAN(NAME, T_)                                                                         \
 static void NAME##_rows(T_* x, const T_* sigma, const int64_t* parent, int64_t m0, int64_t m1,  \
-                        int64_t T, int64_t c0, int64_t c1, T_* avg, T_ w, int discount, T_ d) { \
+                        int64_t T, T_* avg, T_ w, int discount, T_ d) {                  \
     if (T == 1) {  /* a generic treeplex's rows of one: no loop over the columns */             \
-        if (c0 >= c1) return;  /* (split by columns, the one column is another thread's) */    \
         for (int64_t m = m0; m < m1; m++) {                                                    \
             T_ o = parent[m] < 0 ? sigma[m] : x[parent[m]] * sigma[m];                          \
             x[m] = o;                                                                         \
@@ -101,23 +101,22 @@ static void NAME##_rows(T_* x, const T_* sigma, const int64_t* parent, int64_t m
         const T_* s = sigma + m * T;                                                          \
         T_* o = x + m * T;                                                                    \
         if (parent[m] < 0) {                                                                  \
-            for (int64_t c = c0; c < c1; c++) o[c] = s[c];                                    \
+            for (int64_t c = 0; c < T; c++) o[c] = s[c];                                      \
         } else {                                                                              \
             const T_* p = x + parent[m] * T;                                                  \
-            for (int64_t c = c0; c < c1; c++) o[c] = p[c] * s[c];                             \
+            for (int64_t c = 0; c < T; c++) o[c] = p[c] * s[c];                               \
         }                                                                                     \
         if (avg) {                                                                            \
             T_* a = avg + m * T;                                                              \
             if (discount)                                                                     \
-                for (int64_t c = c0; c < c1; c++) a[c] = a[c] * d + o[c] * w;                  \
+                for (int64_t c = 0; c < T; c++) a[c] = a[c] * d + o[c] * w;                    \
             else                                                                              \
-                for (int64_t c = c0; c < c1; c++) a[c] = a[c] + o[c] * w;                      \
+                for (int64_t c = 0; c < T; c++) a[c] = a[c] + o[c] * w;                        \
         }                                                                                     \
     }                                                                                         \
 }                                                                                             \
 int NAME(T_* x0, const T_* sigma0, const int64_t* parent, int64_t M, int64_t T, T_* avg0,       \
-         double w_, int discount, double d_, const int64_t* row_levels, int64_t L, int by_rows,  \
-         int threads) {                                                                       \
+         double w_, int discount, double d_, const int64_t* row_levels, int64_t L, int threads) { \
     const T_ w = (T_)w_, d = (T_)d_;                                                          \
     x0[0] = 1;                                                                                \
     if (avg0) avg0[0] = (discount ? avg0[0] * d : avg0[0]) + x0[0] * w;                       \
@@ -127,17 +126,11 @@ int NAME(T_* x0, const T_* sigma0, const int64_t* parent, int64_t M, int64_t T, 
     _Pragma("omp parallel num_threads(threads)")                                               \
     {                                                                                         \
         int nt = omp_get_num_threads(), id = omp_get_thread_num();                            \
-        if (by_rows) {                                                                        \
-            for (int64_t l = 0; l < L; l++) {                                                 \
-                int64_t a = row_levels[l], n = row_levels[l + 1] - a;                          \
-                NAME##_rows(x, sigma, parent, a + n * id / nt, a + n * (id + 1) / nt, T, 0, T,  \
-                            avg, w, discount, d);                                             \
-                _Pragma("omp barrier")                                                         \
-            }                                                                                 \
-        } else {                                                                              \
-            int64_t c0, c1;                                                                   \
-            span(T, 64 / sizeof(T_), nt, id, &c0, &c1);                                       \
-            NAME##_rows(x, sigma, parent, 0, M, T, c0, c1, avg, w, discount, d);               \
+        for (int64_t l = 0; l < L; l++) {                                                     \
+            int64_t a = row_levels[l], n = row_levels[l + 1] - a;                              \
+            NAME##_rows(x, sigma, parent, a + n * id / nt, a + n * (id + 1) / nt, T, avg, w,    \
+                        discount, d);                                                         \
+            _Pragma("omp barrier")                                                             \
         }                                                                                     \
     }                                                                                         \
     return 0;                                                                                 \
@@ -153,13 +146,13 @@ int NAME(T_* x0, const T_* sigma0, const int64_t* parent, int64_t M, int64_t T, 
      per row: out = total > 0 ? out / total : uniform[row].
    As torch's passes do it: `PublicTreeplex.bottom_up` and `instantaneous_regret`, then
    `fused.regret_step` and `PublicTreeplex.normalize`. The arrays are a member's [1 + M T],
-   entry 0 the empty sequence's (out's: 1). The threads split the columns, or (by_rows 1) each
-   level's infosets, at changes of parent (the caller has checked that a level's infosets with
-   one parent are consecutive: a parent's children are then added by one thread, in order),
-   meeting after each level, or (by_rows 2, any tree) each level's infosets by their parents, a
-   thread those whose parent falls in its runs of PARENT_RUN parents (whole rows, a parent's
-   children added by one thread, in order), the twins' permuted adds split by columns. */
-#define PARENT_RUN 64  /* by parent (by_rows 2): runs of this many parents a thread */
+   entry 0 the empty sequence's (out's: 1). The threads meet after each level, which they split
+   (how 1) at changes of parent (the caller has checked that a level's infosets with one parent
+   are consecutive: a parent's children are then added by one thread, in order), or (how 2, any
+   tree) by the infosets' parents, a thread those whose parent falls in its runs of PARENT_RUN
+   parents (whole rows, a parent's children added by one thread, in order), the twins' permuted
+   adds split by columns. */
+#define PARENT_RUN 64  /* by parent (how 2): runs of this many parents a thread */
 #define REGRET(NAME, T_)                                                                       \
 /* one entry's update: its regret r updated in place from its value q against its infoset's v,  \
    and its positive part (of r + inst where predictive) returned */                           \
@@ -175,12 +168,11 @@ static inline T_ NAME##_cell(T_ q, T_ v, T_* r, T_ pos, T_ neg, int plus, int di
 }                                                                                             \
 static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* out,             \
                            const T_* uniform, const int64_t* offsets, const int64_t* parents,    \
-                           int64_t T, int64_t c0, int64_t w, T_* v, T_* total, T_ pos, T_ neg,   \
+                           int64_t T, T_* v, T_* total, T_ pos, T_ neg,                         \
                            int plus, int discount, int predictive, const int64_t* mrow,         \
                            T_* vbuf) {                                                        \
     int64_t a = offsets[u] - 1, b = offsets[u + 1] - 1;                                        \
     if (T == 1) {  /* a generic treeplex's rows of one: the same operations on scalars */       \
-        if (w < 1) return;  /* (split by columns, the one column is another thread's) */       \
         T_ s = 0, tot = 0;                                                                    \
         for (int64_t m = a; m < b; m++) s = s + sigma[m] * q[m];                               \
         if (parents[u] > 0) q[parents[u] - 1] = q[parents[u] - 1] + s;                         \
@@ -191,34 +183,34 @@ static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* ou
         for (int64_t m = a; m < b; m++) out[m] = tot > 0 ? out[m] / tot : uniform[m];          \
         return;                                                                               \
     }                                                                                         \
-    for (int64_t c = 0; c < w; c++) v[c] = 0;                                                  \
+    for (int64_t c = 0; c < T; c++) v[c] = 0;                                                  \
     for (int64_t m = a; m < b; m++) {                                                          \
-        const T_* s = sigma + m * T + c0;                                                     \
-        const T_* qm = q + m * T + c0;                                                        \
-        for (int64_t c = 0; c < w; c++) v[c] = v[c] + s[c] * qm[c];                            \
+        const T_* s = sigma + m * T;                                                          \
+        const T_* qm = q + m * T;                                                             \
+        for (int64_t c = 0; c < T; c++) v[c] = v[c] + s[c] * qm[c];                            \
     }                                                                                         \
     if (parents[u] > 0) {                                                                     \
-        T_* p = q + (parents[u] - 1) * T + c0;                                                \
-        for (int64_t c = 0; c < w; c++) p[c] = p[c] + v[c];                                    \
+        T_* p = q + (parents[u] - 1) * T;                                                     \
+        for (int64_t c = 0; c < T; c++) p[c] = p[c] + v[c];                                    \
     }                                                                                         \
     if (mrow && mrow[u] >= 0) {  /* kept for its twins' permuted adds after the level */        \
-        T_* d = vbuf + mrow[u] * T + c0;                                                      \
-        for (int64_t c = 0; c < w; c++) d[c] = v[c];                                          \
+        T_* d = vbuf + mrow[u] * T;                                                           \
+        for (int64_t c = 0; c < T; c++) d[c] = v[c];                                          \
     }                                                                                         \
-    for (int64_t c = 0; c < w; c++) total[c] = 0;                                              \
+    for (int64_t c = 0; c < T; c++) total[c] = 0;                                              \
     for (int64_t m = a; m < b; m++) {                                                          \
-        const T_* qm = q + m * T + c0;                                                        \
-        T_* r = regret + m * T + c0;                                                          \
-        T_* o = out + m * T + c0;                                                             \
-        for (int64_t c = 0; c < w; c++) {                                                      \
+        const T_* qm = q + m * T;                                                             \
+        T_* r = regret + m * T;                                                               \
+        T_* o = out + m * T;                                                                  \
+        for (int64_t c = 0; c < T; c++) {                                                      \
             o[c] = NAME##_cell(qm[c], v[c], r + c, pos, neg, plus, discount, predictive);      \
             total[c] = total[c] + o[c];                                                       \
         }                                                                                     \
     }                                                                                         \
     for (int64_t m = a; m < b; m++) {                                                          \
-        T_* o = out + m * T + c0;                                                             \
+        T_* o = out + m * T;                                                                  \
         T_ un = uniform[m];                                                                   \
-        for (int64_t c = 0; c < w; c++)                                                        \
+        for (int64_t c = 0; c < T; c++)                                                        \
             o[c] = total[c] > 0 ? o[c] / total[c] : un;                                       \
     }                                                                                         \
 }                                                                                             \
@@ -231,7 +223,7 @@ static int64_t NAME##_cut(const int64_t* parents, int64_t lo, int64_t hi, int64_
 int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,                  \
          const int64_t* offsets, const int64_t* parents, const int64_t* levels, int64_t L,      \
          int64_t T, double pos_, double neg_, int plus, int discount, int predictive,            \
-         int by_rows, int threads, const int64_t* mrow, T_* vbuf, const int64_t* moff,          \
+         int how, int threads, const int64_t* mrow, T_* vbuf, const int64_t* moff,          \
          const int64_t* mvrow, const int64_t* mpar, const int64_t* mperm) {                   \
     const T_ pos = (T_)pos_, neg = (T_)neg_;                                                  \
     T_* q = q0 + 1;                                                                           \
@@ -242,41 +234,34 @@ int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,    
     _Pragma("omp parallel num_threads(threads)")                                               \
     {                                                                                         \
         int nt = omp_get_num_threads(), id = omp_get_thread_num();                            \
-        int64_t c0 = 0, c1 = T, tc0 = 0, tc1 = T;  /* an infoset's columns; the twins' adds' */ \
-        if (by_rows != 1) span(T, 64 / sizeof(T_), nt, id, &tc0, &tc1);                       \
-        if (!by_rows) { c0 = tc0; c1 = tc1; }                                                 \
-        int64_t w = c1 - c0;                                                                  \
-        T_* v = (T_*)malloc(sizeof(T_) * (size_t)(2 * w + 1));                                 \
+        int64_t tc0 = 0, tc1 = T;  /* the twins' adds' columns (how 2: a thread's share) */     \
+        if (how == 2) span(T, 64 / sizeof(T_), nt, id, &tc0, &tc1);                           \
+        T_* v = (T_*)malloc(sizeof(T_) * (size_t)(2 * T + 1));                                 \
         if (!v) {                                                                             \
             _Pragma("omp atomic write")                                                        \
             failed = 1;                                                                       \
         }                                                                                     \
         _Pragma("omp barrier")  /* (every thread sees a failure before the first level) */     \
         if (!failed) {                                                                        \
-            T_* total = v + w;                                                                \
+            T_* total = v + T;                                                                \
             for (int64_t l = L - 1; l >= 0; l--) {                                            \
                 int64_t lo = levels[l], hi = levels[l + 1], u0 = lo, u1 = hi;                  \
-                if (by_rows == 1) {                                                           \
+                if (how == 1) {                                                               \
                     u0 = NAME##_cut(parents, lo, hi, lo + (hi - lo) * id / nt);                \
                     u1 = NAME##_cut(parents, lo, hi, lo + (hi - lo) * (id + 1) / nt);          \
                 }                                                                             \
                 for (int64_t u = u0; u < u1; u++)                                              \
-                    if (by_rows != 2 || (parents[u] / PARENT_RUN) % nt == id)                  \
+                    if (how != 2 || (parents[u] / PARENT_RUN) % nt == id)                      \
                         NAME##_infoset(u, q, sigma, regret, out, uniform, offsets, parents, T,  \
-                                       c0, w, v, total, pos, neg, plus, discount, predictive,   \
+                                       v, total, pos, neg, plus, discount, predictive,          \
                                        mrow, vbuf);                                           \
-                if (by_rows) {                                                                \
-                    _Pragma("omp barrier")  /* the parents' values whole before the next level */ \
-                }                                                                             \
+                _Pragma("omp barrier")  /* the parents' values whole before the next level */    \
                 if (moff && moff[l + 1] > moff[l]) {                                          \
                     /* twins: each adds its infoset's values, permuted, into the parent, after  \
                        the level's own adds (as `PublicTreeplex._to_parent`); a permuted column \
                        may be another thread's, so every thread's values are in first */         \
-                    if (!by_rows) {                                                           \
-                        _Pragma("omp barrier")                                                 \
-                    }                                                                         \
-                    if (!by_rows || id == 0 || by_rows == 2) {                                \
-                        int64_t a0 = by_rows == 1 ? 0 : tc0, a1 = by_rows == 1 ? T : tc1;      \
+                    if (how == 2 || id == 0) {  /* (how 1: one thread, every column) */       \
+                        int64_t a0 = tc0, a1 = tc1;                                           \
                         for (int64_t e = moff[l]; e < moff[l + 1]; e++) {                      \
                             if (mpar[e] < 0) continue;  /* (the empty sequence: no value) */   \
                             T_* p = q + mpar[e] * T;                                          \
@@ -285,9 +270,7 @@ int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,    
                             for (int64_t c = a0; c < a1; c++) p[c] = p[c] + vr[pm[c]];         \
                         }                                                                     \
                     }                                                                         \
-                    if (by_rows) {                                                            \
-                        _Pragma("omp barrier")                                                 \
-                    }                                                                         \
+                    _Pragma("omp barrier")                                                     \
                 }                                                                             \
             }                                                                                 \
         }                                                                                     \
@@ -303,7 +286,7 @@ REGRET(regret_f64, double)
 """
 _I64, _PTR, _INT, _DBL = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int, ctypes.c_double
 _SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
-_PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _PTR, _DBL, _INT, _DBL, _PTR, _I64, _INT, _INT]
+_PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _PTR, _DBL, _INT, _DBL, _PTR, _I64, _INT]
 _REGRET_ARGS = [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _I64, _DBL, _DBL, _INT, _INT, _INT, _INT, _INT,
                 _PTR, _PTR, _PTR, _PTR, _PTR, _PTR]
 _FUNCTIONS = {f"{k}_{s}": args for k, args in (("plan", _PLAN_ARGS), ("regret", _REGRET_ARGS)) for s in _SUFFIX.values()}
@@ -393,9 +376,9 @@ def _index(tp) -> dict:
 
 
 def split(tp, regret: bool) -> tuple[int, int]:
-    """How a walk of tp shares its work: (how, threads), how being True (each level's rows
-    split between the threads, `torch.get_num_threads()`) or `BY_PARENT` (the C source's
-    by_rows: False, the columns, is no longer chosen). The plan walk splits each level's rows.
+    """How a walk of tp shares its work: (how, threads), how being `BY_ROWS` (each level's rows
+    split between the threads, `torch.get_num_threads()`) or `BY_PARENT`. The plan walk splits
+    each level's rows.
     The regret walk goes by parent with `MIN_TYPES` types a row or more, and with fewer (one
     cache line holds a row) splits each level's rows, which needs each parent's infosets of a
     level consecutive (`_index`'s `grouped`, which every Dudo and Liar's Dice tree has) for more
@@ -403,7 +386,7 @@ def split(tp, regret: bool) -> tuple[int, int]:
 
     Example:
         >>> import tensorcfr
-        >>> split(tensorcfr.compile("dudo(4,1,2)", form="public").treeplexes[1], regret=True)[0]
+        >>> split(tensorcfr.compile("dudo(4,1,2)", form="public").treeplexes[1], regret=True)[0] == BY_ROWS
         True
     """
     threads = torch.get_num_threads()
@@ -415,7 +398,7 @@ def split(tp, regret: bool) -> tuple[int, int]:
         # and 39 by columns, the full-range turn 15 against 17, the river 0.047 against 0.055,
         # Rhode Island (52 types) 45 and 44 against 77 and 81; the same numbers. The flop spot's
         # iteration: 910 ms against 975 (its solvers of both codes taking turns, 6 blocks of 4)
-        return True, threads
+        return BY_ROWS, threads
     if _layout(tp).types >= MIN_TYPES:
         # each thread whole rows of the infosets whose parents fall in its runs of PARENT_RUN
         # parents: a parent's infosets on one thread, in order, in any tree. Measured on
@@ -423,7 +406,7 @@ def split(tp, regret: bool) -> tuple[int, int]:
         # the isomorphic flop spot: 108 and 64 ms against 165 and 97 by columns (runs of 1 parent:
         # 152 and 81; of 256: 115 and 71); the same numbers
         return BY_PARENT, threads
-    return True, threads if threads == 1 or _index(tp)["grouped"] else 1
+    return BY_ROWS, threads if threads == 1 or _index(tp)["grouped"] else 1
 
 
 def _members(x, batch: int) -> list[float] | None:
@@ -450,13 +433,12 @@ def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, a
     d = _members(1.0 if discount is None else discount, batch)
     if w is None or d is None:
         return False
-    (rows_split, threads), ix, lay = split(tp, regret=False), _index(tp), _layout(tp)
+    (_, threads), ix, lay = split(tp, regret=False), _index(tp), _layout(tp)
     fn = getattr(_library(), f"plan_{_SUFFIX[sigma.dtype]}")
     rows = [_rows(t, batch) for t in (out, sigma, average)]  # each member's [S] (pointers, not slices: 2 us each)
     for b in range(batch):  # batch members, not nodes: a walk each
         fn(rows[0][b], rows[1][b], ix["parent_row"].data_ptr(), lay.rows, lay.types, rows[2][b],
-           w[b], int(discount is not None), d[b], ix["row_levels"].data_ptr(), len(ix["levels"]) - 1, int(rows_split),
-           threads)
+           w[b], int(discount is not None), d[b], ix["row_levels"].data_ptr(), len(ix["levels"]) - 1, threads)
     return True
 
 
@@ -508,7 +490,7 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
     uniform = tp.uniform(regret.dtype)
     if pos is None or neg is None or uniform.device.type != "cpu" or not uniform.is_contiguous():
         return None
-    (rows_split, threads), ix = split(tp, regret=True), _index(tp)
+    (how, threads), ix = split(tp, regret=True), _index(tp)
     out = torch.empty_like(regret) if out is None else out
     fn = getattr(_library(), f"regret_{_SUFFIX[regret.dtype]}")
     rows = [_rows(t, batch) for t in (g, sigma, regret, out)]
@@ -520,6 +502,6 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
         if fn(rows[0][b], rows[1][b], rows[2][b], rows[3][b], uniform.data_ptr(), ix["offsets"].data_ptr(),
               ix["parents"].data_ptr(), ix["levels"].data_ptr(), len(ix["levels"]) - 1, _layout(tp).types,
               pos[b], neg[b],
-              int(plus), int(discount), int(predictive), int(rows_split), threads, *twins):
+              int(plus), int(discount), int(predictive), how, threads, *twins):
             raise MemoryError("regret_step: no memory for a thread's rows")
     return out
