@@ -334,3 +334,61 @@ def test_the_generic_plan_is_the_level_loops(threads):
         finally:
             treeplex.WALK_SEQUENCES = old
         assert torch.equal(x, want)
+
+
+def _normalize_both(tp, w, **kw):
+    """tp.normalize(w, **kw) by the walk (which must run) and by torch's passes (the walks off)."""
+    from tensorcfr.spaces import treeplex
+
+    ran, outs = [], []
+    walk = public_loop.normalize
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(public_loop, "normalize", lambda *a, **k: ran.append(walk(*a, **k)) or ran[-1])
+        for least in (0, 1 << 62):
+            mp.setattr(public_loop, "LOOP_ENTRIES", least)
+            mp.setattr(treeplex, "WALK_SEQUENCES", least)
+            x = w.clone()
+            out = {"out": x} if kw.get("in_place") else {"out": torch.full_like(x, 7.0)} if "head" in kw else {}
+            outs.append(tp.normalize(x, head=kw.get("head", True), **out))
+    assert ran == [True, False]  # the walk ran once, and torch's passes the other time
+    return outs
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("form", ["public", "generic"])
+@pytest.mark.parametrize("game", GAMES)
+def test_the_normalize_walk_equals_torchs_passes_bit_for_bit(game, form, dtype, threads):
+    """`public_loop.normalize` (each infoset's total added in row order, then divided; uniform
+    where it is 0) against the torch passes it replaces (`PublicTreeplex.normalize`,
+    `treeplex.normalize`): a batch of 3 with zero infosets and an all-zero member, into a new
+    array, in place and with the head left alone, on 1 to 3 threads; every number the same."""
+    g = torch.Generator().manual_seed(7)
+    for tp in tensorcfr.compile(game, form=form).treeplexes:
+        w = torch.rand(3, tp.num_sequences, generator=g, dtype=dtype)
+        w[:, 1::3] = 0  # some infosets' weights sum to 0 (uniform there), some in part
+        w[1] = 0  # a member whose every infoset is uniform
+        w[2] = w[2] ** 40  # tiny and subnormal totals
+        for n in (1, 2, 3):
+            torch.set_num_threads(n)
+            got, want = _normalize_both(tp, w)
+            assert torch.equal(got, want)
+            u = tp.uniform(dtype).reshape(-1, 1)  # [rows, 1]: a row's types share its infoset's
+            assert torch.equal(want[1, 1:], u.expand(-1, (tp.num_sequences - 1) // len(u)).reshape(-1))
+            got, want = _normalize_both(tp, w, in_place=True)
+            assert torch.equal(got, want)
+            got, want = _normalize_both(tp, w, head=False)
+            assert torch.equal(got, want) and bool((got[:, 0] == 7).all())
+
+
+def test_the_normalize_walk_against_sums_by_sparse_product_differs_by_rounding_at_most(monkeypatch):
+    # where torch sums a level's rows by a sparse product (MKL's order, which may differ from
+    # the walk's row order; on Dudo's few actions it did not) the numbers agree to rounding
+    import tensorcfr.spaces.public as public
+
+    tp = tensorcfr.compile("dudo(4,1,2)", form="public").treeplexes[1]
+    w = torch.rand(1, tp.num_sequences, generator=torch.Generator().manual_seed(8), dtype=torch.float64)
+    monkeypatch.setattr(public, "MATRIX_ENTRIES", 1)
+    assert not all(public.adds_in_order(torch.zeros(1, u1 - u0, tp.types, dtype=w.dtype), segment)
+                   for u0, u1, _, _, segment in tp.blocks)  # (the product serves)
+    got, want = _normalize_both(tp, w)
+    assert torch.allclose(got, want, rtol=1e-14, atol=0)

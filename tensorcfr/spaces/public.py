@@ -615,8 +615,12 @@ class PublicTreeplex:
         `out` (weights itself allowed) receives the result; its column 0 (1) is left as it is
         where `head` is False (a strategy's own memory). One block of levels at a time
         (`blocks`), so its temporaries are those of a block, not of the whole treeplex."""
-        w = self.rows(weights)
         out = torch.empty_like(weights) if out is None else out
+        if public_loop.normalize(self, weights, out):  # one walk, each infoset's total in the caches
+            if head:
+                out[:, 0] = 1.0
+            return out
+        w = self.rows(weights)
         o, uniform = self.rows(out), self.uniform(weights.dtype)
         for u0, u1, m0, m1, segment in self.blocks:
             total = sum_rows(segment, w[:, m0:m1], u1 - u0)  # [B, u, T]

@@ -1,5 +1,8 @@
 """The treeplexes' per-iteration passes in compiled C loops (`spaces.native`) on the CPU: the
-realisation plan, and the regret-matching family's whole update. The public treeplex walks its
+realisation plan, the regret-matching family's whole update, and the normalisation of weights
+to a strategy (`normalize`: a start's uniform strategy, an evaluation's average; it replaced a
+fused kernel whose compile cost a flop spot's start 3.7 s with torch's disk cache warm, and a
+run of the family on a large game now compiles no kernel at all). The public treeplex walks its
 public sequences, rows of T types; the generic one its sequences, rows of one type
 (`WalkLayout`).
 
@@ -279,17 +282,61 @@ int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,    
     out0[0] = 1;                                                                              \
     return failed;                                                                            \
 }
+
+/* out = each row of w divided by its infoset's total, per column, or the row's uniform[m] where
+   that total is not > 0 (as `PublicTreeplex.normalize`: the total of infoset u's rows
+   offsets[u]-1 .. offsets[u+1]-2 added in row order from 0, then torch.where(total > 0, w /
+   total, uniform)). Arrays [1 + M T] of a member, entry 0 (the empty sequence's) untouched; out
+   may be w (an infoset's total is whole before its rows are written). The infosets are
+   independent: the threads split them. */
+#define NORMALIZE(NAME, T_)                                                                    \
+int NAME(const T_* w0, T_* out0, const T_* uniform, const int64_t* offsets, int64_t U,         \
+         int64_t T, int threads) {                                                            \
+    const T_* w = w0 + 1;                                                                     \
+    T_* out = out0 + 1;                                                                       \
+    int failed = 0;                                                                           \
+    _Pragma("omp parallel num_threads(threads)")                                               \
+    {                                                                                         \
+        T_* total = (T_*)malloc(sizeof(T_) * (size_t)T);                                       \
+        if (!total) {                                                                         \
+            _Pragma("omp atomic write")                                                        \
+            failed = 1;                                                                       \
+        }                                                                                     \
+        _Pragma("omp barrier")  /* (every thread sees a failure before the work is shared) */  \
+        if (!failed) {                                                                        \
+            _Pragma("omp for schedule(static)")                                               \
+            for (int64_t u = 0; u < U; u++) {                                                  \
+                int64_t a = offsets[u] - 1, b = offsets[u + 1] - 1;                            \
+                for (int64_t c = 0; c < T; c++) total[c] = 0;                                  \
+                for (int64_t m = a; m < b; m++)                                                \
+                    for (int64_t c = 0; c < T; c++) total[c] = total[c] + w[m * T + c];        \
+                for (int64_t m = a; m < b; m++) {                                              \
+                    const T_* r = w + m * T;                                                  \
+                    T_* o = out + m * T;                                                      \
+                    T_ un = uniform[m];                                                       \
+                    for (int64_t c = 0; c < T; c++) o[c] = total[c] > 0 ? r[c] / total[c] : un; \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+        free(total);                                                                          \
+    }                                                                                         \
+    return failed;                                                                            \
+}
 PLAN(plan_f32, float)
 PLAN(plan_f64, double)
 REGRET(regret_f32, float)
 REGRET(regret_f64, double)
+NORMALIZE(normalize_f32, float)
+NORMALIZE(normalize_f64, double)
 """
 _I64, _PTR, _INT, _DBL = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int, ctypes.c_double
 _SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
 _PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _PTR, _DBL, _INT, _DBL, _PTR, _I64, _INT]
 _REGRET_ARGS = [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _I64, _DBL, _DBL, _INT, _INT, _INT, _INT, _INT,
                 _PTR, _PTR, _PTR, _PTR, _PTR, _PTR]
-_FUNCTIONS = {f"{k}_{s}": args for k, args in (("plan", _PLAN_ARGS), ("regret", _REGRET_ARGS)) for s in _SUFFIX.values()}
+_NORMALIZE_ARGS = [_PTR, _PTR, _PTR, _PTR, _I64, _I64, _INT]
+_FUNCTIONS = {f"{k}_{s}": args for k, args in (("plan", _PLAN_ARGS), ("regret", _REGRET_ARGS),
+                                                ("normalize", _NORMALIZE_ARGS)) for s in _SUFFIX.values()}
 
 
 class WalkLayout(NamedTuple):
@@ -505,3 +552,35 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
               int(plus), int(discount), int(predictive), how, threads, *twins):
             raise MemoryError("regret_step: no memory for a thread's rows")
     return out
+
+
+def normalize(tp, weights: torch.Tensor, out: torch.Tensor, least: int | None = None) -> bool:
+    """out [B, S] = the behavioural strategy proportional to weights [B, S] (>= 0; uniform where
+    an infoset's weights sum to 0), column 0 left as it is, in one walk a member over the
+    infosets (`PublicTreeplex.normalize`'s numbers where its totals add the rows in order,
+    `public.adds_in_order`; else they differ in rounding). out may be weights. True where the
+    loop ran, False where it does not serve (nothing written). No fused kernel to compile: a
+    flop spot's start and evaluations used to compile one (3.7 s with torch's disk cache warm).
+
+    Example:
+        >>> import torch, tensorcfr
+        >>> tp = tensorcfr.compile("leduc", form="public").treeplexes[0]
+        >>> w = torch.rand(1, tp.num_sequences, dtype=torch.float64)
+        >>> out = torch.zeros_like(w)
+        >>> normalize(tp, w, out, least=0) and torch.equal(out[:, 1:], tp.normalize(w)[:, 1:])
+        True
+    """
+    batch = weights.shape[0]
+    if not serves(tp, weights, out, least=least) or not (out is weights or fused.disjoint(weights, out)):
+        return False
+    uniform = tp.uniform(weights.dtype)
+    if uniform.device.type != "cpu" or not uniform.is_contiguous():
+        return False
+    ix, lay = _index(tp), _layout(tp)
+    fn = getattr(_library(), f"normalize_{_SUFFIX[weights.dtype]}")
+    rows = [_rows(t, batch) for t in (weights, out)]
+    for b in range(batch):  # batch members, not infosets: a walk each
+        if fn(rows[0][b], rows[1][b], uniform.data_ptr(), ix["offsets"].data_ptr(), len(ix["offsets"]) - 1,
+              lay.types, torch.get_num_threads()):
+            raise MemoryError("normalize: no memory for a thread's totals")
+    return True
