@@ -226,7 +226,7 @@ static int64_t NAME##_cut(const int64_t* parents, int64_t lo, int64_t hi, int64_
 int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,                  \
          const int64_t* offsets, const int64_t* parents, const int64_t* levels, int64_t L,      \
          int64_t T, double pos_, double neg_, int plus, int discount, int predictive,            \
-         int how, int threads, const int64_t* mrow, T_* vbuf, const int64_t* moff,          \
+         int how, int threads, const int64_t* mrow, T_* vbuf, const int64_t* moff,              \
          const int64_t* mvrow, const int64_t* mpar, const int64_t* mperm) {                   \
     const T_ pos = (T_)pos_, neg = (T_)neg_;                                                  \
     T_* q = q0 + 1;                                                                           \
@@ -297,7 +297,7 @@ int NAME(const T_* w0, T_* out0, const T_* uniform, const int64_t* offsets, int6
     int failed = 0;                                                                           \
     _Pragma("omp parallel num_threads(threads)")                                               \
     {                                                                                         \
-        T_* total = (T_*)malloc(sizeof(T_) * (size_t)T);                                       \
+        T_* total = (T_*)malloc(sizeof(T_) * (size_t)(T > 0 ? T : 1));                         \
         if (!total) {                                                                         \
             _Pragma("omp atomic write")                                                        \
             failed = 1;                                                                       \
