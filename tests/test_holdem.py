@@ -347,15 +347,19 @@ def test_stacked_one_card_groups_equal_the_dense_product(pairs, monkeypatch):
 
 @pytest.mark.parametrize("spec", [SMALL_RIVER, SMALL_TURN, SMALL_FLOP, "rhode_island(ranks='JQKA', suits='sh')",
                                   "holdem_turn(board=Td9d8d2h, pot=4, stack=6, bets=(1,), cap=1, ranks=AKQJT98762, "
-                                  "suits=dhs, range0='AA,KK,JJ,AK,T9', range1='AA,77,AQ,QJ,62s')"],
-                         ids=["river", "turn", "flop", "rhode island", "uneven ranges"])
+                                  "suits=dhs, range0='AA,KK,JJ,AK,T9', range1='AA,77,AQ,QJ,62s')",
+                                  "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, bets=(0.5,1,allin), cap=2)",
+                                  "rhode_island(raises=1, ranks='23456789TJQKA', suits='sh')"],
+                         ids=["river", "turn", "flop", "rhode island", "uneven ranges", "full river", "wide rhode island"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_compiled_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, monkeypatch):
     """The card values two ways: torch's passes and the C loop of a whole group (`card_loop`);
     5 DCFR iterations give the same strategies bit for bit, showdowns and folds (riding on
     showdowns or not), two-card hands and one-card ones, at both precisions; and ranges that
     hold some cards more than others, where the C loop's card lists leave out the padding that
-    torch's keep."""
+    torch's keep. The full-range river (1,081 hands: 67 blocks of 16 and a tail of 9; 41
+    terminals a group, two tiles of 16 and a part) and Rhode Island on 26 cards (a block and a
+    tail; 54 terminals) take the float32 loop's 16 x 16 tiles, whole and in part."""
     import tensorcfr.operators.card_loop as card_loop
     import tensorcfr.operators.cards as cards_module
     import tensorcfr.operators.public as public_module
@@ -385,6 +389,32 @@ def test_compiled_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, mo
             assert loops and set(loops) == {None}  # torch's passes throughout
     for a, b in zip(*runs):
         assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_card_loop_writes_the_values_where_no_two_terminals_share_a_row(dtype, monkeypatch):
+    """A river checked down: one terminal a player, so the C loop writes its values (put), by
+    tiles of 16 hands at float32; each player's counterfactual values against a random plan of
+    the other equal torch's passes' bit for bit (the spot has no decision: the values, not a
+    run, are what tells)."""
+    import tensorcfr.operators.card_loop as card_loop
+    import tensorcfr.operators.cards as cards_module
+
+    monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
+    lib, values = card_loop._library(), []
+    assert lib is not None
+    cg = tensorcfr.compile("holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, bets=())", form="public")
+    g = torch.Generator().manual_seed(4)
+    plans = [torch.rand(1, tp.num_sequences, generator=g, dtype=dtype) for tp in cg.treeplexes]
+    for on in (False, True):
+        monkeypatch.setattr(card_loop, "_library", lambda got=lib if on else None: got)
+        op = cg.operator(dtype)
+        values.append([op.cfv(p, plans[1 - p]) for p in (0, 1)])
+        steps = [s for k, v in op.steps.items() if isinstance(k, tuple) for s in v]
+        assert len(steps) == 2 and all(isinstance(s, card_loop.Groups) == on for s in steps)
+        assert not on or all(bool((s.desc[:, 21] == 1).all()) for s in steps)  # put
+    for a, b in zip(*values):
+        assert torch.equal(a, b) and bool(a.abs().sum() > 0)
 
 
 def test_runs_of_loop_groups_between_torch_groups_keep_the_groups_order(monkeypatch):

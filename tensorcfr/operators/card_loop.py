@@ -45,8 +45,118 @@ from tensorcfr.spaces.scan import ROWS_C
 
 _SOURCE = ROWS_C + r"""
 #include <omp.h>
+#include <string.h>
 #define DESC 22  /* the integers of an entry of desc: `_DESC` */
 #define P64(x) ((const int64_t*)(intptr_t)(x))
+#define BLOCK 16  /* hands a block: a cache line of floats */
+
+/* The two transposes between rows of hands and rows of terminals, a block of nb (<= BLOCK) hands
+   t0.. at a time. LOAD: y[t][n] = src[other_rows[n] To + t] other[t], the other's reach in;
+   STORE: out[own_rows[n] Tp + t] += V[t - t0][n] own[t] (v = V own, then out + v; or put: out =
+   v), V a block's values a hand a row [nb, NP], in increasing n, as a loop a hand at a time
+   does. One element at a time they were a third of the card loop's time (perf, 2026-11-29):
+   a scalar load or add a row per hand. For float32, a full block goes by 16 x 16 tiles,
+   transposed in registers (four rounds of two-vector shuffles), so that each row takes one
+   vector of 16 hands: per player, the isomorphic flop spot's groups 295 and 284 ms against 237
+   and 233 (values and reach; the values alone 239 and 242), the full-range turn spot's 81 and
+   79 against 63 and 64 (one process, taking turns, 6 rounds, medians). Every number is the
+   same: the same operations per element. Doubles, the blocks' tails and compilers without
+   vector shuffles (GCC before 12) go an element at a time. */
+#define ONE_AT_A_TIME(T, SUFFIX)                                                               \
+static void load_##SUFFIX(T* y, const T* src, const int64_t* other_rows, int64_t N, int64_t To, \
+                          int64_t t0, int64_t nb, const T* other) {                            \
+    for (int64_t t = t0; t < t0 + nb; t++) {                                                  \
+        T f = other[t];                                                                       \
+        T* yt = y + t * N;                                                                    \
+        for (int64_t n = 0; n < N; n++) yt[n] = src[other_rows[n] * To + t] * f;              \
+    }                                                                                         \
+}                                                                                             \
+static void store_##SUFFIX(T* out, const int64_t* own_rows, int64_t N, int64_t Tp, int64_t t0, \
+                           int64_t nb, const T* V, int64_t NP, const T* own, int put) {        \
+    for (int64_t t = t0; t < t0 + nb; t++) {                                                  \
+        T o = own[t];                                                                         \
+        const T* vb = V + (t - t0) * NP;                                                      \
+        if (put) {                                                                            \
+            for (int64_t n = 0; n < N; n++) out[own_rows[n] * Tp + t] = vb[n] * o;            \
+        } else {                                                                              \
+            for (int64_t n = 0; n < N; n++) {                                                 \
+                T v = vb[n] * o;                                                              \
+                out[own_rows[n] * Tp + t] += v;                                               \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
+}
+ONE_AT_A_TIME(double, f64)
+ONE_AT_A_TIME(float, one_f32)
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
+typedef float v16f __attribute__((vector_size(64)));
+/* a round of the transpose: rows i and i + d (i & d == 0) swap their off-diagonal d x d blocks */
+#define SA8 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define SB8 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define SA4 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define SB4 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define SA2 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define SB2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define SA1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+#define SB1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
+#define ROUND(d)                                                                               \
+    for (int i = 0; i < 16; i++)                                                               \
+        if (!(i & d)) {                                                                        \
+            v16f a = r[i], b = r[i + d];                                                       \
+            r[i] = __builtin_shufflevector(a, b, SA##d);                                       \
+            r[i + d] = __builtin_shufflevector(a, b, SB##d);                                   \
+        }
+static inline void transpose16(v16f* r) { ROUND(8) ROUND(4) ROUND(2) ROUND(1) }
+static void load_f32(float* y, const float* src, const int64_t* other_rows, int64_t N, int64_t To,
+                     int64_t t0, int64_t nb, const float* other) {
+    if (nb < BLOCK) { load_one_f32(y, src, other_rows, N, To, t0, nb, other); return; }
+    v16f f, r[16];
+    memcpy(&f, other + t0, 64);
+    for (int64_t n0 = 0; n0 < N; n0 += 16) {
+        int64_t ni = N - n0 < 16 ? N - n0 : 16;
+        for (int64_t i = 0; i < 16; i++) {  /* terminal n0 + i's row, times the other's factors */
+            if (i < ni) {
+                memcpy(&r[i], src + other_rows[n0 + i] * To + t0, 64);
+                r[i] = r[i] * f;
+            } else {
+                r[i] = f * 0;
+            }
+        }
+        transpose16(r);  /* r[j]: hand t0 + j's reach at terminals n0.. */
+        if (ni == 16)
+            for (int j = 0; j < 16; j++) memcpy(y + (t0 + j) * N + n0, &r[j], 64);
+        else
+            for (int j = 0; j < 16; j++)
+                for (int64_t i = 0; i < ni; i++) y[(t0 + j) * N + n0 + i] = r[j][i];
+    }
+}
+static void store_f32(float* out, const int64_t* own_rows, int64_t N, int64_t Tp, int64_t t0, int64_t nb,
+                      const float* V, int64_t NP, const float* own, int put) {
+    if (nb < BLOCK) { store_one_f32(out, own_rows, N, Tp, t0, nb, V, NP, own, put); return; }
+    v16f o, r[16];
+    memcpy(&o, own + t0, 64);
+    for (int64_t n0 = 0; n0 < N; n0 += 16) {  /* (V's rows hold NP >= n0 + 16 numbers) */
+        for (int j = 0; j < 16; j++) memcpy(&r[j], V + j * NP + n0, 64);
+        transpose16(r);  /* r[i]: terminal n0 + i's values of the block's hands */
+        int64_t ni = N - n0 < 16 ? N - n0 : 16;
+        for (int64_t i = 0; i < ni; i++) {
+            float* p = out + own_rows[n0 + i] * Tp + t0;
+            v16f v = r[i] * o;
+            if (put) {
+                memcpy(p, &v, 64);
+            } else {
+                v16f c;
+                memcpy(&c, p, 64);
+                c = c + v;
+                memcpy(p, &c, 64);
+            }
+        }
+    }
+}
+#else
+#define load_f32 load_one_f32
+#define store_f32 store_one_f32
+#endif
 
 /* One group's values added (or written, put) into out [M_p, Tp] at own_rows [N + n_r]:
    y [To + 1, N] = the other's rows src[other_rows] [N, To] times its factors `other` [To],
@@ -59,34 +169,35 @@ _SOURCE = ROWS_C + r"""
 
    NAME##_body is what every thread of the caller's parallel region runs for a group (orphaned
    work-sharing): y, prefix and cards are shared scratch at least of the group's sizes, acc [N]
-   and fb [2 N] the thread's own; a thread without them (no memory) skips its share and sets
+   and tiles [2 BLOCK NP] the thread's own (a block's free reach and values, NP: N rounded up to
+   BLOCK); a thread without them (no memory) skips its share and sets
    *failed. Each work-sharing loop ends in its barrier, so the next group starts once this one's
    values are in and may reuse the scratch: the groups add in their order, and every number is
    the one a call a group gives.
 
-   Two loops walk the terminals' rows a column at a time: y's, reading src[other_rows[n]] at t,
-   and the values', adding into out[own_rows[n]] at t. Rows lie far apart in plans of hundreds
-   of MB, where the processor's prefetchers see no stream, so each new cache line of a row was
-   a wait (perf on the isomorphic flop spot: 36% of the loop's samples on the two loads). At
-   the first column of a line both prefetch each row's line ahead. Measured in one process, 2
+   Two loops walk the terminals' rows a block of columns at a time (LOAD_ and STORE_): y's,
+   reading src[other_rows[n]] at t0.., and the values', adding into out[own_rows[n]] at t0...
+   Rows lie far apart in plans of hundreds of MB, where the processor's prefetchers see no
+   stream, so each new cache line of a row was a wait (perf on the isomorphic flop spot: 36% of
+   the loop's samples on the two loads). At each block both prefetch each row's lines ahead. Measured in one process, 2
    threads, float32, old and new loop taking turns, 6 blocks of 4 iterations each (2026-11-29):
    the flop spot 1,138 ms an iteration against 972 (medians), the full-range turn spot 303
    against 275. Prefetching changes no number. */
-#define GROUP(NAME, SCAN_, T)                                                                  \
+#define GROUP(NAME, SCAN_, LOAD_, STORE_, T)                                                   \
 static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int64_t N,        \
          const T* other, const int64_t* order, const int64_t* lists, const int64_t* starts, int k, \
          int ranked, const int64_t* idx, int64_t n_idx, int64_t Tp, const T* a, const T* b,     \
          const T* own, const int64_t* at, const T* a_r, int64_t n_r, T* out,                    \
-         const int64_t* own_rows, int put, T* y, T* prefix, T* cards, double* acc, T* fb,       \
+         const int64_t* own_rows, int put, T* y, T* prefix, T* cards, double* acc, T* tiles,    \
          int* failed) {                                                                        \
     const int64_t LINE = 64 / (int64_t)sizeof(T);  /* the numbers of T a cache line holds */ \
     _Pragma("omp for schedule(static)")                                                       \
-    for (int64_t t = 0; t < To; t++) {                                                        \
-        T f = other[t];                                                                       \
-        T* yt = y + t * N;                                                                    \
-        if (t % LINE == 0 && t + 2 * LINE < To)  /* two lines ahead */                        \
-            for (int64_t n = 0; n < N; n++) __builtin_prefetch(src + other_rows[n] * To + t + 2 * LINE, 0, 3); \
-        for (int64_t n = 0; n < N; n++) yt[n] = src[other_rows[n] * To + t] * f;              \
+    for (int64_t t0 = 0; t0 < To; t0 += BLOCK) {  /* a block of the other's hands at a time */  \
+        if (t0 + 2 * BLOCK < To)  /* each row's lines two blocks ahead */                     \
+            for (int64_t n = 0; n < N; n++)                                                   \
+                for (int64_t l = 0; l < BLOCK; l += LINE)                                     \
+                    __builtin_prefetch(src + other_rows[n] * To + t0 + 2 * BLOCK + l, 0, 3);  \
+        LOAD_(y, src, other_rows, N, To, t0, To - t0 < BLOCK ? To - t0 : BLOCK, other);       \
     }                                                                                         \
     _Pragma("omp single")                                                                     \
     for (int64_t n = 0; n < N; n++) y[To * N + n] = 0;                                        \
@@ -112,77 +223,80 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
             prefix[c] = (T)s / (T)k;                                                          \
         }                                                                                     \
     }                                                                                         \
-    T* vb = fb ? fb + N : fb;                                                                 \
+    const int64_t NP = (N + BLOCK - 1) / BLOCK * BLOCK;  /* a row of the thread's tiles */    \
     _Pragma("omp for schedule(static)")                                                       \
-    for (int64_t t = 0; t < Tp; t++) {                                                        \
-        if (!fb) continue;                                                                    \
-        if (ranked) {                                                                         \
-            const T* total = prefix + To * N;                                                 \
-            const T* h0 = cards + idx[t] * N;                                                 \
-            const T* f0 = cards + idx[Tp + t] * N;                                            \
-            const T* l0 = cards + idx[2 * Tp + t] * N;                                        \
-            const T* first = prefix + idx[(n_idx - 2) * Tp + t] * N;                          \
-            const T* last = prefix + idx[(n_idx - 1) * Tp + t] * N;                           \
-            if (k == 2) {                                                                     \
-                const T* h1 = cards + idx[3 * Tp + t] * N;                                    \
-                const T* f1 = cards + idx[4 * Tp + t] * N;                                    \
-                const T* l1 = cards + idx[5 * Tp + t] * N;                                    \
-                const T* same = y + idx[6 * Tp + t] * N;                                      \
-                for (int64_t n = 0; n < N; n++) {                                             \
-                    T fr = total[n] - h0[n]; fr = fr - h1[n]; fr = fr + same[n];              \
-                    T m = first[n] + last[n]; m = m - total[n];                               \
-                    m = m - f0[n]; m = m - l0[n]; m = m + h0[n];                              \
-                    m = m - f1[n]; m = m - l1[n]; m = m + h1[n];                              \
-                    T p = fr * a[n], q = b[n] * m;                                            \
-                    fb[n] = fr; vb[n] = p + q;                                                \
+    for (int64_t t0 = 0; t0 < Tp; t0 += BLOCK) {  /* a block of own hands at a time */        \
+        if (!tiles) continue;                                                                 \
+        int64_t nb = Tp - t0 < BLOCK ? Tp - t0 : BLOCK;                                       \
+        for (int64_t t = t0; t < t0 + nb; t++) {  /* each hand's free reach and values, a row */ \
+            T* fb = tiles + (t - t0) * NP;                                                    \
+            T* vb = tiles + (BLOCK + t - t0) * NP;                                            \
+            if (ranked) {                                                                     \
+                const T* total = prefix + To * N;                                             \
+                const T* h0 = cards + idx[t] * N;                                             \
+                const T* f0 = cards + idx[Tp + t] * N;                                        \
+                const T* l0 = cards + idx[2 * Tp + t] * N;                                    \
+                const T* first = prefix + idx[(n_idx - 2) * Tp + t] * N;                      \
+                const T* last = prefix + idx[(n_idx - 1) * Tp + t] * N;                       \
+                if (k == 2) {                                                                 \
+                    const T* h1 = cards + idx[3 * Tp + t] * N;                                \
+                    const T* f1 = cards + idx[4 * Tp + t] * N;                                \
+                    const T* l1 = cards + idx[5 * Tp + t] * N;                                \
+                    const T* same = y + idx[6 * Tp + t] * N;                                  \
+                    for (int64_t n = 0; n < N; n++) {                                         \
+                        T fr = total[n] - h0[n]; fr = fr - h1[n]; fr = fr + same[n];          \
+                        T m = first[n] + last[n]; m = m - total[n];                           \
+                        m = m - f0[n]; m = m - l0[n]; m = m + h0[n];                          \
+                        m = m - f1[n]; m = m - l1[n]; m = m + h1[n];                          \
+                        T p = fr * a[n], q = b[n] * m;                                        \
+                        fb[n] = fr; vb[n] = p + q;                                            \
+                    }                                                                         \
+                } else {                                                                      \
+                    for (int64_t n = 0; n < N; n++) {                                         \
+                        T fr = total[n] - h0[n];                                              \
+                        T m = first[n] + last[n]; m = m - total[n];                           \
+                        m = m - f0[n]; m = m - l0[n]; m = m + h0[n];                          \
+                        T p = fr * a[n], q = b[n] * m;                                        \
+                        fb[n] = fr; vb[n] = p + q;                                            \
+                    }                                                                         \
                 }                                                                             \
             } else {                                                                          \
-                for (int64_t n = 0; n < N; n++) {                                             \
-                    T fr = total[n] - h0[n];                                                  \
-                    T m = first[n] + last[n]; m = m - total[n];                               \
-                    m = m - f0[n]; m = m - l0[n]; m = m + h0[n];                              \
-                    T p = fr * a[n], q = b[n] * m;                                            \
-                    fb[n] = fr; vb[n] = p + q;                                                \
-                }                                                                             \
-            }                                                                                 \
-        } else {                                                                              \
-            const T* h0 = cards + idx[t] * N;                                                 \
-            if (k == 2) {                                                                     \
-                const T* h1 = cards + idx[Tp + t] * N;                                        \
-                const T* same = y + idx[2 * Tp + t] * N;                                      \
-                for (int64_t n = 0; n < N; n++) {                                             \
-                    T fr = prefix[n] - h0[n]; fr = fr - h1[n]; fr = fr + same[n];             \
-                    fb[n] = fr; vb[n] = fr * a[n];                                            \
-                }                                                                             \
-            } else {                                                                          \
-                for (int64_t n = 0; n < N; n++) {                                             \
-                    T fr = prefix[n] - h0[n];                                                 \
-                    fb[n] = fr; vb[n] = fr * a[n];                                            \
+                const T* h0 = cards + idx[t] * N;                                             \
+                if (k == 2) {                                                                 \
+                    const T* h1 = cards + idx[Tp + t] * N;                                    \
+                    const T* same = y + idx[2 * Tp + t] * N;                                  \
+                    for (int64_t n = 0; n < N; n++) {                                         \
+                        T fr = prefix[n] - h0[n]; fr = fr - h1[n]; fr = fr + same[n];         \
+                        fb[n] = fr; vb[n] = fr * a[n];                                        \
+                    }                                                                         \
+                } else {                                                                      \
+                    for (int64_t n = 0; n < N; n++) {                                         \
+                        T fr = prefix[n] - h0[n];                                             \
+                        fb[n] = fr; vb[n] = fr * a[n];                                        \
+                    }                                                                         \
                 }                                                                             \
             }                                                                                 \
         }                                                                                     \
-        if (t % LINE == 0 && t + LINE < Tp)  /* the next line of each own row */             \
-            for (int64_t n = 0; n < N; n++) __builtin_prefetch(out + own_rows[n] * Tp + t + LINE, 1, 3); \
-        T o = own[t];                                                                         \
-        if (put) {                                                                            \
-            for (int64_t n = 0; n < N; n++) out[own_rows[n] * Tp + t] = vb[n] * o;            \
+        if (t0 + BLOCK < Tp)  /* each own row's lines of the next block */                    \
+            for (int64_t n = 0; n < N; n++)                                                   \
+                for (int64_t l = 0; l < BLOCK; l += LINE)                                     \
+                    __builtin_prefetch(out + own_rows[n] * Tp + t0 + BLOCK + l, 1, 3);        \
+        STORE_(out, own_rows, N, Tp, t0, nb, tiles + BLOCK * NP, NP, own, put);               \
+        for (int64_t t = t0; t < t0 + nb; t++) {  /* the riders, after the terminals as before */ \
+            const T* fb = tiles + (t - t0) * NP;                                              \
+            T o = own[t];                                                                     \
             for (int64_t r = 0; r < n_r; r++) {                                               \
                 T v = fb[at[r]] * a_r[r];                                                     \
-                out[own_rows[N + r] * Tp + t] = v * o;                                        \
-            }                                                                                 \
-        } else {                                                                              \
-            for (int64_t n = 0; n < N; n++) {                                                 \
-                T v = vb[n] * o;                                                              \
-                out[own_rows[n] * Tp + t] += v;                                               \
-            }                                                                                 \
-            for (int64_t r = 0; r < n_r; r++) {                                               \
-                T v = fb[at[r]] * a_r[r];                                                     \
-                v = v * o;                                                                    \
-                out[own_rows[N + r] * Tp + t] += v;                                           \
+                if (put) {                                                                    \
+                    out[own_rows[N + r] * Tp + t] = v * o;                                    \
+                } else {                                                                      \
+                    v = v * o;                                                                \
+                    out[own_rows[N + r] * Tp + t] += v;                                       \
+                }                                                                             \
             }                                                                                 \
         }                                                                                     \
     }                                                                                         \
-    if (!fb) *failed = 1;                                                                     \
+    if (!tiles) *failed = 1;                                                                  \
 }                                                                                             \
 /* E entries (a group, or a batch member's share of one) one after the other in one parallel  \
    region: a call's fixed costs (the region, the scratch, the call from Python) paid once for  \
@@ -209,7 +323,7 @@ int NAME(const T* src, int64_t src_stride, T* out, int64_t out_stride, const int
         _Pragma("omp parallel num_threads(threads)")                                           \
         {                                                                                     \
             double* acc = (double*)malloc(sizeof(double) * (size_t)ns);                        \
-            T* fb = (T*)malloc(sizeof(T) * (size_t)(2 * ns));                                  \
+            T* tiles = (T*)malloc(sizeof(T) * (size_t)(2 * BLOCK * ((ns + BLOCK - 1) / BLOCK * BLOCK))); \
             for (int64_t e = 0; e < E; e++) {                                                  \
                 const int64_t* d = desc + e * DESC;                                            \
                 NAME##_body(src + d[0] * src_stride, d[1], P64(d[2]), d[3], (CT)(intptr_t)d[4],  \
@@ -217,16 +331,16 @@ int NAME(const T* src, int64_t src_stride, T* out, int64_t out_stride, const int
                             d[11], d[12], (CT)(intptr_t)d[13], (CT)(intptr_t)d[14],             \
                             (CT)(intptr_t)d[15], P64(d[16]), (CT)(intptr_t)d[17], d[18],        \
                             out + d[19] * out_stride, P64(d[20]), (int)d[21], y, prefix, cards, \
-                            acc, fb, &failed);                                                 \
+                            acc, tiles, &failed);                                              \
             }                                                                                 \
-            free(acc); free(fb);                                                               \
+            free(acc); free(tiles);                                                            \
         }                                                                                     \
     }                                                                                         \
     free(y); free(prefix); free(cards);                                                        \
     return failed;                                                                            \
 }
-GROUP(group_f32, scan_rows_f32, float)
-GROUP(group_f64, scan_rows_f64, double)
+GROUP(group_f32, scan_rows_f32, load_f32, store_f32, float)
+GROUP(group_f64, scan_rows_f64, load_f64, store_f64, double)
 """
 _FUNCTIONS = {torch.float32: "group_f32", torch.float64: "group_f64"}
 _I64, _PTR = ctypes.c_int64, ctypes.c_void_p
