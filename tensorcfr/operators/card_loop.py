@@ -169,8 +169,9 @@ static void store_f32(float* out, const int64_t* own_rows, int64_t N, int64_t Tp
 
    NAME##_body is what every thread of the caller's parallel region runs for a group (orphaned
    work-sharing): y, prefix and cards are shared scratch at least of the group's sizes, acc [N]
-   and tiles [2 BLOCK NP] the thread's own (a block's free reach and values, NP: N rounded up to
-   BLOCK); a thread without them (no memory) skips its share and sets
+   and tiles [BLOCK (2 NP + NR)] the thread's own (a block's free reach, values and riders'
+   values, NP and NR: N and n_r rounded up to BLOCK); a thread without them (no memory) skips its
+   share and sets
    *failed. Each work-sharing loop ends in its barrier, so the next group starts once this one's
    values are in and may reuse the scratch: the groups add in their order, and every number is
    the one a call a group gives.
@@ -224,6 +225,7 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
         }                                                                                     \
     }                                                                                         \
     const int64_t NP = (N + BLOCK - 1) / BLOCK * BLOCK;  /* a row of the thread's tiles */    \
+    const int64_t NR = (n_r + BLOCK - 1) / BLOCK * BLOCK;  /* a row of the riders' tile */     \
     _Pragma("omp for schedule(static)")                                                       \
     for (int64_t t0 = 0; t0 < Tp; t0 += BLOCK) {  /* a block of own hands at a time */        \
         if (!tiles) continue;                                                                 \
@@ -282,18 +284,14 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
                 for (int64_t l = 0; l < BLOCK; l += LINE)                                     \
                     __builtin_prefetch(out + own_rows[n] * Tp + t0 + BLOCK + l, 1, 3);        \
         STORE_(out, own_rows, N, Tp, t0, nb, tiles + BLOCK * NP, NP, own, put);               \
-        for (int64_t t = t0; t < t0 + nb; t++) {  /* the riders, after the terminals as before */ \
-            const T* fb = tiles + (t - t0) * NP;                                              \
-            T o = own[t];                                                                     \
-            for (int64_t r = 0; r < n_r; r++) {                                               \
-                T v = fb[at[r]] * a_r[r];                                                     \
-                if (put) {                                                                    \
-                    out[own_rows[N + r] * Tp + t] = v * o;                                    \
-                } else {                                                                      \
-                    v = v * o;                                                                \
-                    out[own_rows[N + r] * Tp + t] += v;                                       \
-                }                                                                             \
+        if (n_r > 0) {  /* the riders' values, stored after the terminals' as before */         \
+            T* rv = tiles + 2 * BLOCK * NP;                                                   \
+            for (int64_t t = t0; t < t0 + nb; t++) {                                          \
+                const T* fb = tiles + (t - t0) * NP;                                          \
+                T* rt = rv + (t - t0) * NR;                                                   \
+                for (int64_t r = 0; r < n_r; r++) rt[r] = fb[at[r]] * a_r[r];                 \
             }                                                                                 \
+            STORE_(out, own_rows + N, n_r, Tp, t0, nb, rv, NR, own, put);                     \
         }                                                                                     \
     }                                                                                         \
     if (!tiles) *failed = 1;                                                                  \
@@ -306,7 +304,7 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
 int NAME(const T* src, int64_t src_stride, T* out, int64_t out_stride, const int64_t* desc,      \
          int64_t E, int threads) {                                                            \
     typedef const T* CT;                                                                       \
-    int64_t ys = 1, ps = 1, cs = 1, ns = 1;                                                    \
+    int64_t ys = 1, ps = 1, cs = 1, ns = 1, rs = 1;                                            \
     for (int64_t e = 0; e < E; e++) {                                                          \
         const int64_t* d = desc + e * DESC;                                                    \
         int64_t To = d[1], N = d[3], rows = P64(d[7])[52], ranked = d[9];                      \
@@ -314,6 +312,7 @@ int NAME(const T* src, int64_t src_stride, T* out, int64_t out_stride, const int
         if ((ranked ? To + 1 : 1) * N > ps) ps = (ranked ? To + 1 : 1) * N;                    \
         if ((ranked ? rows : 52) * N > cs) cs = (ranked ? rows : 52) * N;                      \
         if (N > ns) ns = N;                                                                    \
+        if (d[18] > rs) rs = d[18];                                                            \
     }                                                                                         \
     T* y = (T*)malloc(sizeof(T) * (size_t)ys);                                                 \
     T* prefix = (T*)malloc(sizeof(T) * (size_t)ps);                                            \
@@ -323,7 +322,8 @@ int NAME(const T* src, int64_t src_stride, T* out, int64_t out_stride, const int
         _Pragma("omp parallel num_threads(threads)")                                           \
         {                                                                                     \
             double* acc = (double*)malloc(sizeof(double) * (size_t)ns);                        \
-            T* tiles = (T*)malloc(sizeof(T) * (size_t)(2 * BLOCK * ((ns + BLOCK - 1) / BLOCK * BLOCK))); \
+            int64_t np_ = (ns + BLOCK - 1) / BLOCK * BLOCK, nr_ = (rs + BLOCK - 1) / BLOCK * BLOCK; \
+            T* tiles = (T*)malloc(sizeof(T) * (size_t)(BLOCK * (2 * np_ + nr_)));             \
             for (int64_t e = 0; e < E; e++) {                                                  \
                 const int64_t* d = desc + e * DESC;                                            \
                 NAME##_body(src + d[0] * src_stride, d[1], P64(d[2]), d[3], (CT)(intptr_t)d[4],  \
