@@ -9,7 +9,8 @@ factors transposed ([T_o + 1, N], `CardKernel.sums_t`'s layout), builds the pref
 them back per own hand, multiplies by the own factors, transposes, multiplies the riders and
 adds the result into the own rows. Here the same
 operations run in one call, in the same order on the same operands, so every number is the
-torch path's to the last bit (tested): the transposes are strided loads inside the loop, the
+torch path's to the last bit (tested): the transposes happen inside the loop (16 x 16 tiles in
+registers at float32), the
 prefix tables stay in the caches, and the values are added into the rows as they come. The
 loop runs on torch's OpenMP threads (`torch.get_num_threads()` of them), split over hands.
 
