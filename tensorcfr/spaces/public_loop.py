@@ -156,6 +156,13 @@ int NAME(T_* x0, const T_* sigma0, const int64_t* parent, int64_t M, int64_t T, 
    parents (whole rows, a parent's children added by one thread, in order), the twins' permuted
    adds split by columns. */
 #define PARENT_RUN 64  /* by parent (how 2): runs of this many parents a thread */
+/* The walk reads an infoset's rows, then the next's, which follow in memory, but a level's rows
+   cross a 4 KB page every few rows, where the processor's prefetchers stop: each row's lines are
+   prefetched this many entries ahead (sigma and the values in the first pass, the regrets in
+   the second). Measured on the isomorphic flop spot (2026-11-29, one process, taking turns, 2
+   threads, float32), a player's regret walk: 68 and 46 ms against 82 and 56 (1,024 entries
+   ahead: 70 and 47; 2,048: 73 and 48). The same numbers. */
+#define AHEAD 512
 #define REGRET(NAME, T_)                                                                       \
 /* one entry's update: its regret r updated in place from its value q against its infoset's v,  \
    and its positive part (of r + inst where predictive) returned */                           \
@@ -190,6 +197,10 @@ static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* ou
     for (int64_t m = a; m < b; m++) {                                                          \
         const T_* s = sigma + m * T;                                                          \
         const T_* qm = q + m * T;                                                             \
+        for (int64_t c = 0; c < T; c += 64 / (int64_t)sizeof(T_)) {                            \
+            __builtin_prefetch(s + c + AHEAD, 0, 3);                                          \
+            __builtin_prefetch(qm + c + AHEAD, 0, 3);                                         \
+        }                                                                                     \
         for (int64_t c = 0; c < T; c++) v[c] = v[c] + s[c] * qm[c];                            \
     }                                                                                         \
     if (parents[u] > 0) {                                                                     \
@@ -205,6 +216,7 @@ static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* ou
         const T_* qm = q + m * T;                                                             \
         T_* r = regret + m * T;                                                               \
         T_* o = out + m * T;                                                                  \
+        for (int64_t c = 0; c < T; c += 64 / (int64_t)sizeof(T_)) __builtin_prefetch(r + c + AHEAD, 1, 3); \
         for (int64_t c = 0; c < T; c++) {                                                      \
             o[c] = NAME##_cell(qm[c], v[c], r + c, pos, neg, plus, discount, predictive);      \
             total[c] = total[c] + o[c];                                                       \
