@@ -359,7 +359,8 @@ def test_compiled_card_values_are_the_eager_ones_to_the_last_bit(spec, dtype, mo
     hold some cards more than others, where the C loop's card lists leave out the padding that
     torch's keep. The full-range river (1,081 hands: 67 blocks of 16 and a tail of 9; 41
     terminals a group, two tiles of 16 and a part) and Rhode Island on 26 cards (a block and a
-    tail; 54 terminals) take the float32 loop's 16 x 16 tiles, whole and in part."""
+    tail; 54 terminals) take the loop's tiles (16 x 16 at float32, 8 x 8 at float64), whole and in
+    part."""
     import tensorcfr.operators.card_loop as card_loop
     import tensorcfr.operators.cards as cards_module
     import tensorcfr.operators.public as public_module
