@@ -546,10 +546,11 @@ print((status("VmHWM") - base) * 1024 / estimate_bytes(cg.num_histories))
 def test_the_public_estimate_bounds_a_measured_solve():
     """The full-range hold'em turn spot in the public-tree form at float32: the peak above the
     process's baseline, compiling, building a DCFR solver, 3 iterations and an evaluation, is
-    at most `compiler.host_estimate` and more than 45% of it (`experiments/memory_estimate.py`:
+    at most `compiler.host_estimate` and more than 40% of it (`experiments/memory_estimate.py`:
     1.06 to 1.24 GB in 3 runs against 1.99 GB estimated, 2026-11-27, since the showdown's factors
     take a row per run of cards while the estimate counts a row a payoff class; 1.37 to 1.57 GB
-    before). On the CPU by name: on a
+    before; 0.89 to 0.92 GB on 2026-11-29, against 1.02 to 1.22 GB for that morning's code, once
+    a run stopped loading torch's compiler for its normalisation). On the CPU by name: on a
     machine with a GPU the default device is CUDA, whose solve leaves the host's peak to the
     CUDA runtime (this test failed there on an H100, 2026-11-27)."""
     import subprocess
@@ -569,7 +570,7 @@ s = tensorcfr.Solver(cg, "dcfr", device="cpu", dtype=torch.float32, capture="non
 print((status("VmHWM") - base) * 1024 / need)
 """
     ratio = float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
-    assert 0.45 <= ratio <= 1.0, ratio
+    assert 0.4 <= ratio <= 1.0, ratio
 
 
 # -- interruptions ---------------------------------------------------------------------------------------
