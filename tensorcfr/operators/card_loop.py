@@ -58,8 +58,9 @@ _SOURCE = ROWS_C + r"""
    does. One element at a time they were a third of the card loop's time (perf, 2026-11-29):
    a scalar load or add a row per hand. For float32, a full block goes by 16 x 16 tiles,
    transposed in registers (four rounds of two-vector shuffles), so that each row takes one
-   vector of 16 hands: per player, the isomorphic flop spot's groups 295 and 284 ms against 237
-   and 233 (values and reach; the values alone 239 and 242), the full-range turn spot's 81 and
+   vector of 16 hands: per player, the isomorphic flop spot's groups 320 and 297 ms against 237
+   and 233 (values and reach; in another run the values alone 239 and 242 against 295 and 284),
+   the full-range turn spot's 81 and
    79 against 63 and 64 (one process, taking turns, 6 rounds, medians). Doubles go by 8 x 8
    tiles, a block's two halves (the full-range turn's iteration at float64: 490 against 451 ms).
    Every number is the same: the same operations per element. The blocks' tails and compilers
