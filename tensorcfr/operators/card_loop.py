@@ -110,54 +110,8 @@ typedef float v16f __attribute__((vector_size(64)));
             r[i + d] = __builtin_shufflevector(a, b, SB##d);                                   \
         }
 static inline void transpose16(v16f* r) { ROUND(8) ROUND(4) ROUND(2) ROUND(1) }
-static void load_f32(float* y, const float* src, const int64_t* other_rows, int64_t N, int64_t To,
-                     int64_t t0, int64_t nb, const float* other) {
-    if (nb < BLOCK) { load_one_f32(y, src, other_rows, N, To, t0, nb, other); return; }
-    v16f f, r[16];
-    memcpy(&f, other + t0, 64);
-    for (int64_t n0 = 0; n0 < N; n0 += 16) {
-        int64_t ni = N - n0 < 16 ? N - n0 : 16;
-        for (int64_t i = 0; i < 16; i++) {  /* terminal n0 + i's row, times the other's factors */
-            if (i < ni) {
-                memcpy(&r[i], src + other_rows[n0 + i] * To + t0, 64);
-                r[i] = r[i] * f;
-            } else {
-                r[i] = f * 0;
-            }
-        }
-        transpose16(r);  /* r[j]: hand t0 + j's reach at terminals n0.. */
-        if (ni == 16)
-            for (int j = 0; j < 16; j++) memcpy(y + (t0 + j) * N + n0, &r[j], 64);
-        else
-            for (int j = 0; j < 16; j++)
-                for (int64_t i = 0; i < ni; i++) y[(t0 + j) * N + n0 + i] = r[j][i];
-    }
-}
-static void store_f32(float* out, const int64_t* own_rows, int64_t N, int64_t Tp, int64_t t0, int64_t nb,
-                      const float* V, int64_t NP, const float* own, int put) {
-    if (nb < BLOCK) { store_one_f32(out, own_rows, N, Tp, t0, nb, V, NP, own, put); return; }
-    v16f o, r[16];
-    memcpy(&o, own + t0, 64);
-    for (int64_t n0 = 0; n0 < N; n0 += 16) {  /* (V's rows hold NP >= n0 + 16 numbers) */
-        for (int j = 0; j < 16; j++) memcpy(&r[j], V + j * NP + n0, 64);
-        transpose16(r);  /* r[i]: terminal n0 + i's values of the block's hands */
-        int64_t ni = N - n0 < 16 ? N - n0 : 16;
-        for (int64_t i = 0; i < ni; i++) {
-            float* p = out + own_rows[n0 + i] * Tp + t0;
-            v16f v = r[i] * o;
-            if (put) {
-                memcpy(p, &v, 64);
-            } else {
-                v16f c;
-                memcpy(&c, p, 64);
-                c = c + v;
-                memcpy(p, &c, 64);
-            }
-        }
-    }
-}
 typedef double v8d __attribute__((vector_size(64)));
-/* the same for doubles, 8 x 8 (a vector holds 8): a block of 16 hands is two halves of 8 */
+/* the same for doubles, 8 x 8 (a vector holds 8): a block of 16 hands is two parts of 8 */
 #define DA4 0, 1, 2, 3, 8, 9, 10, 11
 #define DB4 4, 5, 6, 7, 12, 13, 14, 15
 #define DA2 0, 1, 8, 9, 4, 5, 12, 13
@@ -172,56 +126,60 @@ typedef double v8d __attribute__((vector_size(64)));
             r[i + d] = __builtin_shufflevector(a, b, DB##d);                                   \
         }
 static inline void transpose8(v8d* r) { DROUND(4) DROUND(2) DROUND(1) }
-static void load_f64(double* y, const double* src, const int64_t* other_rows, int64_t N, int64_t To,
-                     int64_t t0, int64_t nb, const double* other) {
-    if (nb < BLOCK) { load_one_f64(y, src, other_rows, N, To, t0, nb, other); return; }
-    for (int64_t h = t0; h < t0 + BLOCK; h += 8) {  /* each half: hands h .. h + 7 */
-        v8d f, r[8];
-        memcpy(&f, other + h, 64);
-        for (int64_t n0 = 0; n0 < N; n0 += 8) {
-            int64_t ni = N - n0 < 8 ? N - n0 : 8;
-            for (int64_t i = 0; i < 8; i++) {
-                if (i < ni) {
-                    memcpy(&r[i], src + other_rows[n0 + i] * To + h, 64);
-                    r[i] = r[i] * f;
-                } else {
-                    r[i] = f * 0;
-                }
-            }
-            transpose8(r);
-            if (ni == 8)
-                for (int j = 0; j < 8; j++) memcpy(y + (h + j) * N + n0, &r[j], 64);
-            else
-                for (int j = 0; j < 8; j++)
-                    for (int64_t i = 0; i < ni; i++) y[(h + j) * N + n0 + i] = r[j][i];
-        }
-    }
+/* a block of BLOCK hands by L x L tiles of V (L lanes of T), BLOCK / L parts of L hands */   \
+#define TILED(T, V, L, TRANSPOSE, SUFFIX)                                                     \
+static void load_##SUFFIX(T* y, const T* src, const int64_t* other_rows, int64_t N, int64_t To,\
+                          int64_t t0, int64_t nb, const T* other) {                           \
+    if (nb < BLOCK) { load_one_##SUFFIX(y, src, other_rows, N, To, t0, nb, other); return; }  \
+    for (int64_t h = t0; h < t0 + BLOCK; h += L) {  /* hands h .. h + L - 1 */                \
+        V f, r[L];                                                                            \
+        memcpy(&f, other + h, sizeof(V));                                                     \
+        for (int64_t n0 = 0; n0 < N; n0 += L) {                                               \
+            int64_t ni = N - n0 < L ? N - n0 : L;                                             \
+            for (int64_t i = 0; i < L; i++) {  /* terminal n0 + i's row, times the factors */ \
+                if (i < ni) {                                                                 \
+                    memcpy(&r[i], src + other_rows[n0 + i] * To + h, sizeof(V));              \
+                    r[i] = r[i] * f;                                                          \
+                } else {                                                                      \
+                    r[i] = f * 0;                                                             \
+                }                                                                             \
+            }                                                                                 \
+            TRANSPOSE(r);  /* r[j]: hand h + j's reach at terminals n0.. */                   \
+            if (ni == L)                                                                      \
+                for (int j = 0; j < L; j++) memcpy(y + (h + j) * N + n0, &r[j], sizeof(V));   \
+            else                                                                              \
+                for (int j = 0; j < L; j++)                                                   \
+                    for (int64_t i = 0; i < ni; i++) y[(h + j) * N + n0 + i] = r[j][i];       \
+        }                                                                                     \
+    }                                                                                         \
+}                                                                                             \
+static void store_##SUFFIX(T* out, const int64_t* own_rows, int64_t N, int64_t Tp, int64_t t0,\
+                           int64_t nb, const T* V_, int64_t NP, const T* own, int put) {      \
+    if (nb < BLOCK) { store_one_##SUFFIX(out, own_rows, N, Tp, t0, nb, V_, NP, own, put); return; }\
+    for (int64_t h = 0; h < BLOCK; h += L) {  /* the block's hands h .. h + L - 1 */          \
+        V o, r[L];                                                                            \
+        memcpy(&o, own + t0 + h, sizeof(V));                                                  \
+        for (int64_t n0 = 0; n0 < N; n0 += L) {  /* (V_'s rows hold NP >= n0 + L numbers) */  \
+            for (int j = 0; j < L; j++) memcpy(&r[j], V_ + (h + j) * NP + n0, sizeof(V));     \
+            TRANSPOSE(r);  /* r[i]: terminal n0 + i's values of those hands */                \
+            int64_t ni = N - n0 < L ? N - n0 : L;                                             \
+            for (int64_t i = 0; i < ni; i++) {                                                \
+                T* p = out + own_rows[n0 + i] * Tp + t0 + h;                                  \
+                V v = r[i] * o;                                                               \
+                if (put) {                                                                    \
+                    memcpy(p, &v, sizeof(V));                                                 \
+                } else {                                                                      \
+                    V c;                                                                      \
+                    memcpy(&c, p, sizeof(V));                                                 \
+                    c = c + v;                                                                \
+                    memcpy(p, &c, sizeof(V));                                                 \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }                                                                                         \
 }
-static void store_f64(double* out, const int64_t* own_rows, int64_t N, int64_t Tp, int64_t t0, int64_t nb,
-                      const double* V, int64_t NP, const double* own, int put) {
-    if (nb < BLOCK) { store_one_f64(out, own_rows, N, Tp, t0, nb, V, NP, own, put); return; }
-    for (int64_t h = 0; h < BLOCK; h += 8) {  /* each half: the block's hands h .. h + 7 */
-        v8d o, r[8];
-        memcpy(&o, own + t0 + h, 64);
-        for (int64_t n0 = 0; n0 < N; n0 += 8) {  /* (V's rows hold NP >= n0 + 8 numbers) */
-            for (int j = 0; j < 8; j++) memcpy(&r[j], V + (h + j) * NP + n0, 64);
-            transpose8(r);
-            int64_t ni = N - n0 < 8 ? N - n0 : 8;
-            for (int64_t i = 0; i < ni; i++) {
-                double* p = out + own_rows[n0 + i] * Tp + t0 + h;
-                v8d v = r[i] * o;
-                if (put) {
-                    memcpy(p, &v, 64);
-                } else {
-                    v8d c;
-                    memcpy(&c, p, 64);
-                    c = c + v;
-                    memcpy(p, &c, 64);
-                }
-            }
-        }
-    }
-}
+TILED(float, v16f, 16, transpose16, f32)
+TILED(double, v8d, 8, transpose8, f64)
 #else
 #define load_f32 load_one_f32
 #define store_f32 store_one_f32
