@@ -411,11 +411,46 @@ def test_the_card_loop_writes_the_values_where_no_two_terminals_share_a_row(dtyp
         monkeypatch.setattr(card_loop, "_library", lambda got=lib if on else None: got)
         op = cg.operator(dtype)
         values.append([op.cfv(p, plans[1 - p]) for p in (0, 1)])
-        steps = [s for k, v in op.steps.items() if isinstance(k, tuple) for s in v]
+        steps = [s for k, v in op.steps.items() if isinstance(k, tuple) for s in v[0]]
         assert len(steps) == 2 and all(isinstance(s, card_loop.Groups) == on for s in steps)
-        assert not on or all(bool((s.desc[:, 21] == 1).all()) for s in steps)  # put
+        assert not on or all(bool((s.keep[0] == 1).all()) for s in steps)  # each terminal writes (its `first`)
     for a, b in zip(*values):
         assert torch.equal(a, b) and bool(a.abs().sum() > 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_card_loop_writes_each_row_it_reaches_first_so_nothing_is_zeroed_before(dtype, monkeypatch):
+    """Where the C loop takes all of a player's groups, the first terminal (or rider) to reach a
+    row writes it and the others add, so `cfv` zeroes only the rows no terminal reaches: on a
+    full-range turn spot (shared rows: folds riding on showdowns, several terminals a row), the
+    loop run into values filled with NaN, then those rows zeroed, equals torch's passes into
+    zeros bit for bit, for each player against a random plan of the other."""
+    import tensorcfr.operators.card_loop as card_loop
+    import tensorcfr.operators.cards as cards_module
+
+    monkeypatch.setattr(cards_module, "DENSE_KERNEL_PAIRS", 0)
+    lib = card_loop._library()
+    assert lib is not None
+    cg = tensorcfr.compile(SMALL_TURN, form="public")
+    g = torch.Generator().manual_seed(5)
+    plans = [torch.rand(1, tp.num_sequences, generator=g, dtype=dtype) for tp in cg.treeplexes]
+    monkeypatch.setattr(card_loop, "_library", lambda: None)
+    eager = [cg.operator(dtype).cfv(p, plans[1 - p]) for p in (0, 1)]
+    monkeypatch.setattr(card_loop, "_library", lambda: lib)
+    op = cg.operator(dtype)
+    for p in (0, 1):
+        sp, so = op.spaces[p], op.spaces[1 - p]
+        src = so.rows(plans[1 - p])
+        flat = torch.full_like(eager[p], float("nan"))
+        out = sp.rows(flat)
+        steps, unwritten = op._card_steps(p, src, out)
+        assert len(steps) == 1 and unwritten is not None
+        firsts = torch.cat([t for t in steps[0].keep if t.dtype == torch.uint8])
+        assert 0 < int(firsts.sum()) < len(firsts)  # some terminals write, some add
+        card_loop.add_groups(steps[0], src, out)
+        flat[:, 0] = 0
+        out.index_fill_(1, unwritten, 0)
+        assert torch.equal(flat, eager[p]) and torch.equal(op.cfv(p, plans[1 - p]), eager[p])
 
 
 def test_runs_of_loop_groups_between_torch_groups_keep_the_groups_order(monkeypatch):
@@ -438,7 +473,8 @@ def test_runs_of_loop_groups_between_torch_groups_keep_the_groups_order(monkeypa
         s = tensorcfr.Solver(SMALL_TURN, "dcfr", dtype="float32", form="public", device="cpu")
         s.step(5)
         if on:
-            steps = next(v for k, v in s.op.steps.items() if k[0] == 0)
+            steps, unwritten = next(v for k, v in s.op.steps.items() if k[0] == 0)
+            assert unwritten is None  # (torch's groups add into zeros)
             kinds = [isinstance(step, card_loop.Groups) for step in steps]
             assert sum(kinds) > 1 and not all(kinds)  # runs of the loop, torch's groups between them
             assert any(len(step.desc) > 1 for step, loop in zip(steps, kinds) if loop)  # a run of several groups
@@ -546,7 +582,7 @@ def test_the_card_loop_writes_where_the_rows_are_the_terminals_own(monkeypatch):
         assert op.distinct == (True, True)
         y = tensorcfr.Policy.uniform(cg).sequence_form()
         values.append([op.cfv(0, y[1]), op.cfv(1, y[0])])
-    assert puts and all(puts)  # the loop was asked to write
+    assert puts and all(bool(p.all()) for p in puts)  # the loop was asked to write, every terminal
     for a, b in zip(*values):
         assert torch.equal(a, b) and a.abs().sum() > 0
 

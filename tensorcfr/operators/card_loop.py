@@ -53,18 +53,18 @@ _SOURCE = ROWS_C + r"""
 
 /* The two transposes between rows of hands and rows of terminals, a block of nb (<= BLOCK) hands
    t0.. at a time. LOAD: y[t][n] = src[other_rows[n] To + t] other[t], the other's reach in;
-   STORE: out[own_rows[n] Tp + t] += V[t - t0][n] own[t] (v = V own, then out + v; or put: out =
-   v), V a block's values a hand a row [nb, NP], in increasing n, as a loop a hand at a time
-   does. One element at a time they were a third of the card loop's time (perf, 2026-11-29):
-   a scalar load or add a row per hand. For float32, a full block goes by 16 x 16 tiles,
-   transposed in registers (four rounds of two-vector shuffles), so that each row takes one
-   vector of 16 hands: per player, the isomorphic flop spot's groups 320 and 297 ms against 237
-   and 233 (values and reach; in another run the values alone 239 and 242 against 295 and 284),
-   the full-range turn spot's 81 and
-   79 against 63 and 64 (one process, taking turns, 6 rounds, medians). Doubles go by 8 x 8
-   tiles, a block's two halves (the full-range turn's iteration at float64: 490 against 451 ms).
-   Every number is the same: the same operations per element. The blocks' tails and compilers
-   without vector shuffles (GCC before 12) go an element at a time. */
+   STORE: out[own_rows[n] Tp + t] += V[t - t0][n] own[t] (v = V own, then out + v; or where
+   first[n], the terminal that writes its row first: out = v), V a block's values a hand a row
+   [nb, NP], in increasing n, as a loop a hand at a time does. One element at a time they were a
+   third of the card loop's time (perf, 2026-11-29): a scalar load or add a row per hand. For
+   float32, a full block goes by 16 x 16 tiles, transposed in registers (four rounds of
+   two-vector shuffles), so that each row takes one vector of 16 hands: per player, the
+   isomorphic flop spot's groups 320 and 297 ms against 237 and 233 (values and reach; in another
+   run the values alone 239 and 242 against 295 and 284), the full-range turn spot's 81 and 79
+   against 63 and 64 (one process, taking turns, 6 rounds, medians). Doubles go by 8 x 8 tiles, a
+   block's two halves (the full-range turn's iteration at float64: 490 against 451 ms). Every
+   number is the same: the same operations per element. The blocks' tails and compilers without
+   vector shuffles (GCC before 12) go an element at a time. */
 #define ONE_AT_A_TIME(T, SUFFIX)                                                               \
 static void load_##SUFFIX(T* y, const T* src, const int64_t* other_rows, int64_t N, int64_t To, \
                           int64_t t0, int64_t nb, const T* other) {                            \
@@ -75,17 +75,15 @@ static void load_##SUFFIX(T* y, const T* src, const int64_t* other_rows, int64_t
     }                                                                                         \
 }                                                                                             \
 static void store_##SUFFIX(T* out, const int64_t* own_rows, int64_t N, int64_t Tp, int64_t t0, \
-                           int64_t nb, const T* V, int64_t NP, const T* own, int put) {        \
+                           int64_t nb, const T* V, int64_t NP, const T* own,                   \
+                           const unsigned char* first) {                                      \
     for (int64_t t = t0; t < t0 + nb; t++) {                                                  \
         T o = own[t];                                                                         \
         const T* vb = V + (t - t0) * NP;                                                      \
-        if (put) {                                                                            \
-            for (int64_t n = 0; n < N; n++) out[own_rows[n] * Tp + t] = vb[n] * o;            \
-        } else {                                                                              \
-            for (int64_t n = 0; n < N; n++) {                                                 \
-                T v = vb[n] * o;                                                              \
-                out[own_rows[n] * Tp + t] += v;                                               \
-            }                                                                                 \
+        for (int64_t n = 0; n < N; n++) {                                                     \
+            T v = vb[n] * o;                                                                  \
+            if (first[n]) out[own_rows[n] * Tp + t] = v;                                      \
+            else out[own_rows[n] * Tp + t] += v;                                              \
         }                                                                                     \
     }                                                                                         \
 }
@@ -154,8 +152,9 @@ static void load_##SUFFIX(T* y, const T* src, const int64_t* other_rows, int64_t
     }                                                                                         \
 }                                                                                             \
 static void store_##SUFFIX(T* out, const int64_t* own_rows, int64_t N, int64_t Tp, int64_t t0,\
-                           int64_t nb, const T* V_, int64_t NP, const T* own, int put) {      \
-    if (nb < BLOCK) { store_one_##SUFFIX(out, own_rows, N, Tp, t0, nb, V_, NP, own, put); return; }\
+                           int64_t nb, const T* V_, int64_t NP, const T* own,                 \
+                           const unsigned char* first) {                                      \
+    if (nb < BLOCK) { store_one_##SUFFIX(out, own_rows, N, Tp, t0, nb, V_, NP, own, first); return; }\
     for (int64_t h = 0; h < BLOCK; h += L) {  /* the block's hands h .. h + L - 1 */          \
         V o, r[L];                                                                            \
         memcpy(&o, own + t0 + h, sizeof(V));                                                  \
@@ -166,7 +165,7 @@ static void store_##SUFFIX(T* out, const int64_t* own_rows, int64_t N, int64_t T
             for (int64_t i = 0; i < ni; i++) {                                                \
                 T* p = out + own_rows[n0 + i] * Tp + t0 + h;                                  \
                 V v = r[i] * o;                                                               \
-                if (put) {                                                                    \
+                if (first[n0 + i]) {                                                          \
                     memcpy(p, &v, sizeof(V));                                                 \
                 } else {                                                                      \
                     V c;                                                                      \
@@ -187,7 +186,7 @@ TILED(double, v8d, 8, transpose8, f64)
 #define store_f64 store_one_f64
 #endif
 
-/* One group's values added (or written, put) into out [M_p, Tp] at own_rows [N + n_r]:
+/* One group's values added (or written, where first) into out [M_p, Tp] at own_rows [N + n_r]:
    y [To + 1, N] = the other's rows src[other_rows] [N, To] times its factors `other` [To],
    transposed, with a zero row To; its prefix sums by strength (order [To + 1]) and by card (card
    q's list lists[starts[q]:starts[q + 1]], `CardKernel.starts`) for showdowns (ranked), or per
@@ -218,7 +217,8 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
          const T* other, const int64_t* order, const int64_t* lists, const int64_t* starts, int k, \
          int ranked, const int64_t* idx, int64_t n_idx, int64_t Tp, const T* a, const T* b,     \
          const T* own, const int64_t* at, const T* a_r, int64_t n_r, T* out,                    \
-         const int64_t* own_rows, int put, T* y, T* prefix, T* cards, double* acc, T* tiles,    \
+         const int64_t* own_rows, const unsigned char* first, T* y, T* prefix, T* cards,         \
+         double* acc, T* tiles,                                                                \
          int* failed) {                                                                        \
     const int64_t LINE = 64 / (int64_t)sizeof(T);  /* the numbers of T a cache line holds */ \
     _Pragma("omp for schedule(static)")                                                       \
@@ -312,7 +312,7 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
             for (int64_t n = 0; n < N; n++)                                                   \
                 for (int64_t l = 0; l < BLOCK; l += LINE)                                     \
                     __builtin_prefetch(out + own_rows[n] * Tp + t0 + BLOCK + l, 1, 3);        \
-        STORE_(out, own_rows, N, Tp, t0, nb, tiles + BLOCK * NP, NP, own, put);               \
+        STORE_(out, own_rows, N, Tp, t0, nb, tiles + BLOCK * NP, NP, own, first);             \
         if (n_r > 0) {  /* the riders' values, stored after the terminals' as before */         \
             T* rv = tiles + 2 * BLOCK * NP;                                                   \
             for (int64_t t = t0; t < t0 + nb; t++) {                                          \
@@ -320,7 +320,7 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
                 T* rt = rv + (t - t0) * NR;                                                   \
                 for (int64_t r = 0; r < n_r; r++) rt[r] = fb[at[r]] * a_r[r];                 \
             }                                                                                 \
-            STORE_(out, own_rows + N, n_r, Tp, t0, nb, rv, NR, own, put);                     \
+            STORE_(out, own_rows + N, n_r, Tp, t0, nb, rv, NR, own, first + N);               \
         }                                                                                     \
     }                                                                                         \
     if (!tiles) *failed = 1;                                                                  \
@@ -359,7 +359,8 @@ int NAME(const T* src, int64_t src_stride, T* out, int64_t out_stride, const int
                             P64(d[5]), P64(d[6]), P64(d[7]), (int)d[8], (int)d[9], P64(d[10]),  \
                             d[11], d[12], (CT)(intptr_t)d[13], (CT)(intptr_t)d[14],             \
                             (CT)(intptr_t)d[15], P64(d[16]), (CT)(intptr_t)d[17], d[18],        \
-                            out + d[19] * out_stride, P64(d[20]), (int)d[21], y, prefix, cards, \
+                            out + d[19] * out_stride, P64(d[20]),                              \
+                            (const unsigned char*)(intptr_t)d[21], y, prefix, cards,           \
                             acc, tiles, &failed);                                              \
             }                                                                                 \
             free(acc); free(tiles);                                                            \
@@ -374,7 +375,7 @@ GROUP(group_f64, scan_rows_f64, load_f64, store_f64, double)
 _FUNCTIONS = {torch.float32: "group_f32", torch.float64: "group_f64"}
 _I64, _PTR = ctypes.c_int64, ctypes.c_void_p
 _ARGS = [_PTR, _I64, _PTR, _I64, _PTR, _I64, ctypes.c_int]  # (src, its member stride, out, its, desc, E, threads)
-_DESC = 22  # the C source's DESC: (b_src, To ... n_r, b_out, own_rows, put) as `_plan` lists them
+_DESC = 22  # the C source's DESC: (b_src, To ... n_r, b_out, own_rows, first) as `_plan` lists them
 
 
 def _library() -> ctypes.CDLL | None:
@@ -438,7 +439,8 @@ class Groups:
 
 
 def group_entries(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: torch.Tensor,
-                  own_rows: torch.Tensor, factors: tuple, riders: tuple | None, put: bool) -> Groups | None:
+                  own_rows: torch.Tensor, factors: tuple, riders: tuple | None,
+                  put: bool | torch.Tensor) -> Groups | None:
     """One group's entries for `add_groups` (a call's worth of its values, a batch member each),
     or None where the torch path must run it; made once and run every iteration (`Groups.join`
     puts a player's groups into one call).
@@ -447,8 +449,11 @@ def group_entries(kernel, src: torch.Tensor, other_rows: torch.Tensor, out: torc
     plan (B_x 1 or B); other_rows [N]: the row of each terminal there; out [B, M_p, T_p]: the own
     rows of the values, a member each; own_rows [N + n_r]: the terminals' rows there, then the
     riders'; factors: the group's `cards.terminal_factors` (shared: one row of d a player; a
-    batch's [B, ...] or one for all); riders: (at [n_r], a [(B,) n_r, 1]) or None; put: no two
-    terminals share a row (written, not added). A batch of members takes an entry each: spots
+    batch's [B, ...] or one for all); riders: (at [n_r], a [(B,) n_r, 1]) or None; put: True where
+    no two terminals share a row (each written, not added), False where each adds, or uint8
+    [N + n_r], 1 where that terminal (or rider) is the first to write its row in the call (the
+    values written there, so that out need not be zeroed; read at each call, so the caller may
+    fill it after this returns). A batch of members takes an entry each: spots
     over one board whose ranges or pots differ (member b's numbers those of its spot alone), or
     spots on boards of their own (each with its board's tables). The index tensors must be int64
     and contiguous, as the operator makes them (the loop reads them raw: checked, not trusted);
@@ -517,7 +522,10 @@ def _plan(kernel, src, other_rows, out, own_rows, factors, riders, put):
         return None
     if _library() is None:
         return None
-    members, keep = [], []
+    first = put if isinstance(put, torch.Tensor) else torch.full((N + n_r,), int(put), dtype=torch.uint8)
+    if first.dtype != torch.uint8 or not first.is_contiguous() or first.shape != (N + n_r,):
+        return None
+    members, keep = [], [first]
     for b in range(B):
         own_f, other_f, a, bb = (_member(x, b, B > 1) for x in factors)
         own_f, other_f, a = _flat(own_f, Tp, dtype), _flat(other_f, To, dtype), _flat(a, N, dtype)
@@ -533,5 +541,5 @@ def _plan(kernel, src, other_rows, out, own_rows, factors, riders, put):
         members.append(((To, other_rows.data_ptr(), N, other_f.data_ptr(), order.data_ptr(), lists.data_ptr(),
                          starts.data_ptr(), kernel.k, int(kernel.ranked), idx.data_ptr(), idx.shape[0], Tp, a.data_ptr(),
                          bb.data_ptr(), own_f.data_ptr(), at.data_ptr(), a_r.data_ptr(), n_r),
-                        (own_rows.data_ptr(), int(put))))
+                        (own_rows.data_ptr(), first.data_ptr())))
     return members, keep  # (keep: the tensors the pointers point into)
