@@ -24,6 +24,7 @@ if __name__ == "games":
 
 import ast
 import inspect
+import re
 import warnings
 from typing import Callable
 
@@ -93,7 +94,13 @@ def _parse_spec(spec: str) -> tuple[str, list, dict]:
                 return node.func.id, args, kwargs
         except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
             pass
-    raise GameError(f"cannot parse game spec {spec!r}: expected NAME or NAME(arg, key=value)")
+    hint = _UNQUOTED_LIST.search(spec)  # (a range's commas read as more arguments)
+    raise GameError(f"cannot parse game spec {spec!r}: expected NAME or NAME(arg, key=value)"
+                    + (f"; a value with commas needs quotes: {hint[1]}={hint[2].strip()!r}" if hint else ""))
+
+
+# key=a,b[,c...] with no '=' or quote in b, c: a list of words (a range) that was not quoted
+_UNQUOTED_LIST = re.compile(r"(\w+)\s*=\s*([^'\"(),=\[\]]+(?:,[^'\"(),=\[\]]+)+)(?=\s*[,)]|\s*$)")
 
 
 _BARE_END = set("(),=[]{} \t\n'\"")

@@ -73,6 +73,9 @@ def test_leduc_rules():
     ("kuhn(", "cannot parse game spec"),
     ("kuhn(ante=x)", "bad parameters for kuhn"),  # a bare word is a string, which no ante is
     ("kuhn(ante=(1,)", "cannot parse game spec"),
+    # a range's commas unquoted read as more arguments: the message says which value to quote
+    ("holdem_flop(board=Ks7d2c,range0=AA,range1=KK,QQ,AKs)", "needs quotes: range1='KK,QQ,AKs'"),
+    ("holdem_river(board=Ks7d2c9h4s, range0=AA, KK, bets=(1,))", "needs quotes: range0='AA, KK'"),
 ])
 def test_bad_specs(spec, message):
     with pytest.raises(games.GameError, match=message.replace("(", r"\(").replace(")", r"\)")):
