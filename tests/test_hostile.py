@@ -690,11 +690,16 @@ def test_running_out_of_memory_mid_run_is_one_line_naming_the_checkpoint(capsys,
 
 def test_a_memory_budget_below_the_fixed_cost_refuses_every_game():
     """--max-memory smaller than the estimate's fixed part leaves room for no history: even a
-    game without a closed form (whose walk checks the limit as it goes) is refused."""
-    with pytest.raises(tensorcfr.TensorCFRError, match="more than 0 histories"):
+    game without a closed form (whose walk checks the limit as it goes) is refused; the message
+    says what a solve takes and what was allowed, not "more than 0 histories" or "0.0 GB"."""
+    with pytest.raises(tensorcfr.TensorCFRError, match="a solve takes 0.1 GB from its first history, more than "
+                                                       "--max-memory allows"):
         tensorcfr.compile("random(seed=3)", max_memory=1000, cache=False)
-    with pytest.raises(tensorcfr.TensorCFRError, match="55 histories need 0.1 GB to compile and solve, 0.0 GB allowed"):
+    with pytest.raises(tensorcfr.TensorCFRError, match="55 histories need 0.1 GB to compile and solve, 1,024 bytes "
+                                                       "allowed"):
         tensorcfr.compile("ocp(3)", max_memory="1K", cache=False)
+    with pytest.raises(tensorcfr.TensorCFRError, match="need 0.1 GB to compile and solve, 52.4 MB allowed"):
+        tensorcfr.compile("ocp(3)", max_memory="50M", cache=False)
 
 
 def test_a_continuation_value_stops_on_whichever_profile_gets_there_first(own_cache):

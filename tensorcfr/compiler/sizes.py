@@ -238,12 +238,17 @@ def too_deep(name: str) -> TensorCFRError:
 
 def too_many(name: str, limit: int, method: str) -> TensorCFRError:
     """The error of a walk that passed `limit` histories."""
+    if limit == 0:  # (a --max-memory below the fixed part: "more than 0 histories" would say nothing)
+        return TensorCFRError(f"{name}: a solve takes {_gb(estimate_bytes(1, method))} from its first history, more "
+                              "than --max-memory allows; a larger limit")
     return TensorCFRError(f"{name}: more than {limit:,} histories, which is past --max-histories or what "
                           f"--max-memory allows ({_gb(estimate_bytes(limit, method))}); a smaller game, or a "
                           "larger limit")
 
 
 def _gb(n: int) -> str:
+    if n < 1e8:  # (a limit of 50 MB or 1 KB shown as 0.0 GB would say nothing)
+        return f"{n / 1e6:.3g} MB" if n >= 1e5 else f"{int(n):,} bytes"
     return f"{n / 1e9:.1f} GB" if n < 1e18 else f"about 10^{_exponent(int(n)) - 9} GB"
 
 
