@@ -167,6 +167,40 @@ def test_average_weights_that_would_overflow_are_refused(capsys):
     tensorcfr.Solver("kuhn", "dcfr(gamma=20)", device="cpu", dtype="float64").step(100)
 
 
+def test_the_checks_read_the_bound_first_and_the_exact_total_only_where_it_would_refuse():
+    """A payoff extent whose total is counted on demand (a card game without dense matrices:
+    `PayoffExtent.bound`): the checks give the verdicts and messages of the exact total, and
+    count it only where the bound alone would refuse; a solver's start passes on the bound."""
+    from tensorcfr.compiler import public as compiler_public
+    from tensorcfr.forms import PayoffExtent
+    from tensorcfr.run.numbers import horizon_problem, payoff_problem
+    from tensorcfr.updates.rules import make_config
+
+    counted = []
+    lazy = lambda: PayoffExtent(lambda: counted.append(1) or 1e30, 1.0, 1.0, bound=4e30)  # noqa: E731
+    exact = PayoffExtent(1e30, 1.0, 1.0)
+    cfr = make_config("cfr+")
+    for t in (10**5, 5 * 10**6, 10**8):  # within the bound; past the bound, within the total; past both
+        e = lazy()
+        counted.clear()
+        assert horizon_problem(cfr, e, torch.float32, t) == horizon_problem(cfr, exact, torch.float32, t)
+        assert counted == ([] if t == 10**5 else [1])
+    assert horizon_problem(cfr, lazy(), torch.float32, 5 * 10**6) is None
+    assert "payoffs summing to 1e+30" in horizon_problem(cfr, lazy(), torch.float32, 10**8)
+    counted.clear()
+    assert payoff_problem(lazy(), torch.float32) is None and counted == []
+    too_big = PayoffExtent(lambda: counted.append(1) or 1e38, 1.0, 1.0, bound=2e38)
+    assert "sum to 1e+38" in payoff_problem(too_big, torch.float32) and counted == [1]
+    with pytest.MonkeyPatch.context() as mp:  # a spot without its dense matrices: the card extent
+        mp.setattr(compiler_public, "DENSE_ENTRIES", 0)
+        cg = tensorcfr.compile("holdem_turn(board=AsKhQsJh, pot=4, stack=6, bets=(1,), cap=1, ranks=AKQJT9, suits=sh)",
+                               form="public", cache=False)
+    s = tensorcfr.Solver(cg, "dcfr", dtype="float32")
+    s.step(2)
+    assert cg.payoff_weights is None and s.extent.upper == s.extent.bound  # started and stepped on the bound
+    assert s.extent.total <= s.extent.bound
+
+
 def test_the_regret_and_weight_bounds_hold_on_a_run():
     """The bounds the check assumes hold on a real run (Leduc, CFR, 50 iterations): every
     cumulative regret within 2 (T + 1) L, every average sum within the T of uniform weights."""

@@ -37,7 +37,6 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable, Protocol, runtime_checkable
 
 import torch
@@ -135,27 +134,48 @@ class Operator(Protocol):
         """[B]: player 0's expected payoff of plans x [B, S0] and y [B, S1]."""
 
 
-@dataclass(frozen=True)
 class PayoffExtent:
     """How large the payoff's numbers are, what `run.numbers` checks against a dtype.
 
     total:    the largest sum of absolute payoff entries over the batch members (no
-              counterfactual value can exceed it: plans and chance weigh each entry by at most 1)
+              counterfactual value can exceed it: plans and chance weigh each entry by at most 1);
+              given as a number, or as a function that computes it, called once, when `total`
+              is first read
     largest:  the largest absolute entry; smallest: the smallest nonzero one (0 if none)
     where:    names the place of the "largest" or "smallest" entry in the game (called only
               for an error message: naming costs a pass over the sequence names)
+    bound:    an upper bound of total, cheap to know (None: total itself). The checks read it
+              first and the exact total only where the bound alone would refuse: a flop spot's
+              exact total takes 2-3 s of its solver's start, its bound milliseconds
 
     Example:
         >>> import tensorcfr
         >>> e = tensorcfr.compile("kuhn").payoff_extent()
         >>> e.total, round(e.largest * 6, 12)  # the largest: a deal's chance 1/6 times a payoff of 2
         (7.0, 2.0)
+        >>> lazy = PayoffExtent(lambda: 7.0, 2.0, 1.0, bound=9.0)
+        >>> lazy.upper, lazy.total, lazy.upper
+        (9.0, 7.0, 7.0)
     """
 
-    total: float
-    largest: float
-    smallest: float
-    where: Callable[[str], str] | None = None
+    def __init__(self, total: float | Callable[[], float], largest: float, smallest: float,
+                 where: Callable[[str], str] | None = None, bound: float | None = None):
+        self._total, self.largest, self.smallest, self.where, self.bound = total, largest, smallest, where, bound
+
+    @property
+    def total(self) -> float:
+        if callable(self._total):
+            self._total = float(self._total())
+        return self._total
+
+    @property
+    def upper(self) -> float:
+        """At least total: total where it is known (given, or read once), else the bound."""
+        return self.bound if callable(self._total) and self.bound is not None else self.total
+
+    def __repr__(self) -> str:
+        total = "(not yet counted)" if callable(self._total) else self._total
+        return f"PayoffExtent(total={total}, largest={self.largest}, smallest={self.smallest}, bound={self.bound})"
 
     def at(self, which: str) -> str:
         """"(at PLACE) " of the `which` entry, for a message ("(the largest) " without `where`)."""

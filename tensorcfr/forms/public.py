@@ -245,17 +245,25 @@ class PublicCompiledGame:
 
     def _card_extent(self, counts: torch.Tensor) -> PayoffExtent:
         """The extent of a card game without dense matrices, from its factors: the total exact
-        (`operators.cards.class_totals`), the largest entry an upper bound and the smallest
-        nonzero one a lower bound (each class's largest factors times its largest |a + b s|, and
-        likewise the smallest), which is the safe side of each check in `run.numbers`; of a
-        batch, the largest total and entry and the smallest entry over its members (all members
-        at once: [B, K] below where a batch's)."""
+        (`operators.cards.class_totals`), counted only where a check needs more than its bound
+        (each class's sum of factors of each player times its largest |a + b s|, every pair of
+        hands counted, none removed for a shared card), the largest entry an upper bound and the
+        smallest nonzero one a lower bound (each class's largest factors times its largest
+        |a + b s|, and likewise the smallest), which is the safe side of each check in
+        `run.numbers`; of a batch, the largest total and entry and the smallest entry over its
+        members (all members at once: [B, K] below where a batch's)."""
         sd = self.showdown
         (d0, d1), ab = sd.factors()  # [(B,) P, T_p], [(B,) K, 2]
         rows = sd.rows(torch.arange(ab.shape[-2], device=ab.device))  # [K] each class's row of d
-        total = (class_sums(sd) * counts.to(ab.device)).sum(-1)  # [(B,)]
+        counts = counts.to(ab.device)
         a, b = ab[..., 0], ab[..., 1]
         coef = torch.stack([a.abs(), (a + b).abs(), (a - b).abs()], -1)  # [(B,) K, 3]
+        # (1 + 1e-9: room for the exact sum's rounding where the bound is tight: no removal, one |a + b s|)
+        bound = (d0.abs().sum(-1)[..., rows] * d1.abs().sum(-1)[..., rows] * coef.amax(-1) * counts).sum(-1) * (1 + 1e-9)
+
+        def total() -> float:
+            sums = (class_sums(sd) * counts).sum(-1)  # [(B,)]
+            return float(sums.max()) if sums.numel() else 0.0
         hi = (d0.amax(-1)[..., rows] * d1.amax(-1)[..., rows] * coef.amax(-1)).reshape(-1)  # [(B) K]
         pos = lambda x: torch.where(x > 0, x, math.inf)  # noqa: E731
         lo = (pos(d0).amin(-1)[..., rows] * pos(d1).amin(-1)[..., rows] * pos(coef).amin(-1)).reshape(-1)
@@ -270,8 +278,8 @@ class PublicCompiledGame:
                 return f"payoff class {k_large}, at most, types {t_large[0]} and {t_large[1]}"
             return f"payoff class {k_small}, at least"
         smallest = float(lo.min()) if lo.numel() else 0.0
-        return PayoffExtent(float(total.max()) if total.numel() else 0.0, float(hi.max()) if hi.numel() else 0.0,
-                            0.0 if smallest == math.inf else smallest, where)
+        return PayoffExtent(total, float(hi.max()) if hi.numel() else 0.0, 0.0 if smallest == math.inf else smallest,
+                            where, bound=float(bound.max()) if bound.numel() else 0.0)
 
     def to(self, device) -> "PublicCompiledGame":
         return dataclasses.replace(self, treeplexes=tuple(t.to(device) for t in self.treeplexes),

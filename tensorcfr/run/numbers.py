@@ -54,7 +54,7 @@ def payoff_problem(extent, dtype: torch.dtype) -> str | None:
     if extent.largest > info.max:
         return (f"a payoff entry of {extent.largest:.3g} {extent.at('largest')}is out of {_name(dtype)} range "
                 f"(at most {info.max:.2g})")
-    if extent.total > info.max / HEADROOM:
+    if extent.upper > info.max / HEADROOM and extent.total > info.max / HEADROOM:  # (the bound first: cheap)
         return (f"the payoff entries sum to {extent.total:.3g} in absolute value, past {_name(dtype)} range "
                 f"({info.max:.2g} / {HEADROOM:g}): counterfactual values would overflow")
     if 0 < extent.smallest < info.tiny * info.eps:  # below the smallest subnormal number
@@ -78,14 +78,15 @@ def horizon_problem(config, extent, dtype: torch.dtype, iterations: int) -> str 
     t = max(int(iterations), 1)
     name, where = getattr(config, "name", "the rule"), f"within {t} iterations"
     fix = "use float64, or payoffs on a smaller scale" if dtype != torch.float64 else "payoffs on a smaller scale"
-    scale = f"(payoffs summing to {extent.total:.3g} in absolute value)"
     etas = getattr(config, "eta", None)
     if etas is not None:
         eta = max(etas) if isinstance(etas, (tuple, list)) else float(etas)
-        bound, what = t * extent.total * max(eta, 1.0), "FTRL's cumulative utilities times eta"
+        grow, what = lambda total: t * total * max(eta, 1.0), "FTRL's cumulative utilities times eta"
     else:
-        bound, what = 2.0 * (t + 1) * extent.total, f"cumulative regrets of {name}"
-    if bound > limit:
+        grow, what = lambda total: 2.0 * (t + 1) * total, f"cumulative regrets of {name}"
+    # (the extent's bound first: where it passes, so does the exact total, read only otherwise)
+    if grow(extent.upper) > limit and (bound := grow(extent.total)) > limit:
+        scale = f"(payoffs summing to {extent.total:.3g} in absolute value)"
         return (f"{what} reach up to {bound:.3g} {where} {scale}, past {_name(dtype)} range "
                 f"({info.max:.2g} / {HEADROOM:g}); {fix}")
     averaging, delay = getattr(config, "averaging", "uniform"), getattr(config, "delay", 0)
