@@ -202,7 +202,10 @@ TILED(double, v8d, 8, transpose8, f64)
    share and sets
    *failed. Each work-sharing loop ends in its barrier, so the next group starts once this one's
    values are in and may reuse the scratch: the groups add in their order, and every number is
-   the one a call a group gives.
+   the one a call a group gives. (y's zero row is written in the loop that reads the reach, not
+   by a construct of its own: one barrier a group fewer. Letting a thread through its own hands
+   go on to the next group, with two sets of scratch taking turns, measured within the noise on
+   the flop and turn spots, 2026-11-29.)
 
    Two loops walk the terminals' rows a block of columns at a time (LOAD_ and STORE_): y's,
    reading src[other_rows[n]] at t0.., and the values', adding into out[own_rows[n]] at t0...
@@ -228,9 +231,9 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
                 for (int64_t l = 0; l < BLOCK; l += LINE)                                     \
                     __builtin_prefetch(src + other_rows[n] * To + t0 + 2 * BLOCK + l, 0, 3);  \
         LOAD_(y, src, other_rows, N, To, t0, To - t0 < BLOCK ? To - t0 : BLOCK, other);       \
+        if (t0 == 0)  /* y's zero row To, in this loop: no barrier of its own */              \
+            for (int64_t n = 0; n < N; n++) y[To * N + n] = 0;                                \
     }                                                                                         \
-    _Pragma("omp single")                                                                     \
-    for (int64_t n = 0; n < N; n++) y[To * N + n] = 0;                                        \
     /* the scans, a table (the prefix by strength, a card's) a thread at a time: whole        \
        rows, so no two threads write one cache line (split by columns, they took turns        \
        to own the lines they shared, and the scans ran 2.5x slower) */                        \
