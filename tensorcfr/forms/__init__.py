@@ -164,6 +164,7 @@ class PayoffExtent:
 
     @property
     def total(self) -> float:
+        """The exact total (counted at the first read where it was given as a function)."""
         if callable(self._total):
             self._total = float(self._total())
         return self._total
