@@ -258,7 +258,13 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
     }                                                                                         \
     const int64_t NP = (N + BLOCK - 1) / BLOCK * BLOCK;  /* a row of the thread's tiles */    \
     const int64_t NR = (n_r + BLOCK - 1) / BLOCK * BLOCK;  /* a row of the riders' tile */     \
-    _Pragma("omp for schedule(static)")                                                       \
+    /* guided: the two threads' shares of the own hands ended up to 30 ms apart in a 360-ms call  \
+       with equal halves (static; the same work a hand), the slower thread not always the same   \
+       one; guided chunks of 2 blocks or more: the flop spot's calls 673 -> 656 ms a pair, the    \
+       turn's 193 -> 181 (one process, taking turns, 2026-11-29; a whole iteration: the turn's    \
+       226.7 -> 223.7 ms, the flop's even, 652 and 655); dynamic chunks of 2 or 4                \
+       blocks were slower (800 and 736), most likely from blocks sharing lines with their neighbours' */ \
+    _Pragma("omp for schedule(guided, 2)")                                                    \
     for (int64_t t0 = 0; t0 < Tp; t0 += BLOCK) {  /* a block of own hands at a time */        \
         if (!tiles) continue;                                                                 \
         int64_t nb = Tp - t0 < BLOCK ? Tp - t0 : BLOCK;                                       \
