@@ -823,11 +823,20 @@ class _WrongRiver(type(games.make(SMALL_TURN).vectorized())):
         return card, q * 1.01
 
 
-def test_a_wrong_card_chance_claim_is_named(monkeypatch):
-    """`card_chance` is a claim about `chance`; the compiler checks it on sampled pairs."""
+class _ShortRiver(type(games.make(SMALL_TURN).vectorized())):
+    def card_chance(self, s):  # the second half of the outcomes left out: their columns of `chance` are not 0
+        card, q = super().card_chance(s)
+        return card[:, :card.shape[1] // 2], q[:, :card.shape[1] // 2]
+
+
+@pytest.mark.parametrize("wrong", [_WrongRiver, _ShortRiver], ids=["probabilities", "an outcome left out"])
+def test_a_wrong_card_chance_claim_is_named(wrong):
+    """`card_chance` is a claim about `chance`; the compiler checks it on sampled pairs: the
+    listed cards' probabilities, and every other outcome's column against 0."""
     g = games.make(SMALL_TURN)
-    g._vector = _WrongRiver(g)
-    with pytest.raises(TensorCFRError, match=r"its card_chance\(\) does not describe its chance probabilities"):
+    g._vector = wrong(g)
+    with pytest.raises(TensorCFRError, match=r"its card_chance\(\) does not describe its chance probabilities "
+                                             r"\(off by 0\.\d+"):
         tensorcfr.compile(g, form="public")
 
 
