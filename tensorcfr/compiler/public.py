@@ -179,6 +179,7 @@ class _CardPaths:
         self.mult = [1]
         self.pb = (walk.P > 0).astype(np.float32)  # [T0, T1] the pairs the deal allows
         self._stacked: tuple[np.ndarray, np.ndarray] | None = None  # `masks()`, made once per count of paths
+        self._live: dict = {}  # `live_types`, likewise
 
     def __len__(self) -> int:
         return len(self.q)
@@ -274,10 +275,20 @@ class _CardPaths:
         return np.asarray(self.q)[idx] * ((m0 @ self.walk.P) * m1).sum(1)
 
     def live_types(self, p: int) -> np.ndarray:
+        """[paths, T_p] bool, read-only: made once per player and count of paths (three readers
+        a player; each a [paths, T_o] x [T_o, T_p] product, 0.1 s on the isomorphic flop spot)."""
         m0, m1 = self.masks()
-        if p == 0:
-            return m0 & ((m1.astype(np.float32) @ self.pb.T) > 0)
-        return m1 & ((m0.astype(np.float32) @ self.pb) > 0)
+        key = (p, len(m0))
+        got = self._live.get(key)
+        if got is None:
+            if p == 0:
+                got = m0 & ((m1.astype(np.float32) @ self.pb.T) > 0)
+            else:
+                got = m1 & ((m0.astype(np.float32) @ self.pb) > 0)
+            got.flags.writeable = False
+            self._live = {k: v for k, v in self._live.items() if k[1] == len(m0)}
+            self._live[key] = got
+        return got
 
     def histories(self) -> np.ndarray:
         m0, m1 = self.masks()
