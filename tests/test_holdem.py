@@ -757,7 +757,7 @@ def test_a_spot_without_its_dense_matrices_solves_as_with_them(spec, pairs, monk
         assert torch.equal(dense.showdown.class_factors(p), factored.showdown.class_factors(p))
     e, f = dense.payoff_extent(), factored.payoff_extent()
     assert f.upper == f.bound and f.total == pytest.approx(e.total, rel=1e-12)  # (the total counted when read)
-    assert f.total <= f.bound <= 1.5 * f.total and f.upper == f.total  # its bound: every pair counted, removal or not
+    assert f.total <= f.bound <= 1.5 * f.total and f.upper == f.total  # its bound: each class's largest |a + b s|
     assert f.largest >= e.largest * (1 - 1e-12) and 0 < f.smallest <= e.smallest * (1 + 1e-12)
     # (deterministic: on CUDA the scatter-adds' atomics sum in any order; without, the same run
     # twice differed by 6.3 in an average on an H200, 2026-11-26, most likely a reach that is 0
