@@ -179,7 +179,7 @@ class _CardPaths:
         self.mult = [1]
         self.pb = (walk.P > 0).astype(np.float32)  # [T0, T1] the pairs the deal allows
         self._stacked: tuple[np.ndarray, np.ndarray] | None = None  # `masks()`, made once per count of paths
-        self._live: dict = {}  # `live_types`, likewise
+        self._live: dict = {}  # `live_types` per player, for the paths `masks()` stacked
 
     def __len__(self) -> int:
         return len(self.q)
@@ -195,6 +195,7 @@ class _CardPaths:
         each took 4.4 of its 20.8 s compile)."""
         if self._stacked is None or len(self._stacked[0]) != len(self.q):
             self._stacked = (np.stack(self.m[0]), np.stack(self.m[1]))
+            self._live = {}  # (`live_types` of the paths before)
         return self._stacked
 
     def values(self, idx: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
@@ -277,18 +278,12 @@ class _CardPaths:
     def live_types(self, p: int) -> np.ndarray:
         """[paths, T_p] bool, read-only: made once per player and count of paths (three readers
         a player; each a [paths, T_o] x [T_o, T_p] product, 0.1 s on the isomorphic flop spot)."""
-        m0, m1 = self.masks()
-        key = (p, len(m0))
-        got = self._live.get(key)
-        if got is None:
-            if p == 0:
-                got = m0 & ((m1.astype(np.float32) @ self.pb.T) > 0)
-            else:
-                got = m1 & ((m0.astype(np.float32) @ self.pb) > 0)
+        m0, m1 = self.masks()  # (made anew, it drops the live types of fewer paths)
+        if p not in self._live:
+            got = m0 & ((m1.astype(np.float32) @ self.pb.T) > 0) if p == 0 else m1 & ((m0.astype(np.float32) @ self.pb) > 0)
             got.flags.writeable = False
-            self._live = {k: v for k, v in self._live.items() if k[1] == len(m0)}
-            self._live[key] = got
-        return got
+            self._live[p] = got
+        return self._live[p]
 
     def histories(self) -> np.ndarray:
         m0, m1 = self.masks()

@@ -54,7 +54,7 @@ _SOURCE = ROWS_C + r"""
 /* The two transposes between rows of hands and rows of terminals, a block of nb (<= BLOCK) hands
    t0.. at a time. LOAD: y[t][n] = src[other_rows[n] To + t] other[t], the other's reach in;
    STORE: out[own_rows[n] Tp + t] += V[t - t0][n] own[t] (v = V own, then out + v; or where
-   first[n], the terminal that writes its row first: out = v), V a block's values a hand a row
+   writes[n], the terminal that reaches its row first: out = v), V a block's values a hand a row
    [nb, NP], in increasing n, as a loop a hand at a time does. One element at a time they were a
    third of the card loop's time (perf, 2026-11-29): a scalar load or add a row per hand. For
    float32, a full block goes by 16 x 16 tiles, transposed in registers (four rounds of
@@ -76,13 +76,13 @@ static void load_##SUFFIX(T* y, const T* src, const int64_t* other_rows, int64_t
 }                                                                                             \
 static void store_##SUFFIX(T* out, const int64_t* own_rows, int64_t N, int64_t Tp, int64_t t0, \
                            int64_t nb, const T* V, int64_t NP, const T* own,                   \
-                           const unsigned char* first) {                                      \
+                           const unsigned char* writes) {                                     \
     for (int64_t t = t0; t < t0 + nb; t++) {                                                  \
         T o = own[t];                                                                         \
         const T* vb = V + (t - t0) * NP;                                                      \
         for (int64_t n = 0; n < N; n++) {                                                     \
             T v = vb[n] * o;                                                                  \
-            if (first[n]) out[own_rows[n] * Tp + t] = v;                                      \
+            if (writes[n]) out[own_rows[n] * Tp + t] = v;                                     \
             else out[own_rows[n] * Tp + t] += v;                                              \
         }                                                                                     \
     }                                                                                         \
@@ -100,14 +100,17 @@ typedef float v16f __attribute__((vector_size(64)));
 #define SB2 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
 #define SA1 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
 #define SB1 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
-#define ROUND(d)                                                                               \
-    for (int i = 0; i < 16; i++)                                                               \
+/* L rows of V, their shuffles' indices P##A##d and P##B##d (S: floats, D: doubles) */
+#define ROUND(L, V, P, d)                                                                      \
+    for (int i = 0; i < L; i++)                                                                \
         if (!(i & d)) {                                                                        \
-            v16f a = r[i], b = r[i + d];                                                       \
-            r[i] = __builtin_shufflevector(a, b, SA##d);                                       \
-            r[i + d] = __builtin_shufflevector(a, b, SB##d);                                   \
+            V a = r[i], b = r[i + d];                                                          \
+            r[i] = __builtin_shufflevector(a, b, P##A##d);                                     \
+            r[i + d] = __builtin_shufflevector(a, b, P##B##d);                                 \
         }
-static inline void transpose16(v16f* r) { ROUND(8) ROUND(4) ROUND(2) ROUND(1) }
+static inline void transpose16(v16f* r) {
+    ROUND(16, v16f, S, 8) ROUND(16, v16f, S, 4) ROUND(16, v16f, S, 2) ROUND(16, v16f, S, 1)
+}
 typedef double v8d __attribute__((vector_size(64)));
 /* the same for doubles, 8 x 8 (a vector holds 8): a block of 16 hands is two parts of 8 */
 #define DA4 0, 1, 2, 3, 8, 9, 10, 11
@@ -116,15 +119,8 @@ typedef double v8d __attribute__((vector_size(64)));
 #define DB2 2, 3, 10, 11, 6, 7, 14, 15
 #define DA1 0, 8, 2, 10, 4, 12, 6, 14
 #define DB1 1, 9, 3, 11, 5, 13, 7, 15
-#define DROUND(d)                                                                              \
-    for (int i = 0; i < 8; i++)                                                                \
-        if (!(i & d)) {                                                                        \
-            v8d a = r[i], b = r[i + d];                                                        \
-            r[i] = __builtin_shufflevector(a, b, DA##d);                                       \
-            r[i + d] = __builtin_shufflevector(a, b, DB##d);                                   \
-        }
-static inline void transpose8(v8d* r) { DROUND(4) DROUND(2) DROUND(1) }
-/* a block of BLOCK hands by L x L tiles of V (L lanes of T), BLOCK / L parts of L hands */   \
+static inline void transpose8(v8d* r) { ROUND(8, v8d, D, 4) ROUND(8, v8d, D, 2) ROUND(8, v8d, D, 1) }
+/* a block of BLOCK hands by L x L tiles of V (L lanes of T), BLOCK / L parts of L hands */
 #define TILED(T, V, L, TRANSPOSE, SUFFIX)                                                     \
 static void load_##SUFFIX(T* y, const T* src, const int64_t* other_rows, int64_t N, int64_t To,\
                           int64_t t0, int64_t nb, const T* other) {                           \
@@ -153,8 +149,8 @@ static void load_##SUFFIX(T* y, const T* src, const int64_t* other_rows, int64_t
 }                                                                                             \
 static void store_##SUFFIX(T* out, const int64_t* own_rows, int64_t N, int64_t Tp, int64_t t0,\
                            int64_t nb, const T* V_, int64_t NP, const T* own,                 \
-                           const unsigned char* first) {                                      \
-    if (nb < BLOCK) { store_one_##SUFFIX(out, own_rows, N, Tp, t0, nb, V_, NP, own, first); return; }\
+                           const unsigned char* writes) {                                     \
+    if (nb < BLOCK) { store_one_##SUFFIX(out, own_rows, N, Tp, t0, nb, V_, NP, own, writes); return; }\
     for (int64_t h = 0; h < BLOCK; h += L) {  /* the block's hands h .. h + L - 1 */          \
         V o, r[L];                                                                            \
         memcpy(&o, own + t0 + h, sizeof(V));                                                  \
@@ -165,7 +161,7 @@ static void store_##SUFFIX(T* out, const int64_t* own_rows, int64_t N, int64_t T
             for (int64_t i = 0; i < ni; i++) {                                                \
                 T* p = out + own_rows[n0 + i] * Tp + t0 + h;                                  \
                 V v = r[i] * o;                                                               \
-                if (first[n0 + i]) {                                                          \
+                if (writes[n0 + i]) {                                                         \
                     memcpy(p, &v, sizeof(V));                                                 \
                 } else {                                                                      \
                     V c;                                                                      \
@@ -186,7 +182,7 @@ TILED(double, v8d, 8, transpose8, f64)
 #define store_f64 store_one_f64
 #endif
 
-/* One group's values added (or written, where first) into out [M_p, Tp] at own_rows [N + n_r]:
+/* One group's values added (or written, where writes) into out [M_p, Tp] at own_rows [N + n_r]:
    y [To + 1, N] = the other's rows src[other_rows] [N, To] times its factors `other` [To],
    transposed, with a zero row To; its prefix sums by strength (order [To + 1]) and by card (card
    q's list lists[starts[q]:starts[q + 1]], `CardKernel.starts`) for showdowns (ranked), or per
@@ -211,7 +207,8 @@ TILED(double, v8d, 8, transpose8, f64)
    reading src[other_rows[n]] at t0.., and the values', adding into out[own_rows[n]] at t0...
    Rows lie far apart in plans of hundreds of MB, where the processor's prefetchers see no
    stream, so each new cache line of a row was a wait (perf on the isomorphic flop spot: 36% of
-   the loop's samples on the two loads). At each block both prefetch each row's lines ahead. Measured in one process, 2
+   the loop's samples on the two loads). At each block both prefetch each row's lines ahead.
+   Measured in one process, 2
    threads, float32, old and new loop taking turns, 6 blocks of 4 iterations each (2026-11-29):
    the flop spot 1,138 ms an iteration against 972 (medians), the full-range turn spot 303
    against 275. Prefetching changes no number. */
@@ -220,7 +217,7 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
          const T* other, const int64_t* order, const int64_t* lists, const int64_t* starts, int k, \
          int ranked, const int64_t* idx, int64_t n_idx, int64_t Tp, const T* a, const T* b,     \
          const T* own, const int64_t* at, const T* a_r, int64_t n_r, T* out,                    \
-         const int64_t* own_rows, const unsigned char* first, T* y, T* prefix, T* cards,         \
+         const int64_t* own_rows, const unsigned char* writes, T* y, T* prefix, T* cards,        \
          double* acc, T* tiles,                                                                \
          int* failed) {                                                                        \
     const int64_t LINE = 64 / (int64_t)sizeof(T);  /* the numbers of T a cache line holds */ \
@@ -321,7 +318,7 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
             for (int64_t n = 0; n < N; n++)                                                   \
                 for (int64_t l = 0; l < BLOCK; l += LINE)                                     \
                     __builtin_prefetch(out + own_rows[n] * Tp + t0 + BLOCK + l, 1, 3);        \
-        STORE_(out, own_rows, N, Tp, t0, nb, tiles + BLOCK * NP, NP, own, first);             \
+        STORE_(out, own_rows, N, Tp, t0, nb, tiles + BLOCK * NP, NP, own, writes);            \
         if (n_r > 0) {  /* the riders' values, stored after the terminals' as before */         \
             T* rv = tiles + 2 * BLOCK * NP;                                                   \
             for (int64_t t = t0; t < t0 + nb; t++) {                                          \
@@ -329,7 +326,7 @@ static void NAME##_body(const T* src, int64_t To, const int64_t* other_rows, int
                 T* rt = rv + (t - t0) * NR;                                                   \
                 for (int64_t r = 0; r < n_r; r++) rt[r] = fb[at[r]] * a_r[r];                 \
             }                                                                                 \
-            STORE_(out, own_rows + N, n_r, Tp, t0, nb, rv, NR, own, first + N);               \
+            STORE_(out, own_rows + N, n_r, Tp, t0, nb, rv, NR, own, writes + N);              \
         }                                                                                     \
     }                                                                                         \
     if (!tiles) *failed = 1;                                                                  \
@@ -384,7 +381,7 @@ GROUP(group_f64, scan_rows_f64, load_f64, store_f64, double)
 _FUNCTIONS = {torch.float32: "group_f32", torch.float64: "group_f64"}
 _I64, _PTR = ctypes.c_int64, ctypes.c_void_p
 _ARGS = [_PTR, _I64, _PTR, _I64, _PTR, _I64, ctypes.c_int]  # (src, its member stride, out, its, desc, E, threads)
-_DESC = 22  # the C source's DESC: (b_src, To ... n_r, b_out, own_rows, first) as `_plan` lists them
+_DESC = 22  # the C source's DESC: (b_src, To ... n_r, b_out, own_rows, writes) as `_plan` lists them
 
 
 def _library() -> ctypes.CDLL | None:
@@ -531,10 +528,10 @@ def _plan(kernel, src, other_rows, out, own_rows, factors, riders, put):
         return None
     if _library() is None:
         return None
-    first = put if isinstance(put, torch.Tensor) else torch.full((N + n_r,), int(put), dtype=torch.uint8)
-    if first.dtype != torch.uint8 or not first.is_contiguous() or first.shape != (N + n_r,):
+    writes = put if isinstance(put, torch.Tensor) else torch.full((N + n_r,), int(put), dtype=torch.uint8)
+    if writes.dtype != torch.uint8 or not writes.is_contiguous() or writes.shape != (N + n_r,):
         return None
-    members, keep = [], [first]
+    members, keep = [], [writes]
     for b in range(B):
         own_f, other_f, a, bb = (_member(x, b, B > 1) for x in factors)
         own_f, other_f, a = _flat(own_f, Tp, dtype), _flat(other_f, To, dtype), _flat(a, N, dtype)
@@ -550,5 +547,5 @@ def _plan(kernel, src, other_rows, out, own_rows, factors, riders, put):
         members.append(((To, other_rows.data_ptr(), N, other_f.data_ptr(), order.data_ptr(), lists.data_ptr(),
                          starts.data_ptr(), kernel.k, int(kernel.ranked), idx.data_ptr(), idx.shape[0], Tp, a.data_ptr(),
                          bb.data_ptr(), own_f.data_ptr(), at.data_ptr(), a_r.data_ptr(), n_r),
-                        (own_rows.data_ptr(), first.data_ptr())))
+                        (own_rows.data_ptr(), writes.data_ptr())))
     return members, keep  # (keep: the tensors the pointers point into)

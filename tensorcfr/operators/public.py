@@ -324,14 +324,14 @@ class PublicPayoffOperator:
         the call writes its values there and the later ones add theirs: out need not be zeroed
         but for the rows no terminal reaches, and the numbers are those of adding into zeros (0 +
         v is v; only a zero's sign may differ). Zeroing a flop spot's values took 14 and 24 ms a
-        player (200 and 320 MB at float32), 7% of an iteration's samples; the iteration gained
+        player (200 and 320 MB at float32), 7% of an iteration's time (cProfile); the iteration gained
         less (the turn spot's 230.5 against 224.1 ms, the flop's within the noise), a first write
         still bringing its line in from memory."""
         key = (player, src.dtype, tuple(src.shape), src.stride(), tuple(out.shape), out.stride(), native.traced())
         steps = self.steps.get(key)
         if steps is not None:
             return steps
-        steps, run, firsts = [], [], []
+        steps, run, writers = [], [], []
         moves = src.shape[1] > 0  # (a player who never moves has no rows)
         put = self.distinct[player]
         for group in self.cards[1][player]:
@@ -342,11 +342,11 @@ class PublicPayoffOperator:
             loop = None
             if (moves and cls.dim() == 1 and not other_rows[1].numel() and not own_rows[1].numel()
                     and (put or once or adds_in_order(out, own_rows[0]))):
-                first = torch.full(own_rows[0].shape, int(put), dtype=torch.uint8)  # (filled in below)
-                loop = group_entries(kernel, src, other_rows[0], out, own_rows[0], factors, riders, first)
+                writes = torch.full(own_rows[0].shape, int(put), dtype=torch.uint8)  # (filled in below)
+                loop = group_entries(kernel, src, other_rows[0], out, own_rows[0], factors, riders, writes)
             if loop is not None:
                 run.append(loop)
-                firsts.append((first, own_rows[0]))
+                writers.append((writes, own_rows[0]))
                 continue
             if run:
                 steps.append(card_loop.Groups.join(run))
@@ -357,11 +357,11 @@ class PublicPayoffOperator:
         unwritten = None
         if len(steps) == 1 and isinstance(steps[0], card_loop.Groups):  # every group in one call
             seen = torch.zeros(out.shape[1], dtype=torch.bool)
-            for first, rows in firsts:  # (in the call's order: a block of hands goes through each in turn)
+            for writes, rows in writers:  # (in the call's order: a block of hands goes through each in turn)
                 if not put:  # (put: no two terminals share a row, each writes its own)
                     _, at = np.unique(rows.numpy(), return_index=True)  # each row's first terminal in the group
                     at = torch.from_numpy(at)
-                    first.zero_()[at] = (~seen[rows[at]]).to(torch.uint8)
+                    writes.zero_()[at] = (~seen[rows[at]]).to(torch.uint8)
                 seen[rows] = True
             unwritten = (~seen).nonzero().flatten()
         self.steps[key] = (steps, unwritten)
