@@ -392,3 +392,82 @@ def test_the_normalize_walk_against_sums_by_sparse_product_differs_by_rounding_a
                    for u0, u1, _, _, segment in tp.blocks)  # (the product serves)
     got, want = _normalize_both(tp, w)
     assert torch.allclose(got, want, rtol=1e-14, atol=0)
+
+
+# a turn whose river cards in clubs and spades are dealt once a class: twins' values permuted
+TWINS = "holdem_turn(board=AdKdQhJh, pot=4, stack=6, bets=(1,allin), cap=1, ranks=AKQJT, suit_isomorphism=True)"
+
+
+def _best_both(tp, g, root=True):
+    """tp.bottom_up(g) without a strategy (the best response) by the walk (which must run) and
+    by torch's level passes (the walks off): [(q, v), (q, v)]."""
+    from tensorcfr.spaces import treeplex
+
+    ran, outs = [], []
+    walk = public_loop.best_response
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(public_loop, "best_response", lambda *a, **k: ran.append(walk(*a, **k)) or ran[-1])
+        for least in (0, 1 << 62):
+            mp.setattr(public_loop, "LOOP_ENTRIES", least)
+            mp.setattr(treeplex, "WALK_SEQUENCES", least)
+            outs.append(tp.bottom_up(g, root=root))
+    assert ran == [True, False]
+    return outs
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("game", GAMES + [TWINS])
+def test_the_best_response_walk_equals_torchs_passes_bit_for_bit(game, dtype, compiled, monkeypatch, threads):
+    """`public_loop.best_response` (each infoset's largest row, added into its parent sequence
+    and, for twins, permuted into theirs) against the level passes it replaces in
+    `PublicTreeplex.bottom_up`: a batch of 2 with ties (values rounded to a few steps), every
+    q and v the same, the root's value with `root` and g's without, on 1 to 3 threads, by rows
+    and by parent with runs of one parent (neighbours on different threads)."""
+    source = public_loop._SOURCE.replace("#define PARENT_RUN 64 ", "#define PARENT_RUN 1 ")
+    monkeypatch.setattr(public_loop, "_library", lambda: native.library("public_loop_run1", source, public_loop._FUNCTIONS))
+    gen = torch.Generator().manual_seed(11)
+    assert game != TWINS or all(tp.mirror_u is not None for tp in compiled(game).treeplexes)
+    for tp in compiled(game).treeplexes:
+        g = (torch.rand(2, tp.num_sequences, generator=gen, dtype=dtype) * 8).round() - 4  # ties between rows
+        for n in (1, 2, 3):
+            torch.set_num_threads(n)
+            for least in (1, 1 << 30):  # by parent, and by rows where a level's parents are grouped
+                monkeypatch.setattr(public_loop, "MIN_TYPES", least)
+                for root in (True, False):
+                    (q, v), (q0, v0) = _best_both(tp, g, root)
+                    assert torch.equal(q, q0) and torch.equal(v, v0), (n, least, root)
+                    assert root or torch.equal(q[:, 0], g[:, 0])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("game", GENERIC)
+def test_the_generic_best_response_walk_equals_the_level_loop_bit_for_bit(game, dtype, threads):
+    """The generic form's treeplex takes the same walk as rows of one type: q and v of a batch of
+    2 with ties, with and without the root, on 1 to 3 threads, each number the level loop's."""
+    gen = torch.Generator().manual_seed(12)
+    for tp in tensorcfr.compile(game, form="generic").treeplexes:
+        g = (torch.rand(2, tp.num_sequences, generator=gen, dtype=dtype) * 8).round() - 4
+        for n in (1, 2, 3):
+            torch.set_num_threads(n)
+            for root in (True, False):
+                (q, v), (q0, v0) = _best_both(tp, g, root)
+                assert torch.equal(q, q0) and torch.equal(v, v0), (n, root)
+                assert root or torch.equal(q[:, 0], g[:, 0])
+
+
+def test_an_evaluation_takes_the_best_response_walk_and_gives_torchs_numbers(monkeypatch):
+    # a full-range river spot's evaluation: both players' best responses walk, and NashConv,
+    # the best responses and the value are those of torch's passes, bit for bit
+    cg = tensorcfr.compile("holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, bets=(0.5,1,allin), cap=2)")
+    s = tensorcfr.Solver(cg, "dcfr", dtype=torch.float32, device="cpu")
+    s.step(5)
+    ran, walk = [], public_loop.best_response
+    monkeypatch.setattr(public_loop, "best_response", lambda *a, **k: ran.append(walk(*a, **k)) or ran[-1])
+    got = s.evaluate()
+    assert ran == [True] * 4  # average and current, a player each
+    monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 1 << 62)
+    want = s.evaluate()
+    for which in ("average", "current"):
+        a, b = got[which], want[which]
+        assert torch.equal(a.nash_conv, b.nash_conv) and torch.equal(a.game_value, b.game_value)
+        assert all(torch.equal(x, y) for x, y in zip(a.best_response, b.best_response))

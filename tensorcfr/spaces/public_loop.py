@@ -1,5 +1,6 @@
 """The treeplexes' per-iteration passes in compiled C loops (`spaces.native`) on the CPU: the
-realisation plan, the regret-matching family's whole update, and the normalisation of weights
+realisation plan, the regret-matching family's whole update, an evaluation's best response
+(the same walk up, each infoset's largest row for its strategy's mix), and the normalisation of weights
 to a strategy (`normalize`: a start's uniform strategy, an evaluation's average; it replaced a
 fused kernel whose compile cost a flop spot's start 3.7 s with torch's disk cache warm, and a
 run of the family on a large game now compiles no kernel at all). The public treeplex walks its
@@ -147,6 +148,9 @@ int NAME(T_* x0, const T_* sigma0, const int64_t* parent, int64_t M, int64_t T, 
               r = r > 0 ? r pos : r neg (discount); regret = r;
               p = max(r + inst, 0) (predictive) or max(r, 0); out = p; total += p;
      per row: out = total > 0 ? out / total : uniform[row].
+   With best (an evaluation's best response, `best_response`): v = each column's largest over
+   the infoset's rows, added into the parent (and the twins') as above and written to vout's
+   row u where vout is given; sigma, regret, out and uniform are not read (NULL allowed).
    As torch's passes do it: `PublicTreeplex.bottom_up` and `instantaneous_regret`, then
    `fused.regret_step` and `PublicTreeplex.normalize`. The arrays are a member's [1 + M T],
    entry 0 the empty sequence's (out's: 1). The threads meet after each level, which they split
@@ -180,12 +184,20 @@ static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* ou
                            const T_* uniform, const int64_t* offsets, const int64_t* parents,    \
                            int64_t T, T_* v, T_* total, T_ pos, T_ neg,                         \
                            int plus, int discount, int predictive, const int64_t* mrow,         \
-                           T_* vbuf) {                                                        \
+                           T_* vbuf, int best, T_* vout) {                                    \
     int64_t a = offsets[u] - 1, b = offsets[u + 1] - 1;                                        \
     if (T == 1) {  /* a generic treeplex's rows of one: the same operations on scalars */       \
-        T_ s = 0, tot = 0;                                                                    \
-        for (int64_t m = a; m < b; m++) s = s + sigma[m] * q[m];                               \
+        T_ s = best ? q[a] : 0, tot = 0;                                                      \
+        if (best)                                                                             \
+            for (int64_t m = a + 1; m < b; m++) s = q[m] > s ? q[m] : s;                       \
+        else                                                                                  \
+            for (int64_t m = a; m < b; m++) s = s + sigma[m] * q[m];                           \
         if (parents[u] > 0) q[parents[u] - 1] = q[parents[u] - 1] + s;                         \
+        if (best) {                                                                           \
+            if (mrow && mrow[u] >= 0) vbuf[mrow[u]] = s;                                      \
+            if (vout) vout[u] = s;                                                            \
+            return;                                                                           \
+        }                                                                                     \
         for (int64_t m = a; m < b; m++) {                                                      \
             out[m] = NAME##_cell(q[m], s, regret + m, pos, neg, plus, discount, predictive);   \
             tot = tot + out[m];                                                               \
@@ -193,15 +205,25 @@ static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* ou
         for (int64_t m = a; m < b; m++) out[m] = tot > 0 ? out[m] / tot : uniform[m];          \
         return;                                                                               \
     }                                                                                         \
-    for (int64_t c = 0; c < T; c++) v[c] = 0;                                                  \
-    for (int64_t m = a; m < b; m++) {                                                          \
-        const T_* s = sigma + m * T;                                                          \
-        const T_* qm = q + m * T;                                                             \
-        for (int64_t c = 0; c < T; c += 64 / (int64_t)sizeof(T_)) {                            \
-            __builtin_prefetch(s + c + AHEAD, 0, 3);                                          \
-            __builtin_prefetch(qm + c + AHEAD, 0, 3);                                         \
+    if (best) {  /* the best response's value: each column's largest over the rows (exact) */   \
+        for (int64_t c = 0; c < T; c++) v[c] = q[a * T + c];                                   \
+        for (int64_t m = a + 1; m < b; m++) {                                                  \
+            const T_* qm = q + m * T;                                                         \
+            for (int64_t c = 0; c < T; c += 64 / (int64_t)sizeof(T_))                          \
+                __builtin_prefetch(qm + c + AHEAD, 0, 3);                                     \
+            for (int64_t c = 0; c < T; c++) v[c] = qm[c] > v[c] ? qm[c] : v[c];                \
         }                                                                                     \
-        for (int64_t c = 0; c < T; c++) v[c] = v[c] + s[c] * qm[c];                            \
+    } else {                                                                                  \
+        for (int64_t c = 0; c < T; c++) v[c] = 0;                                              \
+        for (int64_t m = a; m < b; m++) {                                                      \
+            const T_* s = sigma + m * T;                                                      \
+            const T_* qm = q + m * T;                                                         \
+            for (int64_t c = 0; c < T; c += 64 / (int64_t)sizeof(T_)) {                        \
+                __builtin_prefetch(s + c + AHEAD, 0, 3);                                      \
+                __builtin_prefetch(qm + c + AHEAD, 0, 3);                                     \
+            }                                                                                 \
+            for (int64_t c = 0; c < T; c++) v[c] = v[c] + s[c] * qm[c];                        \
+        }                                                                                     \
     }                                                                                         \
     if (parents[u] > 0) {                                                                     \
         T_* p = q + (parents[u] - 1) * T;                                                     \
@@ -210,6 +232,11 @@ static void NAME##_infoset(int64_t u, T_* q, const T_* sigma, T_* regret, T_* ou
     if (mrow && mrow[u] >= 0) {  /* kept for its twins' permuted adds after the level */        \
         T_* d = vbuf + mrow[u] * T;                                                           \
         for (int64_t c = 0; c < T; c++) d[c] = v[c];                                          \
+    }                                                                                         \
+    if (best) {                                                                               \
+        if (vout)                                                                             \
+            for (int64_t c = 0; c < T; c++) vout[u * T + c] = v[c];                            \
+        return;                                                                               \
     }                                                                                         \
     for (int64_t c = 0; c < T; c++) total[c] = 0;                                              \
     for (int64_t m = a; m < b; m++) {                                                          \
@@ -239,12 +266,13 @@ int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,    
          const int64_t* offsets, const int64_t* parents, const int64_t* levels, int64_t L,      \
          int64_t T, double pos_, double neg_, int plus, int discount, int predictive,            \
          int how, int threads, const int64_t* mrow, T_* vbuf, const int64_t* moff,              \
-         const int64_t* mvrow, const int64_t* mpar, const int64_t* mperm) {                   \
+         const int64_t* mvrow, const int64_t* mpar, const int64_t* mperm, int best,            \
+         T_* vout) {                                                                          \
     const T_ pos = (T_)pos_, neg = (T_)neg_;                                                  \
     T_* q = q0 + 1;                                                                           \
-    const T_* sigma = sigma0 + 1;                                                             \
-    T_* regret = regret0 + 1;                                                                 \
-    T_* out = out0 + 1;                                                                       \
+    const T_* sigma = best ? 0 : sigma0 + 1;                                                  \
+    T_* regret = best ? 0 : regret0 + 1;                                                      \
+    T_* out = best ? 0 : out0 + 1;                                                            \
     int failed = 0;                                                                           \
     _Pragma("omp parallel num_threads(threads)")                                               \
     {                                                                                         \
@@ -269,7 +297,7 @@ int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,    
                     if (how != 2 || (parents[u] / PARENT_RUN) % nt == id)                      \
                         NAME##_infoset(u, q, sigma, regret, out, uniform, offsets, parents, T,  \
                                        v, total, pos, neg, plus, discount, predictive,          \
-                                       mrow, vbuf);                                           \
+                                       mrow, vbuf, best, vout);                               \
                 _Pragma("omp barrier")  /* the parents' values whole before the next level */    \
                 if (moff && moff[l + 1] > moff[l]) {                                          \
                     /* twins: each adds its infoset's values, permuted, into the parent, after  \
@@ -291,7 +319,7 @@ int NAME(T_* q0, const T_* sigma0, T_* regret0, T_* out0, const T_* uniform,    
         }                                                                                     \
         free(v);                                                                              \
     }                                                                                         \
-    out0[0] = 1;                                                                              \
+    if (!best) out0[0] = 1;                                                                   \
     return failed;                                                                            \
 }
 
@@ -345,7 +373,7 @@ _I64, _PTR, _INT, _DBL = ctypes.c_int64, ctypes.c_void_p, ctypes.c_int, ctypes.c
 _SUFFIX = {torch.float32: "f32", torch.float64: "f64"}
 _PLAN_ARGS = [_PTR, _PTR, _PTR, _I64, _I64, _PTR, _DBL, _INT, _DBL, _PTR, _I64, _INT]
 _REGRET_ARGS = [_PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _I64, _I64, _DBL, _DBL, _INT, _INT, _INT, _INT, _INT,
-                _PTR, _PTR, _PTR, _PTR, _PTR, _PTR]
+                _PTR, _PTR, _PTR, _PTR, _PTR, _PTR, _INT, _PTR]
 _NORMALIZE_ARGS = [_PTR, _PTR, _PTR, _PTR, _I64, _I64, _INT]
 _FUNCTIONS = {f"{k}_{s}": args for k, args in (("plan", _PLAN_ARGS), ("regret", _REGRET_ARGS),
                                                 ("normalize", _NORMALIZE_ARGS)) for s in _SUFFIX.values()}
@@ -549,21 +577,54 @@ def regret_step(tp, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, 
     uniform = tp.uniform(regret.dtype)
     if pos is None or neg is None or uniform.device.type != "cpu" or not uniform.is_contiguous():
         return None
-    (how, threads), ix = split(tp, regret=True), _index(tp)
     out = torch.empty_like(regret) if out is None else out
-    fn = getattr(_library(), f"regret_{_SUFFIX[regret.dtype]}")
-    rows = [_rows(t, batch) for t in (g, sigma, regret, out)]
+    _walk_up(tp, g, (sigma, regret, out), uniform, pos, neg, (plus, discount, predictive), None)
+    return out
+
+
+def _walk_up(tp, g: torch.Tensor, state, uniform, pos, neg, flags, vout: torch.Tensor | None) -> None:
+    """The C walk up tp a batch member at a time: the regret-matching family's update (`state`
+    = (sigma, regret, out) [B, S] each, `flags` = (plus, discount, predictive), pos and neg a
+    member each) or, with `state` None, the best response's values (each infoset's into `vout`
+    [B, I] where given)."""
+    batch, best = g.shape[0], state is None
+    (how, threads), ix = split(tp, regret=True), _index(tp)
+    fn = getattr(_library(), f"regret_{_SUFFIX[g.dtype]}")
+    rows = [_rows(t, batch) for t in (g, *(state or (None,) * 3), vout)]
     twins = [None] * 6
     if "mrow" in ix:  # the twins' values, a row a mirrored infoset, made for the call
-        vbuf = regret.new_empty(ix["mkept"], _layout(tp).types)
+        vbuf = g.new_empty(ix["mkept"], _layout(tp).types)
         twins = [ix["mrow"].data_ptr(), vbuf.data_ptr()] + [ix[k].data_ptr() for k in ("moff", "mvrow", "mpar", "mperm")]
     for b in range(batch):  # batch members, not nodes: a walk each
-        if fn(rows[0][b], rows[1][b], rows[2][b], rows[3][b], uniform.data_ptr(), ix["offsets"].data_ptr(),
-              ix["parents"].data_ptr(), ix["levels"].data_ptr(), len(ix["levels"]) - 1, _layout(tp).types,
-              pos[b], neg[b],
-              int(plus), int(discount), int(predictive), how, threads, *twins):
-            raise MemoryError("regret_step: no memory for a thread's rows")
-    return out
+        if fn(rows[0][b], rows[1][b], rows[2][b], rows[3][b], None if best else uniform.data_ptr(),
+              ix["offsets"].data_ptr(), ix["parents"].data_ptr(), ix["levels"].data_ptr(), len(ix["levels"]) - 1,
+              _layout(tp).types, pos[b], neg[b], *(int(f) for f in flags), how, threads, *twins, int(best),
+              rows[4][b]):
+            raise MemoryError("a walk up the treeplex: no memory for a thread's rows")
+
+
+def best_response(tp, q: torch.Tensor, v: torch.Tensor, least: int | None = None) -> bool:
+    """The best response's values bottom up in one walk a member (`PublicTreeplex.bottom_up`
+    without a strategy): q [B, S] the counterfactual values, each infoset's largest row added
+    into its parent sequence in place (the top level's, whose parent is the empty sequence, are
+    not: the caller adds them), v [B, U T] each infoset's value. True where the loop ran; False
+    where it does not serve (nothing written). Maxima are exact, and the adds go as the torch
+    path's where it adds rows in order (`public.adds_in_order`): the same numbers there (tested).
+
+    Example:
+        >>> import torch, tensorcfr
+        >>> tp = tensorcfr.compile("leduc", form="public").treeplexes[0]
+        >>> g = torch.rand(1, tp.num_sequences, dtype=torch.float64)
+        >>> q, v = g.clone(), g.new_empty(1, tp.num_infosets)
+        >>> best_response(tp, q, v, least=0) and torch.equal(v, tp.bottom_up(g)[1])
+        True
+    """
+    if not serves(tp, q, least=least) or not (v.dtype == q.dtype and v.device.type == "cpu" and v.is_contiguous()
+                                              and v.shape == (q.shape[0], tp.num_infosets)):
+        return False
+    batch = q.shape[0]
+    _walk_up(tp, q, None, None, [1.0] * batch, [1.0] * batch, (0, 0, 0), v)
+    return True
 
 
 def normalize(tp, weights: torch.Tensor, out: torch.Tensor, least: int | None = None) -> bool:
