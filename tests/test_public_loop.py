@@ -336,22 +336,30 @@ def test_the_generic_plan_is_the_level_loops(threads):
         assert torch.equal(x, want)
 
 
-def _normalize_both(tp, w, **kw):
-    """tp.normalize(w, **kw) by the walk (which must run) and by torch's passes (the walks off)."""
+def _both_ways(walk_name: str, call):
+    """[call() with the walks serving, call() with torch's passes (the walks off)]; the walk
+    `public_loop.<walk_name>` must run the first time and decline the second."""
     from tensorcfr.spaces import treeplex
 
     ran, outs = [], []
-    walk = public_loop.normalize
+    walk = getattr(public_loop, walk_name)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(public_loop, "normalize", lambda *a, **k: ran.append(walk(*a, **k)) or ran[-1])
+        mp.setattr(public_loop, walk_name, lambda *a, **k: ran.append(walk(*a, **k)) or ran[-1])
         for least in (0, 1 << 62):
             mp.setattr(public_loop, "LOOP_ENTRIES", least)
             mp.setattr(treeplex, "WALK_SEQUENCES", least)
-            x = w.clone()
-            out = {"out": x} if kw.get("in_place") else {"out": torch.full_like(x, 7.0)} if "head" in kw else {}
-            outs.append(tp.normalize(x, head=kw.get("head", True), **out))
+            outs.append(call())
     assert ran == [True, False]  # the walk ran once, and torch's passes the other time
     return outs
+
+
+def _normalize_both(tp, w, **kw):
+    """tp.normalize(w, **kw) by the walk (which must run) and by torch's passes (the walks off)."""
+    def call():
+        x = w.clone()
+        out = {"out": x} if kw.get("in_place") else {"out": torch.full_like(x, 7.0)} if "head" in kw else {}
+        return tp.normalize(x, head=kw.get("head", True), **out)
+    return _both_ways("normalize", call)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -401,18 +409,7 @@ TWINS = "holdem_turn(board=AdKdQhJh, pot=4, stack=6, bets=(1,allin), cap=1, rank
 def _best_both(tp, g, root=True):
     """tp.bottom_up(g) without a strategy (the best response) by the walk (which must run) and
     by torch's level passes (the walks off): [(q, v), (q, v)]."""
-    from tensorcfr.spaces import treeplex
-
-    ran, outs = [], []
-    walk = public_loop.best_response
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(public_loop, "best_response", lambda *a, **k: ran.append(walk(*a, **k)) or ran[-1])
-        for least in (0, 1 << 62):
-            mp.setattr(public_loop, "LOOP_ENTRIES", least)
-            mp.setattr(treeplex, "WALK_SEQUENCES", least)
-            outs.append(tp.bottom_up(g, root=root))
-    assert ran == [True, False]
-    return outs
+    return _both_ways("best_response", lambda: tp.bottom_up(g, root=root))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
