@@ -180,11 +180,14 @@ def infoset_gaps(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = N
     op = op or cg.operator(plans[0].dtype)
     out = []
     for p, (tp, sigma) in enumerate(zip(cg.treeplexes, policy.sigma)):
-        q, v = tp.bottom_up(op.cfv(p, plans[1 - p]))  # best response below each infoset
-        played = tp.segment_sum(sigma * q)  # [B, I] sigma's mix of the best-response values
-        gap = tp.parent_reach(plans[p]) * (v - played)
-        w = tp.sequence_weights(gap.dtype)  # [1, S]: an infoset's sequences share its twins' count
-        out.append(gap if w is None else gap * tp.segment_sum(w * sigma))
+        # best response below each infoset, in the values' own memory (no [B, S] copy), then
+        # sigma's mix of those values in the same memory: [B, I] each
+        q, v = tp.bottom_up(op.cfv(p, plans[1 - p]), inplace=True)
+        played = tp.segment_sum(q.mul_(sigma) if q.shape[0] >= sigma.shape[0] else q * sigma)
+        q = None
+        gap = tp.parent_reach(plans[p]) * v.sub_(played)
+        w = tp.infoset_weights(gap.dtype)  # [1, I]: an infoset stands for its twins too
+        out.append(gap if w is None else gap.mul_(w))
     return out
 
 

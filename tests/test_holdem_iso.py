@@ -280,3 +280,21 @@ def test_infoset_gaps_sum_to_nashconv_with_each_kept_infoset_holding_its_twins()
     gaps, ev = infoset_gaps(solver.game, pol), tensorcfr.evaluate(solver.game, pol)
     assert min(g.min().item() for g in gaps) >= -1e-12
     assert (gaps[0].sum() + gaps[1].sum()).item() == pytest.approx(ev.nash_conv.item(), abs=1e-12)
+
+
+@pytest.mark.parametrize("name", ["turn", "paired turn"])
+def test_parent_reach_and_infoset_weights_equal_their_whole_array_forms(name):
+    # the evaluation's histograms read each infoset's parent reach by a gather of the plan's rows
+    # and each infoset's twins' count from its first row: the same numbers as a plan with the
+    # empty sequence in front (the gather it replaced) and as each infoset's sum of its
+    # sequences' weights times a strategy (what it was)
+    gen = torch.Generator().manual_seed(5)
+    for tp in _compiled(ISO[name]).treeplexes:
+        sigma = tp.normalize(torch.rand(2, tp.num_sequences, generator=gen, dtype=torch.float64))
+        x = tp.sequence_form(sigma)
+        ext = torch.cat([x[:, :1, None].expand(2, 1, tp.types), tp.rows(x)], 1)  # [B, 1 + M, T]
+        assert torch.equal(tp.parent_reach(x), ext.index_select(1, tp.infoset_parent_pub).reshape(2, -1))
+        w = tp.infoset_weights(torch.float64)
+        assert w.shape == (1, tp.num_infosets) and float(w.max()) > 1  # some infosets stand for twins
+        torch.testing.assert_close(w.expand(2, -1), tp.segment_sum(tp.sequence_weights(torch.float64) * sigma),
+                                   rtol=1e-15, atol=0)

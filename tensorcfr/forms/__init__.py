@@ -105,6 +105,10 @@ class DecisionSpace(Protocol):
         """[1, S]: how many sequences of the game each stands for, where the space deals one
         card of each class of symmetric ones (hold'em's suit isomorphism); None: one each."""
 
+    def infoset_weights(self, dtype: torch.dtype) -> torch.Tensor | None:
+        """[1, I]: `sequence_weights` by infoset (an infoset's sequences share its weight); None:
+        one each."""
+
     def path_table_bytes(self, batch: int, dtype_bytes: int) -> int:
         """Bytes a GPU's launch-bound passes keep and take for a table of each sequence's path
         (what the device estimate adds); 0 where the space has none."""

@@ -562,6 +562,21 @@ class PublicTreeplex:
         """0: the public form has no path table (`DecisionSpace.path_table_bytes`)."""
         return 0
 
+    def infoset_weights(self, dtype: torch.dtype) -> torch.Tensor | None:
+        """[1, I]: `sequence_weights` by infoset, each infoset's row weight given to its types (an
+        infoset's rows share it, `row_weights`); None: one each.
+
+        Example:
+            >>> import tensorcfr
+            >>> tensorcfr.compile("kuhn", form="public").treeplexes[0].infoset_weights(torch.float64) is None
+            True
+        """
+        seq = self.row_weights(dtype)
+        if seq is None:
+            return None
+        first = seq[self.infoset_offsets_pub[:-1]]  # [U]: row offsets[u] - 1 is infoset u's first, at 1 + row
+        return first[:, None].expand(-1, self.types).reshape(1, -1)
+
     def row_weights(self, dtype: torch.dtype) -> torch.Tensor | None:
         """[1 + M]: `sequence_weights` a public sequence (every type of a row has its row's),
         kept; None: one each.
@@ -658,10 +673,21 @@ class PublicTreeplex:
         return x
 
     def parent_reach(self, x: torch.Tensor) -> torch.Tensor:
-        """[B, I]: the realisation weight x of each infoset's parent sequence."""
-        b = x.shape[0]
-        ext = torch.cat([x[:, :1, None].expand(b, 1, self.types), self.rows(x)], 1)  # [B, 1 + M, T]
-        return ext.index_select(1, self.infoset_parent_pub).reshape(b, -1)
+        """[B, I]: the realisation weight x of each infoset's parent sequence: a gather of x's
+        rows, the top infosets' x[:, 0] written after (no [B, 1 + M, T] copy of x with the
+        empty sequence in front: 305 MB and 0.3 s on a flop spot).
+
+        Example:
+            >>> import torch, tensorcfr
+            >>> tp = tensorcfr.compile("kuhn", form="public").treeplexes[0]
+            >>> x = tp.sequence_form(tp.normalize(torch.zeros(1, tp.num_sequences, dtype=torch.float64)))
+            >>> tp.parent_reach(x)[0, :3].tolist()  # the first bet's infoset, card by card: the root
+            [1.0, 1.0, 1.0]
+        """
+        b, parent = x.shape[0], self.infoset_parent_pub
+        out = self.rows(x).index_select(1, (parent - 1).clamp(min=0))  # [B, U, T]
+        out[:, parent == 0] = x[:, :1, None]  # (the empty sequence: no row of its own)
+        return out.reshape(b, -1)
 
     def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False,
                   root: bool = True):

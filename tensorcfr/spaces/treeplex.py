@@ -355,6 +355,10 @@ class Treeplex:
         """None: each sequence stands for itself (`DecisionSpace.sequence_weights`)."""
         return None
 
+    def infoset_weights(self, dtype: torch.dtype) -> None:
+        """None: each infoset stands for itself (`DecisionSpace.infoset_weights`)."""
+        return None
+
     def path_table_bytes(self, batch: int, dtype_bytes: int) -> int:
         """Bytes of the path table on a launch-bound device (`PATH_DEVICES`, up to `PATH_ENTRIES`
         gathered entries): the kept tables (`paths` [L, S], `up_paths` [L-1, S] twice, int64) and a
