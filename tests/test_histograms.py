@@ -1,0 +1,72 @@
+"""TensorBoard histograms counted by the C loop (tensorcfr/run/histograms.py) against
+TensorBoard's own `make_histogram` (numpy's float64 counts into the default buckets): the same
+buckets, limits, minimum, maximum and number, on numbers chosen to sit on and beside every
+kind of edge; the sums to rounding."""
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.tensorboard.summary import make_histogram
+
+from tensorcfr.run import histograms
+from tensorcfr.run.histograms import default_bins, histogram_proto
+
+pytestmark = pytest.mark.skipif(histograms._library() is None, reason="no C compiler: the writer's own counts serve")
+
+
+def _hard_numbers() -> torch.Tensor:
+    """float32 numbers at and beside the default edges (float32's nearest to each edge and its
+    neighbours), zeros of both signs, subnormals, numbers past either end, infinities, and
+    normal draws."""
+    edges = np.asarray(default_bins(), dtype=np.float64)
+    near = edges.astype(np.float32)
+    parts = [near, np.nextafter(near, np.float32(np.inf)), np.nextafter(near, np.float32(-np.inf)),
+             np.array([0.0, -0.0, 1e-45, -1e-45, 1e-40, 1e-13, -1e-13, 3e38, -3e38, np.inf, -np.inf], np.float32),
+             np.random.default_rng(0).standard_normal(100_000).astype(np.float32) * 1e3]
+    return torch.from_numpy(np.concatenate(parts))
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_the_loops_buckets_are_tensorboards(threads):
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        v = _hard_numbers()
+        with np.errstate(invalid="ignore"):  # (numpy's sum of both infinities)
+            got, want = histogram_proto(v), make_histogram(v.double().numpy(), default_bins())
+    finally:
+        torch.set_num_threads(old)
+    assert list(got.bucket) == list(want.bucket) and list(got.bucket_limit) == list(want.bucket_limit)
+    assert (got.min, got.max, got.num) == (want.min, want.max, want.num)
+    finite = v[torch.isfinite(v)].double()
+    if bool(torch.isfinite(v).all()):
+        assert got.sum == pytest.approx(want.sum, rel=1e-12)
+    lo, hi = default_bins()[0], default_bins()[-1]  # (numbers past either end are not counted)
+    assert sum(got.bucket) == int(((finite >= lo) & (finite <= hi)).sum())
+
+
+@pytest.mark.parametrize("values", [torch.tensor([0.0, 0.0, 2.0]), torch.tensor([-3.0]), torch.ones(5) * 1e-13,
+                                    torch.randn(10_000) * 1e-6])
+def test_small_arrays_and_one_bucket_are_tensorboards_too(values):
+    got, want = histogram_proto(values), make_histogram(values.double().numpy(), default_bins())
+    assert (list(got.bucket), list(got.bucket_limit), got.min, got.max, got.num) == \
+        (list(want.bucket), list(want.bucket_limit), want.min, want.max, want.num)
+    assert got.sum == pytest.approx(want.sum, rel=1e-12) and got.sum_squares == pytest.approx(want.sum_squares, rel=1e-12)
+
+
+def test_other_dtypes_take_the_writers_own_counts():
+    v = torch.randn(1000, dtype=torch.float64)
+    assert histogram_proto(v) == make_histogram(v.numpy(), default_bins())
+
+
+def test_no_stretch_of_a_16_bit_prefix_holds_two_edges():
+    # the loop reads a number's bucket from its prefix's lowest and compares once with the edge
+    # above: right only where each prefix's stretch of float32 numbers holds one edge at most
+    edges = np.asarray(default_bins())
+    prefix = np.arange(1 << 16, dtype=np.uint32) << 16
+    with np.errstate(invalid="ignore"):
+        ends = np.stack([prefix.view(np.float32), (prefix | 0xFFFF).view(np.float32)]).astype(np.float64)
+    ends = ends[:, ~np.isnan(ends).any(0)]  # (the prefixes of NaNs hold no edge)
+    lo, hi = ends.min(0), ends.max(0)
+    inside = np.searchsorted(edges, hi, side="right") - np.searchsorted(edges, lo, side="right")
+    assert inside.max() == 1
