@@ -70,3 +70,24 @@ def test_no_stretch_of_a_16_bit_prefix_holds_two_edges():
     lo, hi = ends.min(0), ends.max(0)
     inside = np.searchsorted(edges, hi, side="right") - np.searchsorted(edges, lo, side="right")
     assert inside.max() == 1
+
+
+def test_a_written_histogram_reads_back_as_the_writers_own(tmp_path):
+    # what TensorBoard shows: the event written by add_histogram against SummaryWriter's own
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from torch.utils.tensorboard import SummaryWriter
+
+    from tensorcfr.run.histograms import add_histogram
+
+    v = torch.randn(50_000, generator=torch.Generator().manual_seed(3))
+    read = []
+    for name, write in (("loop", lambda w: add_histogram(w, "h", v, 7)), ("writer", lambda w: w.add_histogram("h", v, 7))):
+        w = SummaryWriter(str(tmp_path / name))
+        write(w)
+        w.close()
+        ea = EventAccumulator(str(tmp_path / name), size_guidance={"histograms": 0})
+        ea.Reload()
+        (event,) = ea.Histograms("h")
+        h = event.histogram_value
+        read.append((event.step, h.num, h.min, h.max, tuple(h.bucket), tuple(h.bucket_limit)))
+    assert read[0] == read[1]

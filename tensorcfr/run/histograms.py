@@ -172,7 +172,6 @@ def add_histogram(writer, tag: str, values: torch.Tensor, step: int) -> None:
         >>> with tempfile.TemporaryDirectory() as d:
         ...     w = SummaryWriter(d); add_histogram(w, "h", torch.randn(1000), 1); w.close()
     """
-    from torch.utils.tensorboard.summary import Summary
-
-    writer._get_file_writer().add_summary(Summary(value=[Summary.Value(tag=tag, histo=histogram_proto(values))]),
-                                          step)
+    h = histogram_proto(values)
+    writer.add_histogram_raw(tag, h.min, h.max, h.num, h.sum, h.sum_squares, list(h.bucket_limit), list(h.bucket),
+                             global_step=step)
