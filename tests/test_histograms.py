@@ -38,11 +38,11 @@ def test_the_loops_buckets_are_tensorboards(threads):
         torch.set_num_threads(old)
     assert list(got.bucket) == list(want.bucket) and list(got.bucket_limit) == list(want.bucket_limit)
     assert (got.min, got.max, got.num) == (want.min, want.max, want.num)
-    finite = v[torch.isfinite(v)].double()
-    if bool(torch.isfinite(v).all()):
-        assert got.sum == pytest.approx(want.sum, rel=1e-12)
+    finite = v[torch.isfinite(v)]
     lo, hi = default_bins()[0], default_bins()[-1]  # (numbers past either end are not counted)
-    assert sum(got.bucket) == int(((finite >= lo) & (finite <= hi)).sum())
+    assert sum(got.bucket) == int(((finite.double() >= lo) & (finite.double() <= hi)).sum())
+    # (no sums here: numbers from 1e-45 to 3e38 cancel otherwise in another order; the test
+    # below holds the sums of ordinary numbers to numpy's)
 
 
 @pytest.mark.parametrize("values", [torch.tensor([0.0, 0.0, 2.0]), torch.tensor([-3.0]), torch.ones(5) * 1e-13,

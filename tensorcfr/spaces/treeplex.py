@@ -565,16 +565,18 @@ def bottom_up(tp: Treeplex, g: torch.Tensor, sigma: torch.Tensor | None = None, 
             if root or lv is not tp.levels[0]:
                 segments.add(q, lv.parent, parts[-1])
         return q, torch.cat(parts[::-1], 1) if parts else q.new_zeros(batch, 0)
-    if sigma is None and tp.levels:
+    # filled once, each level reduced into its own columns: two kernels a level fewer than a
+    # fresh [B, n] per level copied in (what a small game's iteration is made of)
+    if sigma is None:
         v = q.new_empty(batch, tp.num_infosets)
-        if public_loop.best_response(tp, q, v, least=WALK_SEQUENCES):  # one walk up (as the public form's)
+        if tp.levels and public_loop.best_response(tp, q, v, least=WALK_SEQUENCES):  # one walk up, as the public form's
             if root:  # the top level's values into sequence 0, as the loop below adds them
                 top = tp.levels[0]
                 segments.add(q, top.parent, v[:, top.i0:top.i1])
             return q, v
-    # filled once, each level reduced into its own columns: two kernels a level fewer than a
-    # fresh [B, n] per level copied in (what a small game's iteration is made of)
-    v = q.new_full((batch, tp.num_infosets), -torch.inf) if sigma is None else q.new_zeros(batch, tp.num_infosets)
+        v.fill_(-torch.inf)
+    else:
+        v = q.new_zeros(batch, tp.num_infosets)
     for lv in reversed(tp.levels):
         ql, vl = q[:, lv.s0:lv.s1], v[:, lv.i0:lv.i1]
         if sigma is None:
