@@ -14,6 +14,7 @@ from tensorcfr import games
 from tensorcfr.games import efg as efg_reader
 from tensorcfr.games import CHANCE, TERMINAL
 from tensorcfr.errors import TensorCFRError
+from tensorcfr.memory import all_finite
 from cli_run import error_line, run_cli
 from tensorcfr.io.files import dumps, refuse_constant
 from tensorcfr.run import numbers
@@ -264,11 +265,32 @@ def test_a_nan_in_an_evaluation_alone_stops_the_run(monkeypatch):
         train(s, iterations=10, eval_every=4)
 
 
-def test_non_finite_names_the_first_bad_tensor_in_chunks():
+def test_non_finite_names_the_first_bad_tensor():
     big = torch.zeros(3 << 24)
     big[-1] = float("inf")
-    assert numbers.non_finite({"a": torch.zeros(4), "b": big}) == "b"
-    assert numbers.non_finite({"ints": torch.arange(3)}) is None
+    assert numbers.non_finite({"a": torch.zeros(4), "b": big, "c": torch.tensor([float("nan")])}) == "b"
+    assert numbers.non_finite({"ints": torch.arange(3), "empty": torch.zeros(0, 3)}) is None
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16])
+def test_all_finite_is_isfinite_all_wherever_the_bad_entry_lies(dtype):
+    # the vectorised reductions read blocks of 8, 16 or 32 entries and a tail: a NaN or an
+    # infinity at each block's edges, in the tail, alone or among many, in a strided view
+    for size in (1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 65, 4099, 100_003):
+        x = torch.randn(size, generator=torch.Generator().manual_seed(size)).to(dtype)
+        assert all_finite(x)
+        for p in sorted({0, 1, 7, 8, 15, 16, 31, size // 2, size - 2, size - 1} & set(range(size))):
+            for v in (float("nan"), float("inf"), -float("inf")):
+                y = x.clone()
+                y[p] = v
+                assert all_finite(y) is bool(torch.isfinite(y).all()) is False, (size, p, v)
+        y = x.clone()
+        y[::3] = float("nan")
+        assert not all_finite(y)
+    strided = torch.randn(40, 40).to(dtype)[:, ::3]
+    assert all_finite(strided)
+    strided[7, 5] = float("-inf")
+    assert not all_finite(strided)
 
 
 # -- strict JSON -----------------------------------------------------------------------------

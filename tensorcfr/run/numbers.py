@@ -40,6 +40,7 @@ import math
 import torch
 
 from tensorcfr.errors import TensorCFRError
+from tensorcfr.memory import all_finite
 
 HEADROOM = 16.0  # a factor kept free: sums taken in another order, an evaluation's differences
 
@@ -117,8 +118,6 @@ def non_finite(named: dict[str, torch.Tensor]) -> str | None:
         'average of player 1'
     """
     for name, t in named.items():
-        # a slice at a time: a bool copy of Dudo(6,2,2)'s regrets would take 2 GB
-        flat = t.reshape(-1)
-        if t.is_floating_point() and not all(bool(torch.isfinite(part).all()) for part in flat.split(1 << 24)):
+        if t.is_floating_point() and not all_finite(t):  # (no bool copy: Dudo(6,2,2)'s would take 2 GB)
             return name
     return None
