@@ -137,6 +137,9 @@ class Evaluation:
     nash_conv: torch.Tensor
     exploitability: torch.Tensor  # nash_conv / 2
     game_value: torch.Tensor  # player 0's expected payoff under the profile
+    # [B, I_p] per player, each infoset's share of its player's gain (`infoset_gaps`); made on
+    # request from the same values (`evaluate_plan_list(..., gaps=True)`), else None
+    infoset_gaps: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def as_dict(self, member: int = 0) -> dict[str, float]:
         pick = lambda t: float(t[min(member, t.shape[0] - 1)])  # noqa: E731
@@ -152,11 +155,25 @@ def best_response_value(cg: CompiledGame, player: int, x_other: torch.Tensor,
     return _best_value(cg, player, op.cfv(player, x_other))
 
 
-def _best_value(cg: CompiledGame, player: int, g: torch.Tensor) -> torch.Tensor:
+def _best_value(cg: CompiledGame, player: int, g: torch.Tensor, x: torch.Tensor | None = None):
     """[B]: the value of player's best response from its counterfactual values g [B, S], which
-    it overwrites."""
-    q, _ = cg.treeplexes[player].bottom_up(g, inplace=True)
-    return q[:, 0].clone()  # not a view, which would keep all of q alive
+    it overwrites; given the player's own plan x [B, S], a pair: that value and the infoset
+    gaps [B, I] (`_gaps`)."""
+    tp = cg.treeplexes[player]
+    q, v = tp.bottom_up(g, inplace=True)
+    best = q[:, 0].clone()  # not a view, which would keep all of q alive
+    return best if x is None else (best, _gaps(tp, q, v, x))
+
+
+def _gaps(tp, q: torch.Tensor, v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """[B, I]: x[parent(j)] v_j - sum_a x(j, a) q(j, a) for each infoset j, from the best
+    response's values q [B, S] (overwritten) and v [B, I] and the player's plan x [B, S]: the
+    gap x[parent(j)] (v_j - sum_a sigma(j, a) q(j, a)) without sigma, which an evaluation no
+    longer holds (it makes the plan in the strategy's memory); times each infoset's twins."""
+    played = tp.segment_sum(q.mul_(x) if q.shape[0] >= x.shape[0] else q * x)  # [B, I]
+    gap = (tp.parent_reach(x) * v).sub_(played)
+    w = tp.infoset_weights(gap.dtype)  # [1, I]: an infoset stands for its twins too
+    return gap if w is None else gap.mul_(w)
 
 
 def infoset_gaps(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = None) -> list[torch.Tensor]:
@@ -178,17 +195,9 @@ def infoset_gaps(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = N
     """
     plans = policy.sequence_form()
     op = op or cg.operator(plans[0].dtype)
-    out = []
-    for p, (tp, sigma) in enumerate(zip(cg.treeplexes, policy.sigma)):
-        # best response below each infoset, in the values' own memory (no [B, S] copy), then
-        # sigma's mix of those values in the same memory: [B, I] each
-        q, v = tp.bottom_up(op.cfv(p, plans[1 - p]), inplace=True)
-        played = tp.segment_sum(q.mul_(sigma) if q.shape[0] >= sigma.shape[0] else q * sigma)
-        q = None
-        gap = tp.parent_reach(plans[p]) * v.sub_(played)
-        w = tp.infoset_weights(gap.dtype)  # [1, I]: an infoset stands for its twins too
-        out.append(gap if w is None else gap.mul_(w))
-    return out
+    # best response below each infoset, in the values' own memory (no [B, S] copy), then the
+    # plan's mix of those values in the same memory: [B, I] each
+    return [_best_value(cg, p, op.cfv(p, plans[1 - p]), plans[p])[1] for p in (0, 1)]
 
 
 def evaluate(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = None) -> Evaluation:
@@ -218,13 +227,16 @@ def evaluate_plans(cg: CompiledGame, x: torch.Tensor, y: torch.Tensor, op: Payof
     return evaluate_plan_list(cg, [x, y], op)
 
 
-def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None = None) -> Evaluation:
+def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None = None,
+                       gaps: bool = False) -> Evaluation:
     """`evaluate_plans` from plans = [x, y], each a tensor or a function of no arguments that
     makes it, which it empties as it goes (None for a plan it no longer needs): x is made first
     and dropped once player 1's values are made, y next; each values array is dropped once its
     best response is taken. A caller who holds no other reference (`Solver.evaluate`) then
     keeps at most one plan and one player's values beside its state, where both plans and a
-    values array lived at once before.
+    values array lived at once before. With `gaps`, the result's `infoset_gaps` too, from the
+    same values (x then lives to the end): what `infoset_gaps` gives, without its two products
+    with the payoff operator (on the isomorphic flop spot 1.3 s of its 1.8).
 
     Example:
         >>> import tensorcfr
@@ -238,15 +250,21 @@ def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None 
     x = made(0)
     op = op or cg.operator(x.dtype)
     g = op.cfv(1, x)  # [B, S_1] = -A^T x: player 1's values, in player 1's sign
-    plans[0] = x = None
+    plans[0] = None
+    if not gaps:
+        x = None
     y = made(1)
     plans[1] = None
     # player 0's payoff is minus player 1's (a public form dealing one card a class: its twins' share)
     value = -cg.treeplexes[1].weighted_dot(y, g)
-    br1 = _best_value(cg, 1, g)
+    br1 = _best_value(cg, 1, g, y if gaps else None)
     g = None  # (player 1's values dropped before player 0's are made)
     g = op.cfv(0, y)  # [B, S_0]
     y = None
-    br0 = _best_value(cg, 0, g)
+    br0 = _best_value(cg, 0, g, x)
+    gap = None
+    if gaps:
+        (br0, gap0), (br1, gap1) = br0, br1
+        gap = (gap0, gap1)
     nash_conv = br0 + br1
-    return Evaluation((br0, br1), nash_conv, nash_conv / 2, value)
+    return Evaluation((br0, br1), nash_conv, nash_conv / 2, value, gap)

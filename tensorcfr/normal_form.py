@@ -474,8 +474,9 @@ class RegretMatching:
         tables = self.policy_tables(member)
         return {k: {w: tables[w][k] for w in ("average", "current")} for k in keys}
 
-    def histograms(self, member: int = 0) -> dict[str, torch.Tensor]:
-        """`regret_p{i}`: each action's cumulative unconditional regret over t."""
+    def histograms(self, member: int = 0, evaluation: dict | None = None) -> dict[str, torch.Tensor]:
+        """`regret_p{i}`: each action's cumulative unconditional regret over t (`evaluation`:
+        unused, the protocol's)."""
         t = max(self.iteration, 1)
         return {f"regret_p{i}": r[min(member, r.shape[0] - 1)] / t for i, r in enumerate(self.regrets)}
 
@@ -488,9 +489,10 @@ class RegretMatching:
         Z = self.joint()
         return Z.sum(2), Z.sum(1)
 
-    def evaluate(self) -> dict[str, Evaluation]:
+    def evaluate(self, infoset_gaps: bool = False) -> dict[str, Evaluation]:
         """Exact evaluation of the empirical marginals ("average") and of the distribution the next
-        play is drawn from ("current"), as product profiles."""
+        play is drawn from ("current"), as product profiles (`infoset_gaps`: unused, a matrix
+        game has no infosets to log)."""
         if self.iteration == 0:
             raise TensorCFRError("no play yet: step() first")
         return {"average": evaluate_profile(self.A, self.B, *self.average_strategy()),

@@ -256,8 +256,8 @@ def test_a_nan_in_an_evaluation_alone_stops_the_run(monkeypatch):
     s = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
     evaluate = s.evaluate
 
-    def bad():
-        ev = evaluate()
+    def bad(**kw):
+        ev = evaluate(**kw)
         ev["average"].game_value[:] = float("inf")
         return ev
     monkeypatch.setattr(s, "evaluate", bad)

@@ -77,6 +77,29 @@ def test_infoset_gaps_sum_to_each_players_best_response_gain():
         assert (gaps[0].sum() + gaps[1].sum()).item() == pytest.approx(ev.nash_conv.item(), abs=1e-12)
 
 
+@pytest.mark.parametrize("spec,form", [("leduc", "generic"), ("leduc", "public"), ("random(seed=3)", "generic"),
+                                       ("holdem_river(board=Ks7d2c9h4s, pot=10, stack=20, bets=(1,), cap=1, "
+                                        "range0='AA,KK,T9s,72o', range1='QQ,AK,98s')", "public")])
+def test_an_evaluations_infoset_gaps_are_the_histograms_own(spec, form):
+    # the training loop asks the evaluation for the average's gaps and hands them to histograms:
+    # the same numbers, bit for bit, as the gaps made on their own, and the evaluation's other
+    # figures those of an evaluation without them
+    s = tensorcfr.Solver(spec, "dcfr", form=form, device="cpu")
+    s.step(5)
+    with_gaps, plain = s.evaluate(infoset_gaps=True), s.evaluate()
+    assert plain["average"].infoset_gaps is None
+    for which in ("average", "current"):
+        a, b = with_gaps[which], plain[which]
+        for f in ("nash_conv", "exploitability", "game_value"):
+            assert torch.equal(getattr(a, f), getattr(b, f)), (which, f)
+        assert all(torch.equal(x, y) for x, y in zip(a.best_response, b.best_response))
+    alone = infoset_gaps(s.game, s.average_policy())
+    assert all(torch.equal(x, y) for x, y in zip(with_gaps["average"].infoset_gaps, alone))
+    assert (alone[0].sum() + alone[1].sum()).item() == pytest.approx(plain["average"].nash_conv.item(), abs=1e-12)
+    h, h_alone = s.histograms(0, with_gaps), s.histograms(0)
+    assert h.keys() == h_alone.keys() and all(torch.equal(h[k], h_alone[k]) for k in h)
+
+
 @pytest.mark.parametrize("algo", ["dcfr", "pcfr+", "oftrl", "cfr"])
 def test_interrupted_and_resumed_equals_uninterrupted_in_process(algo, device):
     def fresh():  # (deterministic: on CUDA, sums in a fixed order, so the runs agree bit for bit)

@@ -36,14 +36,16 @@ class IterativeSolver(Protocol):
     def non_finite(self) -> str | None:
         """The name of the first state tensor holding a NaN or an infinity, or None."""
 
-    def evaluate(self) -> dict:
-        """{"average" | "current": evaluation.Evaluation}: exact figures of both strategies."""
+    def evaluate(self, infoset_gaps: bool = False) -> dict:
+        """{"average" | "current": evaluation.Evaluation}: exact figures of both strategies
+        (`infoset_gaps`: a hint that `histograms` will follow with this evaluation)."""
 
     def regret_summary(self) -> dict[str, torch.Tensor]:
         """{name: [B]} the regret figures logged at each evaluation (may be empty)."""
 
-    def histograms(self, member: int = 0) -> dict[str, torch.Tensor]:
-        """{name: values} distributions logged as TensorBoard histograms (may be empty)."""
+    def histograms(self, member: int = 0, evaluation: dict | None = None) -> dict[str, torch.Tensor]:
+        """{name: values} distributions logged as TensorBoard histograms (may be empty), reusing
+        what `evaluation` (this iteration's `evaluate`) holds."""
 
     def infoset_keys(self) -> list[str]:
         """Every infoset's key."""

@@ -466,9 +466,13 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         checkpoint(snapshot())
         saved_at, last_save = solver.iteration, time.perf_counter()
 
+    # the histograms' best responses are collectives in a distributed run: every rank computes
+    # them (the CLI turns them off on every rank with --no-log), rank 0 writes them
+    histograms = opts.histograms and (writer is not None or getattr(solver, "distributed", False))
+
     def evaluate_now() -> dict:
         nonlocal since_eval, since_eval_time
-        ev = solver.evaluate()
+        ev = solver.evaluate(infoset_gaps=histograms)
         member_rows = []
         for b in range(solver.batch_size):
             row = evaluation_row(solver, b, ev)
@@ -479,10 +483,7 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         since_eval, since_eval_time = 0, 0.0
         rows.append(member_rows[0])
         gaps.append((member_rows[0]["iteration"], max(min(r[k] for k in key) for r in member_rows)))
-        # the histograms' best responses are collectives in a distributed run: every rank computes
-        # them (the CLI turns them off on every rank with --no-log), rank 0 writes them
-        hist = (solver.histograms(0) if opts.histograms and (writer is not None or getattr(solver, "distributed", False))
-                else None)
+        hist = solver.histograms(0, ev) if histograms else None
         if writer is not None:
             _log(writer, solver, member_rows, tracked_strategies(solver, track), hist)
         if progress is not None:
