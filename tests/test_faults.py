@@ -18,7 +18,7 @@ import tensorcfr
 from cli_run import error_line, run_cli
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.io.policies import load_policy, save_policy
-from tensorcfr.run import continuation
+from tensorcfr.run import checkpoints, continuation
 from tensorcfr.run.checkpoints import load_checkpoint, read_run_file, save_checkpoint, write_run_file
 
 BUDGETS = [0, 1, 17, 100, 1000, 5000, 20000]  # bytes a file may take before the disk is full
@@ -131,13 +131,16 @@ def test_the_value_cache_on_a_full_disk(monkeypatch, tmp_path, budget):
     assert temporaries(tmp_path) == []
 
 
+@pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("budget", BUDGETS + [60000])
-def test_a_checkpoint_on_a_full_disk(monkeypatch, tmp_path, budget):
+def test_a_checkpoint_on_a_full_disk(monkeypatch, tmp_path, budget, parallel):
     path = str(tmp_path / "checkpoint.pt")
     s = tensorcfr.Solver("leduc", "cfr+", device="cpu")
     s.step(2)
     save_checkpoint(path, {"solver": s.state_dict(), "iteration": 2})
     s.step(3)
+    # (Leduc's writes are under a megabyte: parallel, each is hashed in the second thread)
+    monkeypatch.setattr(checkpoints, "PARALLEL_HASH", 1 if parallel else 1 << 62)
     FullDisk(monkeypatch, tmp_path, budget)
     try:
         save_checkpoint(path, {"solver": s.state_dict(), "iteration": 5})
@@ -146,6 +149,28 @@ def test_a_checkpoint_on_a_full_disk(monkeypatch, tmp_path, budget):
     monkeypatch.undo()
     assert load_checkpoint(path)["iteration"] == (5 if budget == 60000 else 2)
     assert temporaries(tmp_path) == []
+
+
+def test_a_checkpoint_hashed_beside_its_writing_is_the_same_file(monkeypatch, tmp_path):
+    # large writes are hashed in a second thread while they go to the file, and the file is
+    # read back for its check a chunk ahead of the hashing: the same bytes as one thread's
+    payload = {"solver": {"regrets": torch.randn(3, 700_001, generator=torch.Generator().manual_seed(1))},
+               "iteration": 9, "small": torch.arange(5)}
+    files = {}
+    for parallel in (False, True):
+        monkeypatch.setattr(checkpoints, "PARALLEL_HASH", 1 << 20 if parallel else 1 << 62)
+        monkeypatch.setattr(checkpoints, "HASH_CHUNK", 1 << 20)  # (several chunks to read)
+        path = str(tmp_path / f"c{parallel}.pt")
+        save_checkpoint(path, payload)
+        files[parallel] = open(path, "rb").read()
+        back = load_checkpoint(path)
+        assert back["iteration"] == 9 and torch.equal(back["solver"]["regrets"], payload["solver"]["regrets"])
+    assert files[True] == files[False] and len(files[True]) > 8_400_000
+    altered = bytearray(files[True])
+    altered[len(altered) // 2] ^= 1  # a bit in the middle of the regrets, read in the fifth chunk
+    open(tmp_path / "bad.pt", "wb").write(bytes(altered))
+    with pytest.raises(TensorCFRError, match="checksum does not match|corrupt"):
+        load_checkpoint(str(tmp_path / "bad.pt"))
 
 
 @pytest.mark.parametrize("budget", [0, 3000, 30000])

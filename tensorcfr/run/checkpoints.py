@@ -31,6 +31,7 @@ import os
 import tempfile
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -54,8 +55,8 @@ def save_checkpoint(path: str, payload: dict) -> None:
     last record (the 2 bytes the digest leaves out), then the trailer itself."""
     tmp = f"{path}.tmp"
     try:
-        with open(tmp, "w+b") as f:  # (read too: the archive's last record is checked)
-            out = _Hashing(f, hold=2)
+        with open(tmp, "w+b") as f, ThreadPoolExecutor(1) as hasher:  # (read too: the archive's last record is checked)
+            out = _Hashing(f, hold=2, hasher=hasher)
             try:
                 torch.save(payload, out)
             except RuntimeError:
@@ -92,10 +93,14 @@ def _header(digest: bytes, length: int) -> bytes:
 
 class _Hashing(io.RawIOBase):
     """A write-only file that hashes and counts what passes through it into `f`, all but the
-    last `hold` bytes (kept in `held`, out of the digest)."""
+    last `hold` bytes (kept in `held`, out of the digest). With a `hasher` (an executor), a
+    large write is hashed there while it goes to the file: both let go of the GIL, and the
+    write returns once both are done, so the bytes are hashed in order and torch's buffer
+    outlives the hashing."""
 
-    def __init__(self, f, hold: int = 0):
+    def __init__(self, f, hold: int = 0, hasher=None):
         self.f, self.digest, self.length, self.hold, self.held = f, hashlib.sha256(), 0, hold, b""
+        self.hasher = hasher
         self.error: OSError | None = None  # what the file raised: torch.save's C++ writer reports it as a RuntimeError
 
     def writable(self):
@@ -105,6 +110,23 @@ class _Hashing(io.RawIOBase):
         mv = memoryview(b).cast("B")  # bytes, never a copy of a tensor's storage
         n = len(mv)
         self.length += n
+        hashing = None
+        if self.hasher is not None and n >= PARALLEL_HASH:
+            hashing = self.hasher.submit(self._hash, mv)
+        else:
+            self._hash(mv)
+        try:
+            self.f.write(mv)
+        except OSError as e:
+            self.error = e
+            raise
+        finally:
+            if hashing is not None:
+                hashing.result()
+        return n
+
+    def _hash(self, mv: memoryview) -> None:
+        n = len(mv)
         if not self.hold:
             self.digest.update(mv)
         elif n >= self.hold:
@@ -115,12 +137,6 @@ class _Hashing(io.RawIOBase):
             data = self.held + bytes(mv)
             self.digest.update(data[:max(0, len(data) - self.hold)])
             self.held = data[-self.hold:]
-        try:
-            self.f.write(mv)
-        except OSError as e:
-            self.error = e
-            raise
-        return n
 
 
 class _Window(io.RawIOBase):
@@ -152,6 +168,7 @@ class _Window(io.RawIOBase):
 
 
 HASH_CHUNK = 1 << 24
+PARALLEL_HASH = 1 << 20  # a write from this many bytes is hashed beside its writing (`_Hashing`)
 
 
 def load_checkpoint(path: str) -> dict:
@@ -190,15 +207,21 @@ def load_checkpoint(path: str) -> dict:
 
 
 def _sha256(f, start: int, length: int) -> bytes:
-    """The hex SHA-256 of bytes [start, start + length) of the open file `f`, a chunk at a time."""
-    h, left = hashlib.sha256(), length
+    """The hex SHA-256 of bytes [start, start + length) of the open file `f`, a chunk at a time,
+    each hashed in a second thread while the next is read (both let go of the GIL)."""
+    h, left, hashing = hashlib.sha256(), length, None
     f.seek(start)
-    while left > 0:
-        chunk = f.read(min(HASH_CHUNK, left))
-        if not chunk:
-            break
-        h.update(chunk)
-        left -= len(chunk)
+    with ThreadPoolExecutor(1) as hasher:
+        while left > 0:
+            chunk = f.read(min(HASH_CHUNK, left))
+            if hashing is not None:
+                hashing.result()  # (in order: one chunk at a time)
+            if not chunk:
+                break
+            hashing = hasher.submit(h.update, chunk)
+            left -= len(chunk)
+        if hashing is not None:
+            hashing.result()
     return h.hexdigest().encode()
 
 
