@@ -366,6 +366,25 @@ def test_progress_bar_on_a_terminal():
     assert stream.getvalue().endswith("\r")
 
 
+def test_the_progress_bar_says_when_a_checkpoint_is_being_saved():
+    # the last save (a flop spot's takes seconds) comes after the iterations: the bar stays
+    # and says so, then shows the exploitability again after a save mid-run
+    import io
+
+    stream = io.StringIO()
+    bar = Progress(40, stream=stream, enabled=True)
+    seen = []
+    s = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
+    train(s, 40, 10, progress=bar, checkpoint=lambda st: seen.append((st["rows"][-1]["iteration"],
+                                                                       stream.getvalue()[-200:])),
+          checkpoint_every=20)
+    assert [it for it, _ in seen] == [20, 40]  # every 20 (the last one not written twice)
+    assert all("saving the checkpoint" in shown for _, shown in seen)
+    after_first = stream.getvalue().split("saving the checkpoint", 1)[1]
+    assert "exploitability" in after_first.split("saving the checkpoint")[0]  # shown again after it
+    assert bar.bar is None  # closed once the run is done
+
+
 @pytest.mark.parametrize("algo", ["dcfr", "oftrl"])
 def test_checkpoints_from_before_the_iteration_refactor_still_load(algo):
     """tests/data holds Kuhn solver states after 5 iterations, written by the code of commit

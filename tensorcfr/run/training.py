@@ -171,13 +171,16 @@ class Progress:
         >>> bar.update(50, exploitability=1e-3)
         >>> "50/100" in bar.stream.getvalue() and "1.000e-03" in bar.stream.getvalue()
         True
+        >>> bar.status("saving the checkpoint")
+        >>> "saving the checkpoint" in bar.stream.getvalue()
+        True
     """
 
     def __init__(self, total: int, stream=None, enabled: bool | None = None, initial: int = 0):
         self.stream = stream or sys.stderr
         isatty = getattr(self.stream, "isatty", None)
         self.enabled = (isatty is not None and isatty()) if enabled is None else enabled
-        self.bar = None
+        self.bar, self.postfix = None, ""
         if self.enabled:
             from tqdm import tqdm
 
@@ -193,7 +196,14 @@ class Progress:
             return
         self.bar.update(max(0, min(iteration, self.bar.total) - self.bar.n))
         if exploitability is not None:  # an evaluation (rare): drawn at once
-            self.bar.set_postfix_str(f"exploitability {exploitability:.3e}")
+            self.postfix = f"exploitability {exploitability:.3e}"
+            self.bar.set_postfix_str(self.postfix)
+
+    def status(self, text: str | None) -> None:
+        """Show `text` beside the bar while something other than iterations takes the time (a
+        flop spot's 1.5-GB checkpoint takes seconds); None: the last exploitability again."""
+        if self.bar is not None:
+            self.bar.set_postfix_str(self.postfix if text is None else text)
 
     def clear(self) -> None:
         """Hide the bar (before a line is printed); the next update draws it again."""
@@ -463,7 +473,11 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
     def save():
         nonlocal saved_at, last_save
         stop_if_not_finite()
+        if progress is not None:
+            progress.status("saving the checkpoint")
         checkpoint(snapshot())
+        if progress is not None:
+            progress.status(None)
         saved_at, last_save = solver.iteration, time.perf_counter()
 
     # the histograms' best responses are collectives in a distributed run: every rank computes
@@ -527,12 +541,12 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         if checkpoint is not None and (due or (opts.checkpoint_seconds is not None
                                               and time.perf_counter() - last_save >= opts.checkpoint_seconds)):
             save()
-    if progress is not None:
-        progress.close()
-    if checkpoint is not None:
+    if checkpoint is not None and saved_at != solver.iteration:  # (not twice: a flop spot's takes seconds)
         save()  # before a closing evaluation, so a resumed run's rows match
     if rows.stopped in ("interrupted", "time_limit") and (not rows or rows[-1]["iteration"] != solver.iteration):
         evaluate_now()
+    if progress is not None:  # (after the last save and evaluation: the bar says what takes the time)
+        progress.close()
     if writer is not None:
         writer.flush()
     return rows
