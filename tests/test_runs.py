@@ -98,6 +98,9 @@ def test_an_evaluations_infoset_gaps_are_the_histograms_own(spec, form):
     assert (alone[0].sum() + alone[1].sum()).item() == pytest.approx(plain["average"].nash_conv.item(), abs=1e-12)
     h, h_alone = s.histograms(0, with_gaps), s.histograms(0)
     assert h.keys() == h_alone.keys() and all(torch.equal(h[k], h_alone[k]) for k in h)
+    for without in (plain, {}, {"current": with_gaps["current"]}):  # nothing to take: made afresh
+        h = s.histograms(0, without)
+        assert all(torch.equal(h[k], h_alone[k]) for k in h)
 
 
 @pytest.mark.parametrize("algo", ["dcfr", "pcfr+", "oftrl", "cfr"])

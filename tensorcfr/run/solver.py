@@ -361,7 +361,7 @@ class Solver:
         # the gaps first: their best responses' arrays are gone before the regrets' copies are
         # made (the isomorphic flop spot's CLI run: the first call took its process from 3,054
         # to 4,605 MB the other way round, from 3,014 to 4,232 MB this way)
-        gaps = evaluation["average"].infoset_gaps if evaluation is not None else None
+        gaps = getattr((evaluation or {}).get("average"), "infoset_gaps", None)
         if gaps is None:
             with deterministic_mode(self._deterministic):
                 gaps = infoset_gaps(self.game, self.average_policy(), self.op)
