@@ -516,6 +516,23 @@ def test_info_estimates_the_form_it_compiles_in(capsys):
         info["compiled"]
 
 
+def test_info_estimates_at_the_dtype_a_solve_would_run_in(capsys):
+    # a full-range turn spot: 3.1 GB at float64, 2.0 GB at float32; info gives the estimate a
+    # solve in that dtype is held to (both refused here by a smaller limit, so nothing is built)
+    from tensorcfr.compiler import host_estimate
+
+    turn = "holdem_turn(board=Ks7d2c9h, pot=10, stack=100, bets=(0.5,1,allin), cap=2)"
+    need = {d: host_estimate(turn, dtype=d, max_memory=None) for d in ("float32", "float64")}
+    assert need["float32"] < need["float64"]
+    for dtype in ("float32", "float64"):
+        assert main(["info", turn, "--json", "--device", "cpu", "--dtype", dtype, "--max-memory", "1G"]) == 0
+        info = json.loads(capsys.readouterr().out)
+        assert info["estimated_bytes"] == need[dtype]
+        assert info["compiled"].startswith("no: ") and f"needs {need[dtype] / 1e9:.1f} GB" in info["compiled"]
+        assert main(["solve", turn, "--dtype", dtype, "--max-memory", "1G", "--no-log", "--device", "cpu"]) == 2
+        assert f"needs {need[dtype] / 1e9:.1f} GB" in capsys.readouterr().err
+
+
 def test_public_run_resumes_bit_identically(tmp_path, capsys):
     args = ["solve", "leduc", "--algo", "pcfr+", "--json", "--logdir", str(tmp_path), "--form", "public",
             "--deterministic"]

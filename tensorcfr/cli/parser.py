@@ -298,6 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true", help="print one JSON object")
     i.add_argument("--device", default="auto",
                    help="the device a solve would run on, for --form auto's rule: cpu, cuda or auto (default)")
+    i.add_argument("--dtype", choices=("float32", "float64"), default="float64",
+                   help="the floating-point type a solve would run in, for estimated_bytes (as solve's --dtype)")
     _size_flags(i)
     sub.add_parser("games", help="list the registered games")
 
