@@ -77,14 +77,20 @@ def test_infoset_gaps_sum_to_each_players_best_response_gain():
         assert (gaps[0].sum() + gaps[1].sum()).item() == pytest.approx(ev.nash_conv.item(), abs=1e-12)
 
 
-@pytest.mark.parametrize("spec,form", [("leduc", "generic"), ("leduc", "public"), ("random(seed=3)", "generic"),
-                                       ("holdem_river(board=Ks7d2c9h4s, pot=10, stack=20, bets=(1,), cap=1, "
-                                        "range0='AA,KK,T9s,72o', range1='QQ,AK,98s')", "public")])
-def test_an_evaluations_infoset_gaps_are_the_histograms_own(spec, form):
+BATCHED_DCFR = "dcfr(alpha=(1,1.5,2),beta=(0,0,0),gamma=(2,2,2))"
+
+
+@pytest.mark.parametrize("spec,form,algo", [
+    ("leduc", "generic", "dcfr"), ("leduc", "public", "dcfr"), ("random(seed=3)", "generic", "dcfr"),
+    ("holdem_river(board=Ks7d2c9h4s, pot=10, stack=20, bets=(1,), cap=1, range0='AA,KK,T9s,72o', "
+     "range1='QQ,AK,98s')", "public", "dcfr"),
+    (["kuhn", "kuhn(ante=2)"], "generic", "dcfr"),  # a batch of games
+    ("leduc", "public", BATCHED_DCFR), ("leduc", "generic", BATCHED_DCFR)])  # a batch of settings on one game
+def test_an_evaluations_infoset_gaps_are_the_histograms_own(spec, form, algo):
     # the training loop asks the evaluation for the average's gaps and hands them to histograms:
     # the same numbers, bit for bit, as the gaps made on their own, and the evaluation's other
     # figures those of an evaluation without them
-    s = tensorcfr.Solver(spec, "dcfr", form=form, device="cpu")
+    s = tensorcfr.Solver(spec, algo, form=form, device="cpu")
     s.step(5)
     with_gaps, plain = s.evaluate(infoset_gaps=True), s.evaluate()
     assert plain["average"].infoset_gaps is None
@@ -95,12 +101,14 @@ def test_an_evaluations_infoset_gaps_are_the_histograms_own(spec, form):
         assert all(torch.equal(x, y) for x, y in zip(a.best_response, b.best_response))
     alone = infoset_gaps(s.game, s.average_policy())
     assert all(torch.equal(x, y) for x, y in zip(with_gaps["average"].infoset_gaps, alone))
-    assert (alone[0].sum() + alone[1].sum()).item() == pytest.approx(plain["average"].nash_conv.item(), abs=1e-12)
-    h, h_alone = s.histograms(0, with_gaps), s.histograms(0)
-    assert h.keys() == h_alone.keys() and all(torch.equal(h[k], h_alone[k]) for k in h)
-    for without in (plain, {}, {"current": with_gaps["current"]}):  # nothing to take: made afresh
-        h = s.histograms(0, without)
-        assert all(torch.equal(h[k], h_alone[k]) for k in h)
+    assert alone[0].shape[0] == s.batch_size  # a row a member, each summing to its NashConv
+    torch.testing.assert_close(alone[0].sum(1) + alone[1].sum(1), plain["average"].nash_conv, rtol=0, atol=1e-12)
+    for member in range(s.batch_size):
+        h, h_alone = s.histograms(member, with_gaps), s.histograms(member)
+        assert h.keys() == h_alone.keys() and all(torch.equal(h[k], h_alone[k]) for k in h)
+        for without in (plain, {}, {"current": with_gaps["current"]}):  # nothing to take: made afresh
+            h = s.histograms(member, without)
+            assert all(torch.equal(h[k], h_alone[k]) for k in h)
 
 
 @pytest.mark.parametrize("algo", ["dcfr", "pcfr+", "oftrl", "cfr"])
