@@ -382,15 +382,16 @@ def test_the_progress_bar_says_when_a_checkpoint_is_being_saved():
     # and says so, then shows the exploitability again after a save mid-run
     import io
 
-    stream = io.StringIO()
-    bar = Progress(40, stream=stream, enabled=True)
-    seen = []
-    s = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
-    train(s, 40, 10, progress=bar, checkpoint=lambda st: seen.append((st["rows"][-1]["iteration"],
-                                                                       stream.getvalue()[-200:])),
-          checkpoint_every=20)
-    assert [it for it, _ in seen] == [20, 40]  # every 20 (the last one not written twice)
-    assert all("saving the checkpoint" in shown for _, shown in seen)
+    for iterations, saves in ((50, [20, 40, 50]), (40, [20, 40])):  # the last one after the loop; not twice
+        stream = io.StringIO()
+        bar = Progress(iterations, stream=stream, enabled=True)
+        seen = []
+        s = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
+        train(s, iterations, 10, progress=bar, checkpoint_every=20,
+              checkpoint=lambda st, seen=seen, stream=stream: seen.append((st["rows"][-1]["iteration"],
+                                                                           stream.getvalue()[-200:])))
+        assert [it for it, _ in seen] == saves
+        assert all("saving the checkpoint" in shown for _, shown in seen)
     after_first = stream.getvalue().split("saving the checkpoint", 1)[1]
     assert "exploitability" in after_first.split("saving the checkpoint")[0]  # shown again after it
     assert bar.bar is None  # closed once the run is done
