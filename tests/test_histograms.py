@@ -59,6 +59,18 @@ def test_other_dtypes_take_the_writers_own_counts():
     assert histogram_proto(v) == make_histogram(v.numpy(), default_bins())
 
 
+def test_the_default_edges_are_the_writers_own(tmp_path):
+    # (SummaryWriter makes its list in __init__, an attribute of each writer: the loop's tables
+    # are built once, without one, from this copy of it)
+    from torch.utils.tensorboard import SummaryWriter
+
+    w = SummaryWriter(str(tmp_path))
+    try:
+        assert default_bins() == w.default_bins
+    finally:
+        w.close()
+
+
 def test_no_stretch_of_a_16_bit_prefix_holds_two_edges():
     # the loop reads a number's bucket from its prefix's lowest and compares once with the edge
     # above: right only where each prefix's stretch of float32 numbers holds one edge at most

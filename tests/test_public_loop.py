@@ -464,6 +464,7 @@ def test_an_evaluation_takes_the_best_response_walk_and_gives_torchs_numbers(mon
     assert ran == [True] * 4  # average and current, a player each
     monkeypatch.setattr(public_loop, "LOOP_ENTRIES", 1 << 62)
     want = s.evaluate()
+    assert ran == [True] * 4 + [False] * 4  # torch's passes the second time, not the walk again
     for which in ("average", "current"):
         a, b = got[which], want[which]
         assert torch.equal(a.nash_conv, b.nash_conv) and torch.equal(a.game_value, b.game_value)
