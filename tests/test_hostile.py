@@ -543,14 +543,17 @@ print((status("VmHWM") - base) * 1024 / estimate_bytes(cg.num_histories))
     assert 0.6 <= ratio <= 1.1, ratio
 
 
-def test_the_public_estimate_bounds_a_measured_solve():
-    """The full-range hold'em turn spot in the public-tree form at float32: the peak above the
-    process's baseline, compiling, building a DCFR solver, 3 iterations and an evaluation, is
-    at most `compiler.host_estimate` and more than 40% of it (`experiments/memory_estimate.py`:
-    1.06 to 1.24 GB in 3 runs against 1.99 GB estimated, 2026-11-27, since the showdown's factors
-    take a row per run of cards while the estimate counts a row a payoff class; 1.37 to 1.57 GB
-    before; 0.89 to 0.92 GB on 2026-11-29, against 1.02 to 1.22 GB for that morning's code, once
-    a run stopped loading torch's compiler for its normalisation). On the CPU by name: on a
+@pytest.mark.parametrize("spot, dtype", [
+    ("holdem_turn(board=Ks7d2c9h, pot=10, stack=100, bets=(0.5,1,allin), cap=2)", "float32"),
+    ("holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, bets=(0.5,1,allin), cap=2)", "float64"),
+])
+def test_the_public_estimate_bounds_a_measured_solve(spot, dtype):
+    """Full-range hold'em spots in the public-tree form: the peak above the process's baseline,
+    compiling, building a DCFR solver, 3 iterations and an evaluation, is at most
+    `compiler.host_estimate` and more than 40% of it (`experiments/memory_estimate.py`, 3 runs
+    each, 2026-11-29: the turn spot at float32 827 MB against 1,517 MB estimated; the river
+    spot, whose walk makes its dense matrices, 431 MB against 518 MB, where the estimate before
+    counted 3,057 MB for that walk). On the CPU by name: on a
     machine with a GPU the default device is CUDA, whose solve leaves the host's peak to the
     CUDA runtime (this test failed there on an H100, 2026-11-27)."""
     import subprocess
@@ -561,14 +564,15 @@ import torch, tensorcfr
 from tensorcfr.compiler import host_estimate
 def status(key):  # kB
     return int(next(line.split()[1] for line in open("/proc/self/status") if line.startswith(key + ":")))
-spot = "holdem_turn(board=Ks7d2c9h, pot=10, stack=100, bets=(0.5,1,allin), cap=2)"
-need = host_estimate(spot, form="public", dtype="float32")
+spot, dtype = SPOT, DTYPE
+need = host_estimate(spot, form="public", dtype=dtype)
 open("/proc/self/clear_refs", "w").write("5")  # the peak (VmHWM) starts again from the present size
 base = status("VmRSS")
-cg = tensorcfr.compile(spot, form="public", dtype="float32")
-s = tensorcfr.Solver(cg, "dcfr", device="cpu", dtype=torch.float32, capture="none"); s.step(3); s.evaluate()
+cg = tensorcfr.compile(spot, form="public", dtype=dtype)
+s = tensorcfr.Solver(cg, "dcfr", device="cpu", dtype=getattr(torch, dtype), capture="none"); s.step(3); s.evaluate()
 print((status("VmHWM") - base) * 1024 / need)
 """
+    code = code.replace("SPOT", repr(spot)).replace("DTYPE", repr(dtype))
     ratio = float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
     assert 0.4 <= ratio <= 1.0, ratio
 

@@ -110,6 +110,24 @@ def _exponent(n: int) -> int:
     return e - 1 if 10**e > n else e + 1 if 10**(e + 1) <= n else e
 
 
+# the public form's temporaries and the holes they leave in a kept heap, in arrays of the larger
+# player's size: (below float64, at float64); a card game at float64 three more (float64) for its
+# holes. The same work peaks differently from one process to the next as the holes fall: the
+# full-range hold'em turn spot at float64 from 1,545 to 3,008 MB (13 runs: 1,545 to 1,651 in 8,
+# 2,667 to 3,008 in 5), at float32 827 MB in all 3; the isomorphic flop spot 6,066 to 6,677 MB at
+# float64 and 2,799 to 3,104 MB at float32 (experiments/memory_estimate.py, 2 cores, 2026-11-29)
+TEMPORARY_ARRAYS = (4, 6)
+CARD_HOLE_ARRAYS = (0, 3)
+# a card game's walk: the bytes an entry of the dense payoff matrices it keeps, and a pair of types
+# of the block of classes whose utilities it evaluates at once where it makes them from the game's
+# utilities (`compiler/public.py`'s `UTILITY_ENTRIES`). Measured, the compile's peak: the
+# full-range river spot, its 25.7 million entries made from its factors, 444 MB; a river spot of
+# 3.6 million entries (129 x 1,081 hands), made from utilities 2.1 million pairs at a time, 279 MB
+# (223 MB of them numpy's, traced; 2026-11-29)
+CARD_WALK_BYTES = 16
+CARD_UTILITY_BYTES = 100
+
+
 def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes: int = 8,
                           matrix_entries: int | None = None, factor_entries: int | None = None,
                           members: int = 1, board_rows: int | None = None) -> int:
@@ -118,28 +136,26 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     the code holds, the larger of:
 
     - the walk's: ~300 B a public node, and 120 B an entry of the payoff matrices it evaluates
-      (`matrix_entries`, default T0 T1; 0 for a ranked deal, which has none);
+      (`matrix_entries`, default T0 T1; 0 for a ranked deal, which has none); in a card game,
+      `CARD_WALK_BYTES` an entry of the dense matrices it keeps (up to `DENSE_ENTRIES`) and,
+      where it makes them from the game's utilities (up to `CHECKED_ENTRIES` a member),
+      `CARD_UTILITY_BYTES` a pair of types of a block of classes (`UTILITY_ENTRIES`);
     - the solve's: the index tensors (~100 B a public node); per member, the state (strategy,
       average and regrets, three arrays a player of (public sequences ~ public nodes / 2) x
-      types entries) and the temporaries of the build, an update or an evaluation (values,
-      plans, normalising sums, the rule's): measured, about four arrays of the larger player's
-      size in the solve's dtype (and in a card game two in float64: the payoff extent's and
-      the kernels' sums), and two more in the solve's dtype for the holes of a kept heap
-      (`memory.keep_freed_memory`: 300 river spots at float64 peaked from 2,542 to 3,582 MB in three
-      runs of the same work); the kept payoff matrices, float64 in the compiled game and a
-      copy in the solver's dtype.
+      types entries); the temporaries of the build, an update or an evaluation (values, plans,
+      normalising sums, the rule's) with the holes they leave in the heap a solver keeps
+      (`memory.keep_freed_memory`), `TEMPORARY_ARRAYS` arrays of the larger player's size in
+      the solve's dtype, and in a card game two more in float64 (the payoff extent's and the
+      kernels' sums) and `CARD_HOLE_ARRAYS` more for its holes; the kept payoff matrices,
+      float64 in the compiled game and a copy in the solver's dtype.
 
     The solve's fixed part: torch.compile's inductor (`FUSED_BYTES`) where the fused kernels
     serve (one game, a player's arrays from `FUSE_ENTRIES` entries), besides the process's
-    (`FIXED_BYTES`). A card game (`factor_entries` given: T0 + T1 float64 a payoff class, what
-    its showdown factors took before they were kept a row per run of cards; counted still, for
-    the holes of a kept heap: the turn spot's peak at float64 went from 1,970 to 2,867 MB from
-    one run to the next, and to 1,846-1,856 MB with glibc's defaults, 2026-11-27) keeps its
-    matrices only up to `DENSE_ENTRIES` (all members together) and its factors always; a kernel
-    call holds a board's terminal rows (`board_rows`, every member's) in and out, float64 rows
-    of 2 T entries; with few types (`DENSE_KERNEL_PAIRS`), a stacked call of `STACK_ENTRIES`
-    entries in and out; a batch's payoff extent, `TOTALS_ENTRIES` entries in
-    some 20 float64 arrays while the solver is built.
+    (`FIXED_BYTES`). A card game (`factor_entries` given) keeps its matrices only up to
+    `DENSE_ENTRIES` (all members together); a kernel call holds a board's terminal rows
+    (`board_rows`, every member's) in and out, float64 rows of 2 T entries; with few types
+    (`DENSE_KERNEL_PAIRS`), a stacked call of `STACK_ENTRIES` entries in and out; a batch's
+    payoff extent, `TOTALS_ENTRIES` entries in some 20 float64 arrays while the solver is built.
 
     `members`: a batch of that many games over one tree, each of these sizes (types: the
     batch's, the union of its members'). `experiments/memory_estimate.py` measures the
@@ -149,23 +165,27 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     `public_size_hint`; alone at float32 and float64, and 10 such spots at float32):
         >>> turn = dict(matrix_entries=15_283_876_608, factor_entries=27_099_072, board_rows=554)
         >>> [round(public_estimate_bytes(41_547, (1128, 1128), e, **turn) / 1e9, 2) for e in (4, 8)]
-        [1.99, 3.12]
+        [1.59, 3.47]
         >>> round(public_estimate_bytes(41_547, (1128, 1128), 4, **turn, members=10) / 1e9, 1)
-        17.6
+        13.5
     """
     from tensorcfr.spaces.fused import FUSE_ENTRIES  # (where the fused kernels serve: one member, large arrays)
 
     entries = [(public_nodes // 2 + 1) * t for t in types]
-    solve = 100 * public_nodes + members * dtype_bytes * (3 * sum(entries) + 6 * max(entries))
+    temporaries = TEMPORARY_ARRAYS[dtype_bytes >= 8]
+    solve = 100 * public_nodes + members * dtype_bytes * (3 * sum(entries) + temporaries * max(entries))
     matrices = types[0] * types[1] if matrix_entries is None else matrix_entries
+    walk = 300 * public_nodes + 120 * matrices
     if factor_entries is not None:
         # (the compiler's and the operators' rules; sizes.py is imported by the compiler)
-        from tensorcfr.compiler.public import DENSE_ENTRIES
+        from tensorcfr.compiler.public import CHECKED_ENTRIES, DENSE_ENTRIES, UTILITY_ENTRIES
         from tensorcfr.operators.cards import DENSE_KERNEL_PAIRS, TOTALS_ENTRIES
         from tensorcfr.operators.public import STACK_ENTRIES
 
-        solve += 8 * (factor_entries + 2 * max(entries)) * members
+        solve += 8 * (2 + CARD_HOLE_ARRAYS[dtype_bytes >= 8]) * max(entries) * members
+        block = min(matrices, max(UTILITY_ENTRIES, types[0] * types[1])) if matrices <= CHECKED_ENTRIES else 0
         matrices = matrices if members * matrices <= DENSE_ENTRIES else 0
+        walk = 300 * public_nodes + CARD_UTILITY_BYTES * block + CARD_WALK_BYTES * matrices
         solve += 2 * 8 * members * (board_rows or 0) * 2 * max(types)
         if types[0] * types[1] <= DENSE_KERNEL_PAIRS:
             solve += 2 * dtype_bytes * STACK_ENTRIES
@@ -173,7 +193,7 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
             solve += 20 * 8 * TOTALS_ENTRIES
     solve += (8 + dtype_bytes) * matrices * members
     fused = FUSED_BYTES if members == 1 and max(entries) >= FUSE_ENTRIES else 0
-    return FIXED_BYTES + max(300 * public_nodes + 120 * matrices, fused + solve)
+    return FIXED_BYTES + max(walk, fused + solve)
 
 
 def public_need(hint: tuple, members: int = 1, dtype_bytes: int = 8) -> int:
