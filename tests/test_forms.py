@@ -18,6 +18,7 @@ from tensorcfr import compiler, forms
 from tensorcfr.cli.commands import main
 from tensorcfr.forms.public import PublicCompiledGame
 from tensorcfr.compiler.public import compile_public
+from tensorcfr.errors import TensorCFRError
 
 FORMS = ["generic", "public"]
 
@@ -531,6 +532,24 @@ def test_info_estimates_at_the_dtype_a_solve_would_run_in(capsys):
         assert info["compiled"].startswith("no: ") and f"needs {need[dtype] / 1e9:.1f} GB" in info["compiled"]
         assert main(["solve", turn, "--dtype", dtype, "--max-memory", "1G", "--no-log", "--device", "cpu"]) == 2
         assert f"needs {need[dtype] / 1e9:.1f} GB" in capsys.readouterr().err
+
+
+def test_a_float64_refusal_names_float32_where_that_fits():
+    """A public-form game past --max-memory at float64 but within it at float32: the one-line
+    refusal offers `--dtype float32` with that estimate first, and taking it passes the check;
+    where float32 would not fit either, or the solve is float32 already, it is not offered."""
+    from tensorcfr.compiler import host_estimate
+
+    turn = "holdem_turn(board=Ks7d2c9h, pot=10, stack=100, bets=(0.5,1,allin), cap=2)"
+    need = {d: host_estimate(turn, dtype=d, max_memory=None) for d in ("float32", "float64")}
+    between = (need["float32"] + need["float64"]) // 2
+    with pytest.raises(TensorCFRError, match=rf"; --dtype float32 \({need['float32'] / 1e9:.1f} GB\), a smaller game"):
+        tensorcfr.compile(turn, form="public", max_memory=between)
+    assert tensorcfr.compile(turn, form="public", max_memory=between, dtype="float32").sizes()["types"] == [1128, 1128]
+    for dtype, limit in (("float64", need["float32"] - 1), ("float32", need["float32"] - 1)):
+        with pytest.raises(TensorCFRError) as refused:
+            tensorcfr.compile(turn, form="public", max_memory=limit, dtype=dtype)
+        assert "--dtype" not in str(refused.value) and "; a smaller game" in str(refused.value)
 
 
 def test_public_run_resumes_bit_identically(tmp_path, capsys):

@@ -223,10 +223,13 @@ def public_limit(name: str, hint, histories: tuple[int, bool] | None, max_histor
         source = "available" if memory == "auto" else "allowed by --max-memory"
         size = "" if histories is None else f"{'' if histories[1] else 'at least '}{approx(histories[0])} histories; "
         each = " a member" if members > 1 else ""
+        # what would fit instead: the same game at float32 where a float64 solve does not
+        single = public_need(hint, members, 4) if dtype_bytes > 4 else None
+        instead = f"--dtype float32 ({_gb(single)}), " if single is not None and single <= budget else ""
         raise TensorCFRError(f"{name}: {size}its public-tree form ({approx(hint[0])} public nodes, {hint[1][0]} x "
                              f"{hint[1][1]} types{each}) needs {_gb(need)} to compile and solve, {_gb(budget)} {source}; "
-                             f"a smaller {'batch' if members > 1 else 'game'}, or --max-memory if the estimate is too "
-                             "cautious")
+                             f"{instead}a smaller {'batch' if members > 1 else 'game'}, or --max-memory if the estimate "
+                             "is too cautious")
 
 
 def walk_limit(name: str, hint: tuple[int, bool] | None, method: str, max_histories: int | None,
