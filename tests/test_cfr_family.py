@@ -146,3 +146,44 @@ def test_pdcfr_plus_is_the_papers_update(spec, device):
         solver.step()
         assert_tables_close(solver.current_policy().to_dict(), paper.current_policy(), "current strategy", t)
         assert_tables_close(solver.average_policy().to_dict(), paper.average_policy(), "average strategy", t)
+
+
+@pytest.mark.parametrize("form", ["generic", "public"])
+def test_the_iterations_workspace_changes_no_number(form, monkeypatch):
+    """On the CPU the exact iteration makes its plans and values in arrays it keeps
+    (`iteration._workspace`), not afresh four times an iteration: with every rule (and a batch
+    of settings), 6 iterations leave the strategies, averages and rule state bit for bit those of
+    a run that makes each array afresh, and a step after the first makes none of the arrays of a
+    strategy's shape it made for them (counted by factory op: the rules' own are left)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    import tensorcfr.updates.iteration as iteration
+
+    factories = {"empty", "empty_like", "zeros", "zeros_like", "new_empty", "new_zeros", "empty_strided"}
+
+    def run(algo, workspace):
+        monkeypatch.setattr(iteration, "WORKSPACE", workspace)
+        s = tensorcfr.Solver(tensorcfr.compile("leduc", form=form), algo, dtype=torch.float64, capture="none",
+                             device="cpu")
+        s.step(5)
+        shapes, made = {tuple(x.shape) for x in s.state.sigma}, []
+
+        class Made(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                if tuple(getattr(out, "shape", ())) in shapes and func._schema.name.split("::")[1].split(".")[0] \
+                        in factories:
+                    made.append(str(func))
+                return out
+        with Made():
+            s.step(1)
+        tensors = s.state.tensors()
+        return [*tensors["sigma"], *tensors["average"], *(t for st in tensors["state"] for t in st.values())], len(made)
+
+    for algo in [*tensorcfr.updates.rules.PRESETS, "dcfr(alpha=(1.5,2))"]:
+        (kept, n_kept), (fresh, n_fresh) = run(algo, True), run(algo, False)
+        assert len(kept) == len(fresh) and all(same(a, b, "cpu") for a, b in zip(kept, fresh)), algo
+        # what the iteration no longer makes: each player's plan and values, and with alternating
+        # updates player 0's plan at the start of a step (which a step's last iteration leaves unaveraged)
+        simultaneous = tensorcfr.updates.rules.make_config(algo).updates == "simultaneous"
+        assert n_fresh - n_kept == (4 if simultaneous else 5), (algo, n_kept, n_fresh)

@@ -64,9 +64,11 @@ class DecisionSpace(Protocol):
     def sequence_form(self, sigma: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         """Behavioural strategy [B, S] -> realisation plan [B, S] (top-down products)."""
 
-    def averaged_plan(self, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None) -> torch.Tensor | None:
-        """The realisation plan [B, S] of sigma, with `average` [B, S] times `discount` (where not
-        None) plus the plan times `weight`, in one fused walk; None where the space has none."""
+    def averaged_plan(self, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None,
+                      out: torch.Tensor | None = None) -> torch.Tensor | None:
+        """The realisation plan [B, S] of sigma (in `out` where given), with `average` [B, S] times
+        `discount` (where not None) plus the plan times `weight`, in one fused walk; None where
+        the space has none."""
 
     def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False):
         """Counterfactual values [B, S] -> (values of the infosets under `sigma`, or their best
@@ -131,8 +133,11 @@ class DecisionSpace(Protocol):
 class Operator(Protocol):
     """The payoff as a bilinear operator: player 0's payoff is x0ᵀ A x1, player 1's its negation."""
 
-    def cfv(self, player: int, x_other: torch.Tensor) -> torch.Tensor:
-        """[B, S_player]: counterfactual values of `player`'s sequences against the other's plan [B, S_other]."""
+    def cfv(self, player: int, x_other: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """[B, S_player]: counterfactual values of `player`'s sequences against the other's plan
+        [B, S_other]. `out`, where given, is a [B, S_player] array the values may be written into
+        (the iteration's workspace on the CPU, so that no large array is freed and made again each
+        iteration): the caller takes the returned tensor, which may be `out` or a new one."""
 
     def value(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """[B]: player 0's expected payoff of plans x [B, S0] and y [B, S1]."""

@@ -79,8 +79,8 @@ class ShardedOperator:
     def _sum(self, t: torch.Tensor) -> torch.Tensor:
         return all_reduce(t, "summing the counterfactual values", group=self.group)
 
-    def cfv(self, player: int, x_other: torch.Tensor) -> torch.Tensor:
-        return self._sum(self.local.cfv(player, x_other).contiguous())
+    def cfv(self, player: int, x_other: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        return self._sum(self.local.cfv(player, x_other, out=out).contiguous())
 
     def value(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return self._sum(self.local.value(x, y).contiguous())

@@ -81,11 +81,14 @@ class PayoffOperator:
         s0, s1 = s0.long(), s1.long()  # index_add_ is slow with int32 indices on the CPU
         return PayoffOperator(sizes, rows=(s0, s1), cols=(s1, s0), vals=(a, -a))
 
-    def cfv(self, player: int, x_other: torch.Tensor) -> torch.Tensor:
-        """Player `player`'s counterfactual values [B, S_p] against x_other [B, S_other]."""
+    def cfv(self, player: int, x_other: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Player `player`'s counterfactual values [B, S_p] against x_other [B, S_other] (`out`:
+        an array the result may be written into, `Operator.cfv`)."""
         if self.csr is not None:
             mats = self.csr[player]  # one matrix, or one per batch member
-            out = x_other.new_empty(x_other.shape[0], self.sizes[player])  # [B, S_p]
+            shape = (x_other.shape[0], self.sizes[player])  # [B, S_p]
+            if out is None or out.shape != shape or out.dtype != x_other.dtype or not out.is_contiguous():
+                out = x_other.new_empty(shape)
             for b in range(x_other.shape[0]):  # per batch member: a column is a view, x_other.T a copy
                 a = mats[b if len(mats) > 1 else 0]
                 torch.mm(a, x_other[b].reshape(-1, 1), out=out[b].view(-1, 1))  # (2x faster on the CPU)

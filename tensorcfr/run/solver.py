@@ -331,6 +331,7 @@ class Solver:
         """Exact evaluation of the average and the current strategy: {"average": ..., "current": ...};
         with `infoset_gaps`, the average's carries its infoset gaps, which `histograms` takes
         from it instead of two more products with the payoff operator."""
+        self.state.drop_work()  # (its memory the evaluation's, rather than more beside it)
         with deterministic_mode(self._deterministic):
             # each plan made when the evaluation needs it and dropped after (`evaluate_plan_list`);
             # the average's strategies are this call's own, so their plans are made in place

@@ -806,11 +806,12 @@ class PublicTreeplex:
         (`public_loop.serves`) and the rule's passes run."""
         return public_loop.regret_step(self, g, sigma, regret, positive, negative, plus, predictive, out=out)
 
-    def averaged_plan(self, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None) -> torch.Tensor | None:
-        """The realisation plan x [B, S] of sigma [B, S], with `average` [B, S] multiplied by
-        `discount` (where not None) and x times `weight` added into it, all in one compiled walk
-        down the tree; or None where that loop does not serve (nothing changed)."""
-        return public_loop.averaged_plan(self, sigma, average, weight, discount)
+    def averaged_plan(self, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None,
+                      out: torch.Tensor | None = None) -> torch.Tensor | None:
+        """The realisation plan x [B, S] of sigma [B, S] (in `out` where given), with `average`
+        [B, S] multiplied by `discount` (where not None) and x times `weight` added into it, all in
+        one compiled walk down the tree; or None where that loop does not serve (nothing changed)."""
+        return public_loop.averaged_plan(self, sigma, average, weight, discount, out=out)
 
     def softmax_bottom_up(self, u: torch.Tensor, temperature: torch.Tensor):
         """`treeplex.softmax_bottom_up` over the public tree, temperatures [B or 1, I]."""

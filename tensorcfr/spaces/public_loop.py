@@ -530,8 +530,8 @@ def plan(tp, sigma: torch.Tensor, out: torch.Tensor, least: int | None = None, a
 
 
 def averaged_plan(tp, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None,
-                  least: int | None = None) -> torch.Tensor | None:
-    """The realisation plan x [B, S] of sigma [B, S] in a new array, with `average` [B, S]
+                  least: int | None = None, out: torch.Tensor | None = None) -> torch.Tensor | None:
+    """The realisation plan x [B, S] of sigma [B, S] in a new array (or `out`), with `average` [B, S]
     multiplied by `discount` (where not None) and x times `weight` added into it, in one walk
     down tp; or None where the walks do not serve (`serves`; nothing changed, no array made).
     What both treeplexes' `averaged_plan` run.
@@ -547,7 +547,7 @@ def averaged_plan(tp, sigma: torch.Tensor, average: torch.Tensor, weight, discou
     """
     if not serves(tp, sigma, average, least=least):
         return None
-    x = torch.empty_like(sigma)
+    x = torch.empty_like(sigma) if out is None else out
     return x if plan(tp, sigma, x, least=least, average=average, weight=weight, discount=discount) else None
 
 

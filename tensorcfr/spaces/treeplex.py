@@ -312,18 +312,19 @@ class Treeplex:
         return public_loop.regret_step(self, g, sigma, regret, positive, negative, plus, predictive,
                                        least=WALK_SEQUENCES, out=out)
 
-    def averaged_plan(self, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None) -> torch.Tensor | None:
-        """The realisation plan x [B, S] of sigma [B, S], with `average` [B, S] multiplied by
+    def averaged_plan(self, sigma: torch.Tensor, average: torch.Tensor, weight, discount=None,
+                      out: torch.Tensor | None = None) -> torch.Tensor | None:
+        """The realisation plan x [B, S] of sigma [B, S] (in `out` where given), with `average` [B, S] multiplied by
         `discount` (where not None) and x times `weight` added into it, all in one compiled walk
         down the treeplex; or None where that walk does not serve (nothing changed), and
         `sequence_form` and the iteration's own average serve (`iteration._averaged_plan`).
         Where the path table serves (launch-bound), the plan from it and the weighted add in one
         kernel, where the iteration's takes two (a multiply rounded, then the add: here the GPU
         may round once)."""
-        x = public_loop.averaged_plan(self, sigma, average, weight, discount, least=WALK_SEQUENCES)
+        x = public_loop.averaged_plan(self, sigma, average, weight, discount, least=WALK_SEQUENCES, out=out)
         if x is not None or not _by_paths(self, sigma) or sigma.shape != average.shape:
             return x
-        x = sequence_form(self, sigma)
+        x = sequence_form(self, sigma, out=out)
         if discount is not None:
             average.mul_(discount)
         if isinstance(weight, torch.Tensor):

@@ -23,7 +23,7 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 
 import torch
 
@@ -39,6 +39,9 @@ class IterationState:
     sigma: list[torch.Tensor]  # [B, S_p] the current behavioural strategy (column 0 = 1)
     average: list[torch.Tensor]  # [B, S_p] the weighted sum of the realisation plans played
     rule: list[RuleState]  # the rule's own state (regrets, or FTRL's cumulative utility)
+    # {(p, k): [B, S_p]}: the arrays the exact iteration makes its plans and values in on the CPU
+    # (`_workspace`); not state: no checkpoint holds them
+    work: dict = field(default_factory=dict, repr=False, compare=False)
 
     @staticmethod
     def start(spaces: tuple[Treeplex, Treeplex], rule: Config, batch: int, dtype: torch.dtype,
@@ -49,6 +52,11 @@ class IterationState:
                               average=[torch.zeros(batch, sp.num_sequences, dtype=dtype, device=device)
                                        for sp in spaces],
                               rule=own)
+
+    def drop_work(self) -> None:
+        """Free the iteration's workspace (`_workspace`), for other work (an evaluation) to reuse
+        its memory; the next iteration makes it again."""
+        self.work = {}
 
     def tensors(self) -> dict:
         """{"sigma": [...], "average": [...], "state": [{field: tensor}, ...]}: the checkpoint layout."""
@@ -107,11 +115,13 @@ def _exact(spaces, op: PayoffOperator, rule: Config, state: IterationState, sc: 
     """The exact iteration, ordered so that few [B, S] arrays live at once (a plan is averaged
     in and dropped as soon as it has been used; each update consumes its values): at most one
     plan, the values and the rule's temporaries beside the state (Dudo(6,2,2): 1.4 GB each a
-    player at float32). `next_sc` and `averaged`: see `iterate`."""
-    if rule.updates == "simultaneous":
-        plans = [_averaged_plan(p, spaces, state, sc) for p in (0, 1)]  # (realisation plan [B, S_p], averaged)
+    player at float32). On the CPU the plans and values are made in `_workspace`'s arrays (two;
+    four with simultaneous updates).
+    `next_sc` and `averaged`: see `iterate`."""
+    if rule.updates == "simultaneous":  # (each player's plan in work (p, 0), its values in (p, 1))
+        plans = [_averaged_plan(p, spaces, state, sc, _workspace(state, p)) for p in (0, 1)]  # (plan [B, S_p], averaged)
         xs = [x for x, _ in plans]
-        gs = [op.cfv(0, xs[1]), op.cfv(1, xs[0])]
+        gs = [op.cfv(0, xs[1], out=_workspace(state, 0, 1)), op.cfv(1, xs[0], out=_workspace(state, 1, 1))]
         for p in (0, 1):
             if not plans[p][1]:
                 _average(p, state, xs[p], sc, consume=True)
@@ -120,13 +130,16 @@ def _exact(spaces, op: PayoffOperator, rule: Config, state: IterationState, sc: 
             _next(p, spaces, rule, state, gs[p], sc, in_place)
             gs[p] = None
         return False
+    # player 0's plan and values in work[0], player 1's in work[1]: a plan and the other
+    # player's values live together, each dropped before its array is written again
     if not averaged:  # (else the last iteration averaged this plan in as it made it)
-        x0, done = _averaged_plan(0, spaces, state, sc)
+        x0, done = _averaged_plan(0, spaces, state, sc, _workspace(state, 0))
         if not done:
             _average(0, state, x0, sc, consume=True)
         del x0
-    x1, done = _averaged_plan(1, spaces, state, sc)  # player 1 plays the same plan until its own update
-    g = op.cfv(0, x1)
+    # player 1 plays the same plan until its own update
+    x1, done = _averaged_plan(1, spaces, state, sc, _workspace(state, 1))
+    g = op.cfv(0, x1, out=_workspace(state, 0))
     if not done:
         _average(1, state, x1, sc, consume=True)
     del x1
@@ -135,10 +148,10 @@ def _exact(spaces, op: PayoffOperator, rule: Config, state: IterationState, sc: 
     # player 1 answers player 0's new strategy, whose plan is also the one the next iteration
     # averages first: with the next iteration's scalars, it is averaged in as it is made
     if next_sc is None:
-        x0, done = spaces[0].sequence_form(state.sigma[0]), True
+        x0, done = spaces[0].sequence_form(state.sigma[0], out=_workspace(state, 0)), True
     else:
-        x0, done = _averaged_plan(0, spaces, state, next_sc)
-    g = op.cfv(1, x0)
+        x0, done = _averaged_plan(0, spaces, state, next_sc, _workspace(state, 0))
+    g = op.cfv(1, x0, out=_workspace(state, 1))
     if not done:
         _average(0, state, x0, next_sc, consume=True)  # (after the values: it scales x0 in place)
     del x0
@@ -146,16 +159,47 @@ def _exact(spaces, op: PayoffOperator, rule: Config, state: IterationState, sc: 
     return next_sc is not None
 
 
-def _averaged_plan(p: int, spaces, state: IterationState, sc: Scalars) -> tuple[torch.Tensor, bool]:
-    """(player p's realisation plan [B, S], whether it has been averaged in): in one walk with
-    the average, as `_average` adds it, where the space has one (`averaged_plan`), else the
-    plan alone, for `_average` to add."""
+# the exact iteration's plans and values in `_workspace` on the CPU (off: a new array each, as
+# before; tests/test_cfr_family.py holds the two equal)
+WORKSPACE = True
+
+
+def _workspace(state: IterationState, p: int, k: int = 0) -> torch.Tensor | None:
+    """The k-th [B, S_p] array for player p's plans and values on the CPU (None elsewhere). On the CPU a
+    solver keeps the memory it frees (`memory.keep_freed_memory`), and arrays of this size freed
+    and made again four times an iteration left holes that small arrays broke into: the same run
+    of the full-range hold'em turn spot at float64 held 1,528 MB of heap in some processes and
+    2,200 in others after 3 iterations (2026-11-29). Made anew where the rule kept it (its next
+    strategy, or a view in its state): the array is the iteration's to overwrite."""
+    sigma = state.sigma[p]
+    # (a GPU's caching allocator reuses its blocks, a CUDA graph its pool; a compiled iteration
+    # plans its own buffers)
+    if not WORKSPACE or sigma.device.type != "cpu" or torch.compiler.is_compiling():
+        return None
+    w = state.work.get((p, k))
+    if w is None or w.shape != sigma.shape or w.dtype != sigma.dtype or _kept(state, p, w):
+        w = state.work[p, k] = torch.empty_like(sigma)
+    return w
+
+
+def _kept(state: IterationState, p: int, w: torch.Tensor) -> bool:
+    """Whether player p's strategy or rule state holds w's memory."""
+    ptr = w.untyped_storage().data_ptr()
+    held = [state.sigma[p], *(getattr(state.rule[p], f.name) for f in fields(state.rule[p]))]
+    return any(isinstance(t, torch.Tensor) and t.untyped_storage().data_ptr() == ptr for t in held)
+
+
+def _averaged_plan(p: int, spaces, state: IterationState, sc: Scalars,
+                   out: torch.Tensor | None = None) -> tuple[torch.Tensor, bool]:
+    """(player p's realisation plan [B, S] (in `out` where given), whether it has been averaged
+    in): in one walk with the average, as `_average` adds it, where the space has one
+    (`averaged_plan`), else the plan alone, for `_average` to add."""
     w = sc.average_weight
     if isinstance(w, torch.Tensor) or w:
-        x = spaces[p].averaged_plan(state.sigma[p], state.average[p], w, sc.average_discount)
+        x = spaces[p].averaged_plan(state.sigma[p], state.average[p], w, sc.average_discount, out=out)
         if x is not None:
             return x, True
-    return spaces[p].sequence_form(state.sigma[p]), False
+    return spaces[p].sequence_form(state.sigma[p], out=out), False
 
 
 def _update_part(p: int, rule: Config, state: IterationState, part, sc: Scalars) -> None:
