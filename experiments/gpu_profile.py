@@ -45,6 +45,7 @@ from bench import bytes_per_iteration, copy_bandwidth, sync
 from tensorcfr.operators import cards
 from tensorcfr.operators import public as public_operators
 from tensorcfr.spaces import public, segments, treeplex
+from tensorcfr.updates import iteration
 from tensorcfr.updates.capture import unroll
 
 # operators that launch no kernel: views, allocations, metadata and host reads
@@ -250,8 +251,9 @@ def _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows
     cg = tensorcfr.compile(spec, form=form)
     out = {"game": spec, "form": cg.form, "algorithm": algo, "dtype": dtype, "deterministic": deterministic,
            "paths": paths, "rows": rows_how}
-    shipped, sums = treeplex.PATH_DEVICES, segments.SEGMENT_SUMS
+    shipped, sums, workspace = treeplex.PATH_DEVICES, segments.SEGMENT_SUMS, iteration.WORKSPACE
     treeplex.PATH_DEVICES = tuple({*shipped, device}) if paths else ()
+    iteration.WORKSPACE = False  # (a GPU's iteration makes its plans and values afresh, as the CPU's then does)
     if deterministic and device == "cpu":  # the sums a deterministic GPU run takes (on the CPU index_add_ is in order)
         segments.SEGMENT_SUMS = "always"
     try:
@@ -270,7 +272,7 @@ def _profile_game(spec, form, algo, dtype, n, deterministic, device, paths, rows
                               unroll("cuda-graph", torch.device("cuda"), cg.payoff_entries,
                                      cg.batch_size * sum(tp.num_sequences for tp in cg.treeplexes)))
     finally:
-        treeplex.PATH_DEVICES, segments.SEGMENT_SUMS = shipped, sums
+        treeplex.PATH_DEVICES, segments.SEGMENT_SUMS, iteration.WORKSPACE = shipped, sums, workspace
     best = out.get("ms_cuda-graph", out["ms_none"])
     out["kernel_ms"] = sum(r["us"] for r in rows) / 1000
     out["launches"] = sum(r["launches"] for r in rows)
