@@ -552,7 +552,7 @@ def test_the_public_estimate_bounds_a_measured_solve(spot, dtype):
     compiling, building a DCFR solver, 3 iterations and an evaluation, is at most
     `compiler.host_estimate` and more than 40% of it (`experiments/memory_estimate.py`, 3 runs
     each, 2026-11-29: the turn spot at float32 827 MB against 1,517 MB estimated; the river
-    spot, whose walk makes its dense matrices, 431 MB against 518 MB, where the estimate before
+    spot, whose walk makes its dense matrices, 431 MB against 517 MB, where the estimate before
     counted 3,057 MB for that walk). On the CPU by name: on a
     machine with a GPU the default device is CUDA, whose solve leaves the host's peak to the
     CUDA runtime (this test failed there on an H100, 2026-11-27)."""

@@ -110,14 +110,15 @@ def _exponent(n: int) -> int:
     return e - 1 if 10**e > n else e + 1 if 10**(e + 1) <= n else e
 
 
-# the public form's temporaries and the holes they leave in a kept heap, in arrays of the larger
-# player's size: (below float64, at float64); a card game at float64 three more (float64) for its
-# holes. The same work peaks differently from one process to the next as the holes fall: the
-# full-range hold'em turn spot at float64 from 1,545 to 3,008 MB (13 runs: 1,545 to 1,651 in 8,
-# 2,667 to 3,008 in 5), at float32 827 MB in all 3; the isomorphic flop spot 6,066 to 6,677 MB at
-# float64 and 2,799 to 3,104 MB at float32 (experiments/memory_estimate.py, 2 cores, 2026-11-29)
-TEMPORARY_ARRAYS = (4, 6)
-CARD_HOLE_ARRAYS = (0, 3)
+# the public form's temporaries (the iteration's workspace, the rules' and an evaluation's arrays)
+# and the holes they leave in a kept heap, in arrays of the larger player's size in the solve's
+# dtype: (below float64, at float64); and a card game's float64 arrays of that size besides. The
+# same work peaks differently from one process to the next as the holes fall: Dudo(5,2,2) at
+# float32 from 967 to 1,188 MB, the full-range hold'em turn spot at float64 from 1,545 to 1,822
+# MB in 13 runs (experiments/memory_estimate.py, 2 cores, 2026-11-29; fitted to the highest of
+# each row)
+TEMPORARY_ARRAYS = (8, 8)
+CARD_FLOAT64_ARRAYS = (0, 0)
 # a card game's walk: the bytes an entry of the dense payoff matrices it keeps, and a pair of types
 # of the block of classes whose utilities it evaluates at once where it makes them from the game's
 # utilities (`compiler/public.py`'s `UTILITY_ENTRIES`). Measured, the compile's peak: the
@@ -145,8 +146,7 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
       types entries); the temporaries of the build, an update or an evaluation (values, plans,
       normalising sums, the rule's) with the holes they leave in the heap a solver keeps
       (`memory.keep_freed_memory`), `TEMPORARY_ARRAYS` arrays of the larger player's size in
-      the solve's dtype, and in a card game two more in float64 (the payoff extent's and the
-      kernels' sums) and `CARD_HOLE_ARRAYS` more for its holes; the kept payoff matrices,
+      the solve's dtype, and in a card game `CARD_FLOAT64_ARRAYS` more in float64; the kept payoff matrices,
       float64 in the compiled game and a copy in the solver's dtype.
 
     The solve's fixed part: torch.compile's inductor (`FUSED_BYTES`) where the fused kernels
@@ -165,7 +165,7 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     `public_size_hint`; alone at float32 and float64, and 10 such spots at float32):
         >>> turn = dict(matrix_entries=15_283_876_608, factor_entries=27_099_072, board_rows=554)
         >>> [round(public_estimate_bytes(41_547, (1128, 1128), e, **turn) / 1e9, 2) for e in (4, 8)]
-        [1.59, 3.47]
+        [1.59, 2.9]
         >>> round(public_estimate_bytes(41_547, (1128, 1128), 4, **turn, members=10) / 1e9, 1)
         13.5
     """
@@ -182,7 +182,7 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
         from tensorcfr.operators.cards import DENSE_KERNEL_PAIRS, TOTALS_ENTRIES
         from tensorcfr.operators.public import STACK_ENTRIES
 
-        solve += 8 * (2 + CARD_HOLE_ARRAYS[dtype_bytes >= 8]) * max(entries) * members
+        solve += 8 * CARD_FLOAT64_ARRAYS[dtype_bytes >= 8] * max(entries) * members
         block = min(matrices, max(UTILITY_ENTRIES, types[0] * types[1])) if matrices <= CHECKED_ENTRIES else 0
         matrices = matrices if members * matrices <= DENSE_ENTRIES else 0
         walk = 300 * public_nodes + CARD_UTILITY_BYTES * block + CARD_WALK_BYTES * matrices

@@ -143,7 +143,8 @@ def _library() -> ctypes.CDLL | None:
     return native.library("dense_loop", _SOURCE, {f"dense_{s}": _ARGS for s in _SUFFIX.values()})
 
 
-def values(op, player: int, x_other: torch.Tensor, least: int | None = None) -> torch.Tensor | None:
+def values(op, player: int, x_other: torch.Tensor, least: int | None = None,
+           out: torch.Tensor | None = None) -> torch.Tensor | None:
     """Player `player`'s counterfactual values [B, S_p] against x_other [B_x, S_o] by the dense
     classes of `op` (a `PublicPayoffOperator` without cards or ranks), or None where the loop
     does not serve (`least`: `LOOP_ENTRIES` unless given).
@@ -173,7 +174,8 @@ def values(op, player: int, x_other: torch.Tensor, least: int | None = None) -> 
     batch = max(x_other.shape[0], mats.shape[0])
     if x_other.shape[0] not in (1, batch) or mats.shape[0] not in (1, batch):
         return None
-    flat = x_other.new_empty(batch, sp.num_sequences)  # every entry written by the loop
+    flat = x_other.new_empty(batch, sp.num_sequences) if out is None or out.shape != (batch, sp.num_sequences) \
+        or out.dtype != x_other.dtype or not out.is_contiguous() else out  # every entry written by the loop
     fn, threads = getattr(_library(), f"dense_{_SUFFIX[dtype]}"), torch.get_num_threads()
     for b in range(batch):  # batch members, not nodes: a call each
         x = x_other[b if x_other.shape[0] > 1 else 0]

@@ -242,7 +242,7 @@ class PublicPayoffOperator:
                     vals = card_values(sd, kernel, cls, rows, player, factors=factors, riders=riders)  # [B, N + riders, T_p]
                 self._add(flat, out, own_rows, vals, self.distinct[player])
             return flat
-        flat = dense_loop.values(self, player, x_other)  # every class in one compiled loop, where it serves
+        flat = dense_loop.values(self, player, x_other, out=out)  # every class in one compiled loop, where it serves
         if flat is not None:
             return flat
         b = max(x_other.shape[0], self.small_weights.shape[0])
