@@ -114,9 +114,9 @@ def _exponent(n: int) -> int:
 # and the holes they leave in a kept heap, in arrays of the larger player's size in the solve's
 # dtype: (below float64, at float64); and a card game's float64 arrays of that size besides. The
 # same work peaks differently from one process to the next as the holes fall: Dudo(5,2,2) at
-# float32 from 967 to 1,188 MB, the full-range hold'em turn spot at float64 from 1,545 to 1,822
-# MB in 13 runs (experiments/memory_estimate.py, 2 cores, 2026-11-29; fitted to the highest of
-# each row)
+# float32 from 967 to 1,176 MB in 6 runs, the full-range hold'em turn spot at float64 from 1,545
+# to 1,822 MB in 13 runs (experiments/memory_estimate.py, 2 cores, 2026-11-29; fitted to the
+# highest of each row)
 TEMPORARY_ARRAYS = (8, 8)
 CARD_FLOAT64_ARRAYS = (0, 0)
 # a card game's walk: the bytes an entry of the dense payoff matrices it keeps, and a pair of types

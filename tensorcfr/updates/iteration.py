@@ -187,8 +187,8 @@ def _workspace(state: IterationState, p: int, k: int = 0) -> torch.Tensor | None
 def _values(op: PayoffOperator, p: int, x: torch.Tensor, state: IterationState, k: int = 0) -> torch.Tensor:
     """Player p's counterfactual values against the other's plan x, in `_workspace(state, p, k)`
     where the operator writes them there; where it makes its own array, that workspace array
-    is dropped and not made again (kept idle beside the values, it added an array to the peak:
-    Dudo(5,2,2)'s public form at float32 peaked at 1,176 MB against 961 without the workspace)."""
+    is dropped and not made again (kept idle beside the values, it would add an array to the
+    peak)."""
     w = _workspace(state, p, k)
     g = op.cfv(p, x, out=w)
     if w is not None and g.data_ptr() != w.data_ptr():
