@@ -112,13 +112,12 @@ def _exponent(n: int) -> int:
 
 # the public form's temporaries (the iteration's workspace, the rules' and an evaluation's arrays)
 # and the holes they leave in a kept heap, in arrays of the larger player's size in the solve's
-# dtype: (below float64, at float64); and a card game's float64 arrays of that size besides. The
-# same work peaks differently from one process to the next as the holes fall: Dudo(5,2,2) at
-# float32 from 967 to 1,176 MB in 6 runs, the full-range hold'em turn spot at float64 from 1,545
-# to 1,822 MB in 13 runs (experiments/memory_estimate.py, 2 cores, 2026-11-29; fitted to the
-# highest of each row)
-TEMPORARY_ARRAYS = (8, 8)
-CARD_FLOAT64_ARRAYS = (0, 0)
+# dtype (fitted at each dtype, the same at both; a card game's float64 sums, counted apart before,
+# fitted as 0 arrays beside them). The same work peaks differently from one process to the next
+# as the holes fall: Dudo(5,2,2) at float32 from 967 to 1,176 MB in 6 runs, the full-range hold'em
+# turn spot at float64 from 1,545 to 1,822 MB in 13 runs (experiments/memory_estimate.py, 2 cores,
+# 2026-11-29; fitted to the highest of each row)
+TEMPORARY_ARRAYS = 8
 # a card game's walk: the bytes an entry of the dense payoff matrices it keeps, and a pair of types
 # of the block of classes whose utilities it evaluates at once where it makes them from the game's
 # utilities (`compiler/public.py`'s `UTILITY_ENTRIES`). Measured, the compile's peak: the
@@ -146,8 +145,8 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
       types entries); the temporaries of the build, an update or an evaluation (values, plans,
       normalising sums, the rule's) with the holes they leave in the heap a solver keeps
       (`memory.keep_freed_memory`), `TEMPORARY_ARRAYS` arrays of the larger player's size in
-      the solve's dtype, and in a card game `CARD_FLOAT64_ARRAYS` more in float64; the kept payoff matrices,
-      float64 in the compiled game and a copy in the solver's dtype.
+      the solve's dtype; the kept payoff matrices, float64 in the compiled game and a copy in
+      the solver's dtype.
 
     The solve's fixed part: torch.compile's inductor (`FUSED_BYTES`) where the fused kernels
     serve (one game, a player's arrays from `FUSE_ENTRIES` entries), besides the process's
@@ -172,8 +171,7 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     from tensorcfr.spaces.fused import FUSE_ENTRIES  # (where the fused kernels serve: one member, large arrays)
 
     entries = [(public_nodes // 2 + 1) * t for t in types]
-    temporaries = TEMPORARY_ARRAYS[dtype_bytes >= 8]
-    solve = 100 * public_nodes + members * dtype_bytes * (3 * sum(entries) + temporaries * max(entries))
+    solve = 100 * public_nodes + members * dtype_bytes * (3 * sum(entries) + TEMPORARY_ARRAYS * max(entries))
     matrices = types[0] * types[1] if matrix_entries is None else matrix_entries
     walk = 300 * public_nodes + 120 * matrices
     if factor_entries is not None:
@@ -182,7 +180,6 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
         from tensorcfr.operators.cards import DENSE_KERNEL_PAIRS, TOTALS_ENTRIES
         from tensorcfr.operators.public import STACK_ENTRIES
 
-        solve += 8 * CARD_FLOAT64_ARRAYS[dtype_bytes >= 8] * max(entries) * members
         block = min(matrices, max(UTILITY_ENTRIES, types[0] * types[1])) if matrices <= CHECKED_ENTRIES else 0
         matrices = matrices if members * matrices <= DENSE_ENTRIES else 0
         walk = 300 * public_nodes + CARD_UTILITY_BYTES * block + CARD_WALK_BYTES * matrices

@@ -35,6 +35,7 @@ import ctypes
 
 import torch
 
+from tensorcfr.operators.payoff import values_array
 from tensorcfr.spaces import native
 
 # from here the loop serves (M_p T_p entries, a player's values): Dudo(4,2,2)'s 655K and
@@ -174,8 +175,7 @@ def values(op, player: int, x_other: torch.Tensor, least: int | None = None,
     batch = max(x_other.shape[0], mats.shape[0])
     if x_other.shape[0] not in (1, batch) or mats.shape[0] not in (1, batch):
         return None
-    flat = x_other.new_empty(batch, sp.num_sequences) if out is None or out.shape != (batch, sp.num_sequences) \
-        or out.dtype != x_other.dtype or not out.is_contiguous() else out  # every entry written by the loop
+    flat = values_array(out, x_other, batch, sp.num_sequences)  # every entry written by the loop
     fn, threads = getattr(_library(), f"dense_{_SUFFIX[dtype]}"), torch.get_num_threads()
     for b in range(batch):  # batch members, not nodes: a call each
         x = x_other[b if x_other.shape[0] > 1 else 0]

@@ -26,6 +26,22 @@ if TYPE_CHECKING:
 CSR_MAX_BATCH = 64  # payoff vectors up to which each member gets its own CSR product
 
 
+
+def values_array(out: torch.Tensor | None, like: torch.Tensor, rows: int, cols: int,
+                 zero: bool = False) -> torch.Tensor:
+    """A [rows, cols] array of `like`'s dtype and device for an operator's values: `out` (the
+    caller's, `Operator.cfv`) where it is one, contiguous (made 0 where `zero`), else a new one.
+
+    Example:
+        >>> buf = torch.ones(2, 3)
+        >>> values_array(buf, buf, 2, 3, zero=True) is buf, values_array(buf, buf, 3, 2).shape
+        (True, torch.Size([3, 2]))
+    """
+    if out is not None and out.shape == (rows, cols) and out.dtype == like.dtype and out.device == like.device \
+            and out.is_contiguous():
+        return out.zero_() if zero else out
+    return like.new_zeros(rows, cols) if zero else like.new_empty(rows, cols)
+
 @dataclass(frozen=True, eq=False)
 class PayoffOperator:
     """The sparse payoff matrix in the orientation of each player, in a chosen dtype.
@@ -86,9 +102,7 @@ class PayoffOperator:
         an array the result may be written into, `Operator.cfv`)."""
         if self.csr is not None:
             mats = self.csr[player]  # one matrix, or one per batch member
-            shape = (x_other.shape[0], self.sizes[player])  # [B, S_p]
-            if out is None or out.shape != shape or out.dtype != x_other.dtype or not out.is_contiguous():
-                out = x_other.new_empty(shape)
+            out = values_array(out, x_other, x_other.shape[0], self.sizes[player])  # [B, S_p]
             for b in range(x_other.shape[0]):  # per batch member: a column is a view, x_other.T a copy
                 a = mats[b if len(mats) > 1 else 0]
                 torch.mm(a, x_other[b].reshape(-1, 1), out=out[b].view(-1, 1))  # (2x faster on the CPU)

@@ -19,6 +19,7 @@ import torch
 
 from tensorcfr.operators import card_loop, dense_loop
 from tensorcfr.operators.card_loop import group_entries
+from tensorcfr.operators.payoff import values_array
 from tensorcfr.operators.cards import (DenseCardKernel, card_values, factor_sets, fold_kernels, kernels,
                                        terminal_factors)
 from tensorcfr.spaces import native
@@ -209,7 +210,7 @@ class PublicPayoffOperator:
         sp, so = self.spaces[player], self.spaces[other]
         src = so.rows(x_other)  # [B, M_o, T_o]
         if self.ranked is not None:
-            flat = _result(out, x_other, max(x_other.shape[0], self.ranked.shape[0]), sp.num_sequences, zero=True)
+            flat = values_array(out, x_other, max(x_other.shape[0], self.ranked.shape[0]), sp.num_sequences, zero=True)
             rows = self._rows(x_other, src, self.ranked_seq[other])  # [B, Z, T]
             vals = _ranked_values(rows, self.ranked, player).to(flat.dtype)
             self._add(flat, sp.rows(flat), self.ranked_seq[player], vals if player == 0 else vals.neg_(),
@@ -218,7 +219,7 @@ class PublicPayoffOperator:
         if self.cards is not None:
             sd, groups = self.cards
             # [B, S_p]: a plan of one member (mmd's first) against a batch's factors gives B values
-            flat = _result(out, x_other, max(x_other.shape[0], sd.members), sp.num_sequences)
+            flat = values_array(out, x_other, max(x_other.shape[0], sd.members), sp.num_sequences)
             out = sp.rows(flat)
             steps, unwritten = self._card_steps(player, src, out)
             if unwritten is None:
@@ -246,7 +247,7 @@ class PublicPayoffOperator:
         if flat is not None:
             return flat
         b = max(x_other.shape[0], self.small_weights.shape[0])
-        flat = _result(out, x_other, b, sp.num_sequences, zero=True)  # [B, S_p]
+        flat = values_array(out, x_other, b, sp.num_sequences, zero=True)  # [B, S_p]
         out = sp.rows(flat)  # [B, M_p, T_p] view
         for seq, runs in self._class_blocks():
             rows = self._rows(x_other, src, seq[other])  # [B, n, T_o]: the block's classes, one after another
@@ -400,15 +401,6 @@ class PublicPayoffOperator:
         for, `PublicTreeplex.sequence_weights`)."""
         w = self.spaces[0].sequence_weights(x.dtype)
         return (x * self.cfv(0, y) * (1 if w is None else w)).sum(1)
-
-
-def _result(out: torch.Tensor | None, like: torch.Tensor, rows: int, cols: int, zero: bool = False) -> torch.Tensor:
-    """A [rows, cols] array of `like`'s dtype and device for values: `out` where it is one (made
-    0 where `zero`), else a new one."""
-    if out is not None and out.shape == (rows, cols) and out.dtype == like.dtype and out.device == like.device \
-            and out.is_contiguous():
-        return out.zero_() if zero else out
-    return like.new_zeros(rows, cols) if zero else like.new_empty(rows, cols)
 
 
 def _ranked_values(rows: torch.Tensor, ab: torch.Tensor, player: int) -> torch.Tensor:

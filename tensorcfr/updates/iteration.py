@@ -40,7 +40,8 @@ class IterationState:
     average: list[torch.Tensor]  # [B, S_p] the weighted sum of the realisation plans played
     rule: list[RuleState]  # the rule's own state (regrets, or FTRL's cumulative utility)
     # {(p, k): [B, S_p]}: the arrays the exact iteration makes its plans and values in on the CPU
-    # (`_workspace`); not state: no checkpoint holds them
+    # (`_workspace`; False where the operator makes its own, `_values`); not state: no
+    # checkpoint holds them
     work: dict = field(default_factory=dict, repr=False, compare=False)
 
     @staticmethod
