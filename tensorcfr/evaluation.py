@@ -155,6 +155,12 @@ def best_response_value(cg: CompiledGame, player: int, x_other: torch.Tensor,
     return _best_value(cg, player, op.cfv(player, x_other))
 
 
+def _cfv(op: PayoffOperator, player: int, x: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
+    """op.cfv(player, x), with `out` only where there is one: an operator of one's own may
+    predate the protocol's `out`."""
+    return op.cfv(player, x) if out is None else op.cfv(player, x, out=out)
+
+
 def _best_value(cg: CompiledGame, player: int, g: torch.Tensor, x: torch.Tensor | None = None):
     """[B]: the value of player's best response from its counterfactual values g [B, S], which
     it overwrites; given the player's own plan x [B, S], a pair: that value and the infoset
@@ -228,7 +234,7 @@ def evaluate_plans(cg: CompiledGame, x: torch.Tensor, y: torch.Tensor, op: Payof
 
 
 def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None = None,
-                       gaps: bool = False) -> Evaluation:
+                       gaps: bool = False, out: list | None = None) -> Evaluation:
     """`evaluate_plans` from plans = [x, y], each a tensor or a function of no arguments that
     makes it, which it empties as it goes (None for a plan it no longer needs): x is made first
     and dropped once player 1's values are made, y next; each values array is dropped once its
@@ -236,7 +242,10 @@ def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None 
     keeps at most one plan and one player's values beside its state, where both plans and a
     values array lived at once before. With `gaps`, the result's `infoset_gaps` too, from the
     same values (x then lives to the end): what `infoset_gaps` gives, without its two products
-    with the payoff operator (on the isomorphic flop spot 1.3 s of its 1.8).
+    with the payoff operator (on the isomorphic flop spot 1.3 s of its 1.8). `out`: an array
+    [B, S_p] a player (or None) for its values (the operator's `out`): player 1's are made while
+    x lives, player 0's once x is dropped, so out[0] may hold x (not with `gaps`, where x lives
+    on: out[0] is then left alone where it does).
 
     Example:
         >>> import tensorcfr
@@ -247,9 +256,12 @@ def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None 
         (0.916667, [None, None])
     """
     made = lambda i: plans[i]() if callable(plans[i]) else plans[i]  # noqa: E731
+    out = list(out or (None, None))
     x = made(0)
     op = op or cg.operator(x.dtype)
-    g = op.cfv(1, x)  # [B, S_1] = -A^T x: player 1's values, in player 1's sign
+    if gaps and out[0] is not None and out[0].untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
+        out[0] = None
+    g = _cfv(op, 1, x, out[1])  # [B, S_1] = -A^T x: player 1's values, in player 1's sign
     plans[0] = None
     if not gaps:
         x = None
@@ -259,7 +271,7 @@ def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None 
     value = -cg.treeplexes[1].weighted_dot(y, g)
     br1 = _best_value(cg, 1, g, y if gaps else None)
     g = None  # (player 1's values dropped before player 0's are made)
-    g = op.cfv(0, y)  # [B, S_0]
+    g = _cfv(op, 0, y, out[0])  # [B, S_0]
     y = None
     br0 = _best_value(cg, 0, g, x)
     gap = None

@@ -187,3 +187,47 @@ def test_the_iterations_workspace_changes_no_number(form, monkeypatch):
         # updates player 0's plan at the start of a step (which a step's last iteration leaves unaveraged)
         simultaneous = tensorcfr.updates.rules.make_config(algo).updates == "simultaneous"
         assert n_fresh - n_kept == (4 if simultaneous else 5), (algo, n_kept, n_fresh)
+
+
+@pytest.mark.parametrize("form", ["generic", "public"])
+@pytest.mark.parametrize("algo", ["dcfr", "cfr(updates=simultaneous)"])
+def test_an_evaluation_in_the_workspace_changes_no_number(form, algo):
+    """`Solver.evaluate` makes its plans and values in the iteration's workspace arrays
+    (`IterationState.work_array`) on the CPU: once they exist it makes no array of a strategy's
+    shape (it made them afresh at every evaluation, and freed them), gives the numbers of
+    `tensorcfr.evaluate` on fresh arrays bit for bit, and leaves the next iterations those of
+    a run that never evaluated."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    factories = {"empty", "empty_like", "zeros", "zeros_like", "new_empty", "new_zeros", "empty_strided"}
+    cg = tensorcfr.compile("leduc", form=form)
+    make = lambda: tensorcfr.Solver(cg, algo, dtype=torch.float64, capture="none", device="cpu")  # noqa: E731
+    s, quiet = make(), make()
+    s.step(3)
+    quiet.step(3)
+    s.evaluate()
+    s.step(2)
+    quiet.step(2)
+    shapes, made = {tuple(x.shape) for x in s.state.sigma}, []
+
+    class Made(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if tuple(getattr(out, "shape", ())) in shapes and func._schema.name.split("::")[1].split(".")[0] \
+                    in factories:
+                made.append(str(func))
+            return out
+    with Made():
+        ev = s.evaluate()
+    assert made == []
+    want = {"average": tensorcfr.evaluate(cg, s.average_policy(), s.op),
+            "current": tensorcfr.evaluate(cg, s.current_policy(), s.op)}
+    for k in want:
+        for f in ("nash_conv", "game_value"):
+            assert torch.equal(getattr(ev[k], f), getattr(want[k], f)), (k, f)
+        assert all(torch.equal(a, b) for a, b in zip(ev[k].best_response, want[k].best_response)), k
+    s.step(2)
+    quiet.step(2)
+    a, b = s.state.tensors(), quiet.state.tensors()
+    assert all(torch.equal(x, y) for x, y in zip([*a["sigma"], *a["average"]], [*b["sigma"], *b["average"]]))
+    assert all(torch.equal(x, b["state"][p][k]) for p, st in enumerate(a["state"]) for k, x in st.items())
