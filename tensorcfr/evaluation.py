@@ -166,7 +166,7 @@ def _best_value(cg: CompiledGame, player: int, g: torch.Tensor, x: torch.Tensor 
     it overwrites; given the player's own plan x [B, S], a pair: that value and the infoset
     gaps [B, I] (`_gaps`)."""
     tp = cg.treeplexes[player]
-    q, v = tp.bottom_up(g, inplace=True)
+    q, v = tp.bottom_up(g, inplace=True, infosets=x is not None)  # (v: the gaps' only)
     best = q[:, 0].clone()  # not a view, which would keep all of q alive
     return best if x is None else (best, _gaps(tp, q, v, x))
 
@@ -243,9 +243,10 @@ def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None 
     values array lived at once before. With `gaps`, the result's `infoset_gaps` too, from the
     same values (x then lives to the end): what `infoset_gaps` gives, without its two products
     with the payoff operator (on the isomorphic flop spot 1.3 s of its 1.8). `out`: an array
-    [B, S_p] a player (or None) for its values (the operator's `out`): player 1's are made while
-    x lives, player 0's once x is dropped, so out[0] may hold x (not with `gaps`, where x lives
-    on: out[0] is then left alone where it does).
+    [B, S_p] a player (or None) for its values (the operator's `out`), one array allowed for
+    both: player 1's are used up before player 0's are made, which come once x is dropped, so
+    out[0] may also hold x (not with `gaps`, where x lives on: out[0] is then left alone where
+    it does).
 
     Example:
         >>> import tensorcfr

@@ -4,6 +4,8 @@ every array, against runs with them off, bit for bit where torch adds rows in or
 levels, wide rows), and to rounding where it sums by a sparse product. Only the CPU: the loops
 serve nothing else."""
 
+import functools
+
 import pytest
 import torch
 
@@ -434,6 +436,11 @@ def test_the_best_response_walk_equals_torchs_passes_bit_for_bit(game, dtype, co
                     (q, v), (q0, v0) = _best_both(tp, g, root)
                     assert torch.equal(q, q0) and torch.equal(v, v0), (n, least, root)
                     assert root or torch.equal(q[:, 0], g[:, 0])
+                    # without the infosets' values (an evaluation without gaps): the walk keeps
+                    # none, the top level's maxima taken again for the root, the same q
+                    (qn, vn), (qn0, _) = _both_ways("best_response", functools.partial(
+                        tp.bottom_up, g, root=root, infosets=False))
+                    assert vn is None and torch.equal(qn, q0) and torch.equal(qn0, q0), (n, least, root)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

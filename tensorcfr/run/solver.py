@@ -331,33 +331,35 @@ class Solver:
         """Exact evaluation of the average and the current strategy: {"average": ..., "current": ...};
         with `infoset_gaps`, the average's carries its infoset gaps, which `histograms` takes
         from it instead of two more products with the payoff operator."""
-        # the plans and values in the iteration's workspace arrays where there are (`work_array`),
-        # kept for the next iterations: player 0's plan, then its values; player 1's values, and
-        # its plan in a second array. Made and freed at each evaluation, among smaller arrays,
-        # they left a kept heap in pieces. Compile, 3 iterations, then 3 times an evaluation and
-        # an iteration, float64, 3 processes each (2026-11-29): the full-range hold'em turn spot
-        # peaked at 2,176-2,208 MB against 1,887-2,462 with arrays of their own, Dudo(5,2,2) at
-        # 2,050-2,135 against 2,175-2,222; the same time an evaluation
+        # On the CPU, where the players' arrays are of one shape, the plans in the iteration's
+        # first workspace array and the values in its second (`work_array`; player 1's plan
+        # where player 0's is still needed, with the gaps, in an array of its own): two arrays,
+        # as many as the evaluation needs at once. Made and freed at every evaluation among
+        # smaller arrays, they left a kept heap in pieces. Where the shapes differ, two arrays
+        # of the larger shape would be needed: the evaluation makes its own, as before.
         w = [self.state.work_array(0), self.state.work_array(1)]
-        w1 = self.state.work_array(1, 1)
+        if w[0] is None or w[1] is None or w[0].shape != w[1].shape:
+            self.state.drop_work()  # (its memory the evaluation's, rather than more beside it)
+            w = [None, None]
+        plan_out, values_out = w
         with deterministic_mode(self._deterministic):
             # each plan made when the evaluation needs it and dropped after (`evaluate_plan_list`);
             # the average's strategies are this call's own, so their plans are made in place
             tps = self.game.treeplexes
 
-            def average_plan(p):
-                sigma = tps[p].normalize(self.average[p], out=w[0] if p == 0 else w1)
+            def average_plan(p, out):
+                sigma = tps[p].normalize(self.average[p], out=out)
                 return tps[p].sequence_form(sigma, out=sigma)
 
             current = self.current_policy(copy=False).sigma
-
-            def current_plan(p):
-                return tps[p].sequence_form(current[p], out=w[0] if p == 0 else w1)
-
-            out = {"average": evaluate_plan_list(self.game, [lambda: average_plan(0), lambda: average_plan(1)],
-                                                 self.op, gaps=infoset_gaps, out=w)}
-            out["current"] = evaluate_plan_list(self.game, [lambda: current_plan(0), lambda: current_plan(1)],
-                                                self.op, out=w)
+            y_out = None if infoset_gaps else plan_out  # (with the gaps player 0's plan lives on)
+            out = {"average": evaluate_plan_list(
+                self.game, [lambda: average_plan(0, plan_out), lambda: average_plan(1, y_out)], self.op,
+                gaps=infoset_gaps, out=[values_out, values_out])}
+            out["current"] = evaluate_plan_list(
+                self.game, [lambda: tps[0].sequence_form(current[0], out=plan_out),
+                            lambda: tps[1].sequence_form(current[1], out=plan_out)], self.op,
+                out=[values_out, values_out])
             return out
 
     def regret_summary(self) -> dict[str, torch.Tensor]:

@@ -690,46 +690,59 @@ class PublicTreeplex:
         return out.reshape(b, -1)
 
     def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False,
-                  root: bool = True):
+                  root: bool = True, infosets: bool = True):
         """`treeplex.bottom_up`: (q [B, S], v [B, I]), expected values under sigma or, without
         it, the best response's; with `inplace`, q is g itself where their shapes allow; with
         `root` False, q[:, 0] is g's (the top level's values not summed into it: two kernels
-        fewer for a caller that reads only the sequences below)."""
+        fewer for a caller that reads only the sequences below). With `infosets` False, v may
+        be None: the best response's walk then keeps no infoset's value (on the isomorphic flop
+        spot a [B, I] array of 143 MB at float32 for player 0, made at each evaluation)."""
         batch = max(g.shape[0], 1 if sigma is None else sigma.shape[0])
         q = g if inplace and g.shape[0] == batch else g.expand(batch, -1).clone()
         qr = self.rows(q)
         shape = (batch, self.num_public_infosets, self.types)
         if sigma is None:
-            v = q.new_empty(shape)
-            if public_loop.best_response(self, q, v.view(batch, -1)):
+            v = q.new_empty(shape) if infosets else None
+            if public_loop.best_response(self, q, None if v is None else v.view(batch, -1)):
                 # one walk up: on the isomorphic flop spot 36 and 30 ms a player against 118
                 # and 76 for the level passes, an evaluation 1.27 s against 1.68 (2 threads,
                 # float32, one process, taking turns, 2026-11-29); the top level's values go
-                # into the root as below
-                for lv in reversed(self.levels):
+                # into the root as below (taken again from their rows where v is not kept)
+                for k, lv in reversed(list(enumerate(self.levels))):
                     if root and lv.first:
-                        self._to_parent(lv, q, v[:, lv.u0:lv.u1])
-                return q, v.view(batch, -1)
+                        if v is None:
+                            vl = q.new_full((batch, lv.u1 - lv.u0, self.types), -torch.inf)
+                            self._best_rows(k, qr[:, lv.m0:lv.m1], vl)
+                        else:
+                            vl = v[:, lv.u0:lv.u1]
+                        self._to_parent(lv, q, vl)
+                return q, None if v is None else v.view(batch, -1)
+            if v is None:
+                v = q.new_empty(shape)
             v.fill_(-torch.inf)
         else:
             v = q.new_zeros(shape)
         for k, lv in reversed(list(enumerate(self.levels))):
             ql, vl = qr[:, lv.m0:lv.m1], v[:, lv.u0:lv.u1]
             if sigma is None:
-                # each infoset's best row: max is exact, so every way gives the same numbers
-                kinds = self.action_rows(k)
-                if kinds[0][2] is None:  # every infoset of the level has c actions: its rows as they lie
-                    torch.amax(ql.view(batch, -1, kinds[0][0], self.types), 2, out=vl)
-                elif (lv.m1 - lv.m0) * self.types >= BEST_ENTRIES * len(kinds):
-                    self._max_by_count(ql, vl, kinds)
-                else:
-                    idx = lv.segment.view(1, -1, 1).expand(batch, -1, self.types)
-                    vl.scatter_reduce_(1, idx, ql, "amax")
+                self._best_rows(k, ql, vl)
             else:
                 add_rows(vl, lv.segment, self.rows(sigma)[:, lv.m0:lv.m1] * ql)
             if root or not lv.first:
                 self._to_parent(lv, q, vl)
         return q, v.view(batch, -1)
+
+    def _best_rows(self, k: int, ql: torch.Tensor, vl: torch.Tensor) -> None:
+        """vl [B, u, T] (-inf where it is not written) = each infoset's largest row of level k's
+        rows ql [B, m, T]: max is exact, so every way gives the same numbers."""
+        kinds = self.action_rows(k)
+        if kinds[0][2] is None:  # every infoset of the level has c actions: its rows as they lie
+            torch.amax(ql.view(ql.shape[0], -1, kinds[0][0], self.types), 2, out=vl)
+        elif (ql.shape[1]) * self.types >= BEST_ENTRIES * len(kinds):
+            self._max_by_count(ql, vl, kinds)
+        else:
+            idx = self.levels[k].segment.view(1, -1, 1).expand(ql.shape[0], -1, self.types)
+            vl.scatter_reduce_(1, idx, ql, "amax")
 
     def _max_by_count(self, ql: torch.Tensor, vl: torch.Tensor, kinds: list) -> None:
         """vl [B, u, T] = each infoset's maximum over its rows of ql [B, m, T], the infosets of c

@@ -603,11 +603,11 @@ def _walk_up(tp, g: torch.Tensor, state, uniform, pos, neg, flags, vout: torch.T
             raise MemoryError("a walk up the treeplex: no memory for a thread's rows")
 
 
-def best_response(tp, q: torch.Tensor, v: torch.Tensor, least: int | None = None) -> bool:
+def best_response(tp, q: torch.Tensor, v: torch.Tensor | None, least: int | None = None) -> bool:
     """The best response's values bottom up in one walk a member (`PublicTreeplex.bottom_up`
     without a strategy): q [B, S] the counterfactual values, each infoset's largest row added
     into its parent sequence in place (the top level's, whose parent is the empty sequence, are
-    not: the caller adds them), v [B, U T] each infoset's value. True where the loop ran; False
+    not: the caller adds them), v [B, U T] each infoset's value (None: not kept). True where the loop ran; False
     where it does not serve (nothing written). Maxima are exact, and the adds go as the torch
     path's where it adds rows in order (`public.adds_in_order`): the same numbers there (tested).
 
@@ -619,8 +619,9 @@ def best_response(tp, q: torch.Tensor, v: torch.Tensor, least: int | None = None
         >>> best_response(tp, q, v, least=0) and torch.equal(v, tp.bottom_up(g)[1])
         True
     """
-    if not serves(tp, q, least=least) or not (v.dtype == q.dtype and v.device.type == "cpu" and v.is_contiguous()
-                                              and v.shape == (q.shape[0], tp.num_infosets)):
+    if not serves(tp, q, least=least) or not (v is None or (v.dtype == q.dtype and v.device.type == "cpu"
+                                                            and v.is_contiguous()
+                                                            and v.shape == (q.shape[0], tp.num_infosets))):
         return False
     batch = q.shape[0]
     _walk_up(tp, q, None, None, [1.0] * batch, [1.0] * batch, (0, 0, 0), v)

@@ -217,8 +217,9 @@ class Treeplex:
         return segment_sum(self, values)
 
     def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False,
-                  root: bool = True):
-        """`bottom_up(self, g, sigma, inplace, root)`: (q [B, S], v [B, I])."""
+                  root: bool = True, infosets: bool = True):
+        """`bottom_up(self, g, sigma, inplace, root)`: (q [B, S], v [B, I]) (v made whatever
+        `infosets` says: the level passes need it)."""
         return bottom_up(self, g, sigma, inplace, root)
 
     def parent_reach(self, x: torch.Tensor) -> torch.Tensor:
