@@ -54,8 +54,12 @@ def has_public_form(game: Game) -> bool:
 # They cost Dudo(4,2,2)'s compile 0.32 s (0.08 -> 0.40 s) and Dudo(5,2,2)'s 0.8 s (1.18 -> 1.99 s);
 # at 2^20 rows, 1.04 and 2.3 s.
 CHECKED_ROWS = 1 << 18
-# the walks of a batch's deals kept at once (`compile_public`); those past it are made again
-KEEP_WALK_BYTES = 1 << 30
+# the walks of a batch's deals kept at once (`compile_public`); those past it are made again.
+# A batch compiled here, not on workers (its members' deals add up to under `parallel`'s
+# seconds), 50 river spots on boards of their own: 1 GiB kept peaked at 1,200 MB in 4.9-5.0 s,
+# 256 MiB at 611 MB in 4.4 s, 128 MiB at 451 MB in 4.0 s, none at 330 MB in 5.0 s (2 cores,
+# 2026-11-29); `sizes.public_estimate_bytes` counts them
+KEEP_WALK_BYTES = 1 << 27
 CHECKED_TYPES = 64  # of a player with more types, this many, evenly spaced, are checked
 # ... and this many in a batch's members after the first, whose public tree is compared whole with
 # the first's: 4,096 pairs of types a public node cost a river spot 16 of its 55 ms in a batch

@@ -112,12 +112,13 @@ def _exponent(n: int) -> int:
 
 # the public form's temporaries (the iteration's workspace, the rules' and an evaluation's arrays)
 # and the holes they leave in a kept heap, in arrays of the larger player's size in the solve's
-# dtype (fitted at each dtype, the same at both; a card game's float64 sums, counted apart before,
-# fitted as 0 arrays beside them). The same work peaks differently from one process to the next
-# as the holes fall: Dudo(5,2,2) at float32 from 967 to 1,176 MB in 6 runs, the full-range hold'em
-# turn spot at float64 from 1,545 to 1,822 MB in 13 runs (experiments/memory_estimate.py, 2 cores,
-# 2026-11-29; fitted to the highest of each row)
-TEMPORARY_ARRAYS = 8
+# dtype (fitted at each dtype, the same at both). The same work peaks differently from one process
+# to the next as the holes fall. Fitted on 29 rows after a compile came to hand its freed heap
+# back and an evaluation to work in the iteration's arrays (experiments/memory_estimate.py, 3
+# processes a row, 2 cores, 2026-11-29): 5 arrays keep the estimate 1.06 times the highest peak
+# on the row nearest (300 river spots on boards of their own at float32, 1,067 to 1,160 MB), 4
+# would be below it; 8 before, when Dudo(5,2,2) at float32 peaked at up to 1,176 MB (873 to 889 now)
+TEMPORARY_ARRAYS = 5
 # a card game's walk: the bytes an entry of the dense payoff matrices it keeps, and a pair of types
 # of the block of classes whose utilities it evaluates at once where it makes them from the game's
 # utilities (`compiler/public.py`'s `UTILITY_ENTRIES`). Measured, the compile's peak: the
@@ -126,6 +127,10 @@ TEMPORARY_ARRAYS = 8
 # (223 MB of them numpy's, traced; 2026-11-29)
 CARD_WALK_BYTES = 16
 CARD_UTILITY_BYTES = 100
+# a batch member's walk of its deal, which a batch compiled in one process keeps up to
+# `compiler.public.KEEP_WALK_BYTES` in all: a pair of types of its [T0, T1] tables (a river spot's
+# walk, 14.6 MB for 1,081 x 1,081 hands: 13.1 B a pair)
+CARD_DEAL_BYTES = 16
 
 
 def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes: int = 8,
@@ -139,7 +144,9 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
       (`matrix_entries`, default T0 T1; 0 for a ranked deal, which has none); in a card game,
       `CARD_WALK_BYTES` an entry of the dense matrices it keeps (up to `DENSE_ENTRIES`) and,
       where it makes them from the game's utilities (up to `CHECKED_ENTRIES` a member),
-      `CARD_UTILITY_BYTES` a pair of types of a block of classes (`UTILITY_ENTRIES`);
+      `CARD_UTILITY_BYTES` a pair of types of a block of classes (`UTILITY_ENTRIES`); in a
+      batch, the members' walks a compile keeps (`CARD_DEAL_BYTES` a pair of types, up to
+      `KEEP_WALK_BYTES`);
     - the solve's: the index tensors (~100 B a public node); per member, the state (strategy,
       average and regrets, three arrays a player of (public sequences ~ public nodes / 2) x
       types entries); the temporaries of the build, an update or an evaluation (values, plans,
@@ -151,8 +158,9 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     The solve's fixed part: torch.compile's inductor (`FUSED_BYTES`) where the fused kernels
     serve (one game, a player's arrays from `FUSE_ENTRIES` entries), besides the process's
     (`FIXED_BYTES`). A card game (`factor_entries` given) keeps its matrices only up to
-    `DENSE_ENTRIES` (all members together); a kernel call holds a board's terminal rows
-    (`board_rows`, every member's) in and out, float64 rows of 2 T entries; with few types
+    `DENSE_ENTRIES` (all members together); where the compiled card loop cannot be had
+    (`native.available`), torch's kernel call holds a board's terminal rows (`board_rows`, every
+    member's) in and out, float64 rows of 2 T entries; with few types
     (`DENSE_KERNEL_PAIRS`), a stacked call of `STACK_ENTRIES` entries in and out; a batch's
     payoff extent, `TOTALS_ENTRIES` entries in some 20 float64 arrays while the solver is built.
 
@@ -164,9 +172,9 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     `public_size_hint`; alone at float32 and float64, and 10 such spots at float32):
         >>> turn = dict(matrix_entries=15_283_876_608, factor_entries=27_099_072, board_rows=554)
         >>> [round(public_estimate_bytes(41_547, (1128, 1128), e, **turn) / 1e9, 2) for e in (4, 8)]
-        [1.59, 2.9]
+        [1.29, 2.32]
         >>> round(public_estimate_bytes(41_547, (1128, 1128), 4, **turn, members=10) / 1e9, 1)
-        13.5
+        10.5
     """
     from tensorcfr.spaces.fused import FUSE_ENTRIES  # (where the fused kernels serve: one member, large arrays)
 
@@ -176,14 +184,19 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     walk = 300 * public_nodes + 120 * matrices
     if factor_entries is not None:
         # (the compiler's and the operators' rules; sizes.py is imported by the compiler)
-        from tensorcfr.compiler.public import CHECKED_ENTRIES, DENSE_ENTRIES, UTILITY_ENTRIES
+        from tensorcfr.compiler.public import CHECKED_ENTRIES, DENSE_ENTRIES, KEEP_WALK_BYTES, UTILITY_ENTRIES
         from tensorcfr.operators.cards import DENSE_KERNEL_PAIRS, TOTALS_ENTRIES
         from tensorcfr.operators.public import STACK_ENTRIES
 
         block = min(matrices, max(UTILITY_ENTRIES, types[0] * types[1])) if matrices <= CHECKED_ENTRIES else 0
         matrices = matrices if members * matrices <= DENSE_ENTRIES else 0
         walk = 300 * public_nodes + CARD_UTILITY_BYTES * block + CARD_WALK_BYTES * matrices
-        solve += 2 * 8 * members * (board_rows or 0) * 2 * max(types)
+        if members > 1:  # the members' walks a compile in one process keeps
+            walk += min(members * CARD_DEAL_BYTES * types[0] * types[1], KEEP_WALK_BYTES)
+        from tensorcfr.spaces import native
+
+        if not native.available():  # (the compiled card loop reads the rows where they lie)
+            solve += 2 * 8 * members * (board_rows or 0) * 2 * max(types)
         if types[0] * types[1] <= DENSE_KERNEL_PAIRS:
             solve += 2 * dtype_bytes * STACK_ENTRIES
         if members > 1:

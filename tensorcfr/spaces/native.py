@@ -100,6 +100,18 @@ def _build(cc: str, name: str, source: str) -> str:
     return path
 
 
+def available() -> bool:
+    """Whether the compiled loops can be had, by what a build needs, without building one:
+    `enabled()`, and a C compiler at hand (a build may still fail: `library` then warns, and
+    torch's operations serve).
+
+    Example:
+        >>> available() == (enabled() and _compiler() is not None)
+        True
+    """
+    return enabled() and _compiler() is not None
+
+
 def library(name: str, source: str, functions: dict[str, list] | None = None) -> ctypes.CDLL | None:
     """The loaded library of C `source` (compiled on first use; `name` names its file), or None
     where it cannot be had (no compiler, a failed build, TENSORCFR_FUSE=0): the caller's torch
