@@ -49,6 +49,14 @@ DEFAULT_GAMES = [
     "dudo(6,1,2):public",
     "ocp(2000):public",
     "ocp(2000):generic",
+    # measured after the fit of 2026-11-29, which no constant was chosen on (the guide's second table)
+    "boards*50:public",
+    "boards*1000:public",
+    "dudo(5,1,2):public",
+    "holdem_turn(board=Jc8d5h2s, pot=12, stack=60, bets=(0.75,allin), cap=2, range0='22+,A2s+,K9s+,ATo+', "
+    "range1='random'):public",
+    "liars_dice:public",
+    "holdem_river(board=2c5d9hJsKc, pot=8, stack=40, bets=(0.25,0.75,allin), cap=3):public",
 ]
 
 

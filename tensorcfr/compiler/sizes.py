@@ -115,10 +115,11 @@ def _exponent(n: int) -> int:
 # dtype (fitted at each dtype, the same at both). The same work peaks differently from one process
 # to the next as the holes fall. Fitted on 29 rows after a compile came to hand its freed heap
 # back and an evaluation to work in the iteration's arrays (experiments/memory_estimate.py, 3
-# processes a row, 2 cores, 2026-11-29): 5 arrays keep the estimate 1.06 times the highest peak
-# on the row nearest (300 river spots on boards of their own at float32, 1,067 to 1,160 MB), 4
-# would be below it; 8 before, when Dudo(5,2,2) at float32 peaked at up to 1,176 MB (873 to 889 now)
-TEMPORARY_ARRAYS = 5
+# processes a row, 2 cores, 2026-11-29): 5 arrays kept the estimate 1.06 times the highest peak
+# of 300 river spots on boards of their own at float32 (1,067 to 1,160 MB), and 1,000 such spots,
+# measured after, peaked at 3,414 to 3,726 MB against 3,644 estimated: 6 arrays, 1.06 times it.
+# 8 before, when Dudo(5,2,2) at float32 peaked at up to 1,176 MB (873 to 889 now)
+TEMPORARY_ARRAYS = 6
 # a card game's walk: the bytes an entry of the dense payoff matrices it keeps, and a pair of types
 # of the block of classes whose utilities it evaluates at once where it makes them from the game's
 # utilities (`compiler/public.py`'s `UTILITY_ENTRIES`). Measured, the compile's peak: the
@@ -172,9 +173,9 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     `public_size_hint`; alone at float32 and float64, and 10 such spots at float32):
         >>> turn = dict(matrix_entries=15_283_876_608, factor_entries=27_099_072, board_rows=554)
         >>> [round(public_estimate_bytes(41_547, (1128, 1128), e, **turn) / 1e9, 2) for e in (4, 8)]
-        [1.29, 2.32]
+        [1.38, 2.51]
         >>> round(public_estimate_bytes(41_547, (1128, 1128), 4, **turn, members=10) / 1e9, 1)
-        10.5
+        11.5
     """
     from tensorcfr.spaces.fused import FUSE_ENTRIES  # (where the fused kernels serve: one member, large arrays)
 
