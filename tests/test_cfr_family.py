@@ -148,6 +148,26 @@ def test_pdcfr_plus_is_the_papers_update(spec, device):
         assert_tables_close(solver.average_policy().to_dict(), paper.average_policy(), "average strategy", t)
 
 
+def _strategy_arrays_made(s, work) -> list[str]:
+    """The factory ops (empty, zeros, ...) that made an array of one of solver s's strategy
+    shapes while work() ran."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    factories = {"empty", "empty_like", "zeros", "zeros_like", "new_empty", "new_zeros", "empty_strided"}
+    shapes, made = {tuple(x.shape) for x in s.state.sigma}, []
+
+    class Made(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if tuple(getattr(out, "shape", ())) in shapes and func._schema.name.split("::")[1].split(".")[0] \
+                    in factories:
+                made.append(str(func))
+            return out
+    with Made():
+        work()
+    return made
+
+
 @pytest.mark.parametrize("form", ["generic", "public"])
 def test_the_iterations_workspace_changes_no_number(form, monkeypatch):
     """On the CPU the exact iteration makes its plans and values in arrays it keeps
@@ -155,28 +175,14 @@ def test_the_iterations_workspace_changes_no_number(form, monkeypatch):
     of settings), 6 iterations leave the strategies, averages and rule state bit for bit those of
     a run that makes each array afresh, and a step after the first makes none of the arrays of a
     strategy's shape it made for them (counted by factory op: the rules' own are left)."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
     import tensorcfr.updates.iteration as iteration
-
-    factories = {"empty", "empty_like", "zeros", "zeros_like", "new_empty", "new_zeros", "empty_strided"}
 
     def run(algo, workspace):
         monkeypatch.setattr(iteration, "WORKSPACE", workspace)
         s = tensorcfr.Solver(tensorcfr.compile("leduc", form=form), algo, dtype=torch.float64, capture="none",
                              device="cpu")
         s.step(5)
-        shapes, made = {tuple(x.shape) for x in s.state.sigma}, []
-
-        class Made(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                out = func(*args, **(kwargs or {}))
-                if tuple(getattr(out, "shape", ())) in shapes and func._schema.name.split("::")[1].split(".")[0] \
-                        in factories:
-                    made.append(str(func))
-                return out
-        with Made():
-            s.step(1)
+        made = _strategy_arrays_made(s, lambda: s.step(1))
         tensors = s.state.tensors()
         return [*tensors["sigma"], *tensors["average"], *(t for st in tensors["state"] for t in st.values())], len(made)
 
@@ -199,9 +205,6 @@ def test_an_evaluation_in_the_workspace_changes_no_number(form, algo, game):
     evaluation, and freed them). Either way (Dudo(3,1,2)'s players have 1,534 and 3,067
     sequences) it gives the numbers of `tensorcfr.evaluate` on fresh arrays bit for bit, and
     leaves the next iterations those of a run that never evaluated."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
-    factories = {"empty", "empty_like", "zeros", "zeros_like", "new_empty", "new_zeros", "empty_strided"}
     cg = tensorcfr.compile(game, form=form)
     make = lambda: tensorcfr.Solver(cg, algo, dtype=torch.float64, capture="none", device="cpu")  # noqa: E731
     s, quiet = make(), make()
@@ -210,17 +213,9 @@ def test_an_evaluation_in_the_workspace_changes_no_number(form, algo, game):
     s.evaluate()
     s.step(2)
     quiet.step(2)
-    shapes, made = {tuple(x.shape) for x in s.state.sigma}, []
-
-    class Made(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            if tuple(getattr(out, "shape", ())) in shapes and func._schema.name.split("::")[1].split(".")[0] \
-                    in factories:
-                made.append(str(func))
-            return out
-    with Made():
-        ev = s.evaluate()
+    got = []
+    made = _strategy_arrays_made(s, lambda: got.append(s.evaluate()))
+    ev = got[0]
     assert (made == []) == (game == "leduc"), made
     want = {"average": tensorcfr.evaluate(cg, s.average_policy(), s.op),
             "current": tensorcfr.evaluate(cg, s.current_policy(), s.op)}
