@@ -170,8 +170,9 @@ def public_estimate_bytes(public_nodes: int, types: tuple[int, int], dtype_bytes
     estimate against the peak (the guide's memory section has its table).
 
     Example (the hold'em turn spot of the docs, `holdem_turn(board=Ks7d2c9h, ...)`, by its
-    `public_size_hint`; alone at float32 and float64, and 10 such spots at float32):
-        >>> turn = dict(matrix_entries=15_283_876_608, factor_entries=27_099_072, board_rows=554)
+    `public_size_hint` but the board's rows, which count only without the compiled card loop;
+    alone at float32 and float64, and 10 such spots at float32):
+        >>> turn = dict(matrix_entries=15_283_876_608, factor_entries=27_099_072)
         >>> [round(public_estimate_bytes(41_547, (1128, 1128), e, **turn) / 1e9, 2) for e in (4, 8)]
         [1.38, 2.51]
         >>> round(public_estimate_bytes(41_547, (1128, 1128), 4, **turn, members=10) / 1e9, 1)
