@@ -155,12 +155,6 @@ def best_response_value(cg: CompiledGame, player: int, x_other: torch.Tensor,
     return _best_value(cg, player, op.cfv(player, x_other))
 
 
-def _cfv(op: PayoffOperator, player: int, x: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
-    """op.cfv(player, x), with `out` only where there is one: an operator of one's own may
-    predate the protocol's `out`."""
-    return op.cfv(player, x) if out is None else op.cfv(player, x, out=out)
-
-
 def _best_value(cg: CompiledGame, player: int, g: torch.Tensor, x: torch.Tensor | None = None):
     """[B]: the value of player's best response from its counterfactual values g [B, S], which
     it overwrites; given the player's own plan x [B, S], a pair: that value and the infoset
@@ -262,7 +256,7 @@ def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None 
     op = op or cg.operator(x.dtype)
     if gaps and out[0] is not None and out[0].untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
         out[0] = None
-    g = _cfv(op, 1, x, out[1])  # [B, S_1] = -A^T x: player 1's values, in player 1's sign
+    g = op.cfv(1, x, out=out[1])  # [B, S_1] = -A^T x: player 1's values, in player 1's sign
     plans[0] = None
     if not gaps:
         x = None
@@ -272,7 +266,7 @@ def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None 
     value = -cg.treeplexes[1].weighted_dot(y, g)
     br1 = _best_value(cg, 1, g, y if gaps else None)
     g = None  # (player 1's values dropped before player 0's are made)
-    g = _cfv(op, 0, y, out[0])  # [B, S_0]
+    g = op.cfv(0, y, out=out[0])  # [B, S_0]
     y = None
     br0 = _best_value(cg, 0, g, x)
     gap = None

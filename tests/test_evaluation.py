@@ -120,9 +120,9 @@ def test_an_evaluation_holds_one_plan_and_one_values_array_at_a_time(form):
         def __init__(self, op):
             self.op = op
 
-        def cfv(self, p, other):
+        def cfv(self, p, other, out=None):
             seen.append((p, sorted(k for k, r in refs.items() if r() is not None)))
-            refs[f"values {p}"] = weakref.ref(g := self.op.cfv(p, other))
+            refs[f"values {p}"] = weakref.ref(g := self.op.cfv(p, other, out=out))
             return g
 
     ev = evaluate_plan_list(cg, [lambda: plan(0), lambda: plan(1)], Watched(cg.operator(torch.float64)))

@@ -551,9 +551,9 @@ def test_the_public_estimate_bounds_a_measured_solve(spot, dtype):
     """Full-range hold'em spots in the public-tree form: the peak above the process's baseline,
     compiling, building a DCFR solver, 3 iterations and an evaluation, is at most
     `compiler.host_estimate` and more than 40% of it (`experiments/memory_estimate.py`, 3 runs
-    each, 2026-11-29: the turn spot at float32 827 to 843 MB against 1,517 MB estimated; the river
-    spot, whose walk makes its dense matrices, 431 MB against 517 MB, where the estimate before
-    counted 3,057 MB for that walk). On the CPU by name: on a
+    each, 2026-11-29: the turn spot at float32 849 to 863 MB against 1,319 MB estimated; the river
+    spot at float64, whose walk makes its dense matrices, 431 MB against 513 MB, where an earlier
+    estimate counted 3,057 MB for that walk). On the CPU by name: on a
     machine with a GPU the default device is CUDA, whose solve leaves the host's peak to the
     CUDA runtime (this test failed there on an H100, 2026-11-27)."""
     import subprocess

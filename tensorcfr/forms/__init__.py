@@ -70,9 +70,11 @@ class DecisionSpace(Protocol):
         `discount` (where not None) plus the plan times `weight`, in one fused walk; None where
         the space has none."""
 
-    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False):
+    def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False,
+                  root: bool = True, infosets: bool = True):
         """Counterfactual values [B, S] -> (values of the infosets under `sigma`, or their best
-        responses with sigma=None) pushed into their parent sequences, bottom-up."""
+        responses with sigma=None) pushed into their parent sequences, bottom-up; with `infosets`
+        False the infosets' values may be left out (None) where nothing reads them."""
 
     def instantaneous_regret(self, g: torch.Tensor, sigma: torch.Tensor, inplace: bool = False) -> torch.Tensor:
         """[B, S]: each sequence's counterfactual value less its infoset's value under `sigma`."""

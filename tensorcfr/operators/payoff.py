@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 CSR_MAX_BATCH = 64  # payoff vectors up to which each member gets its own CSR product
 
 
-
 def values_array(out: torch.Tensor | None, like: torch.Tensor, rows: int, cols: int,
                  zero: bool = False) -> torch.Tensor:
     """A [rows, cols] array of `like`'s dtype and device for an operator's values: `out` (the
@@ -41,6 +40,7 @@ def values_array(out: torch.Tensor | None, like: torch.Tensor, rows: int, cols: 
             and out.is_contiguous():
         return out.zero_() if zero else out
     return like.new_zeros(rows, cols) if zero else like.new_empty(rows, cols)
+
 
 @dataclass(frozen=True, eq=False)
 class PayoffOperator:

@@ -738,7 +738,7 @@ class PublicTreeplex:
         kinds = self.action_rows(k)
         if kinds[0][2] is None:  # every infoset of the level has c actions: its rows as they lie
             torch.amax(ql.view(ql.shape[0], -1, kinds[0][0], self.types), 2, out=vl)
-        elif (ql.shape[1]) * self.types >= BEST_ENTRIES * len(kinds):
+        elif ql.shape[1] * self.types >= BEST_ENTRIES * len(kinds):
             self._max_by_count(ql, vl, kinds)
         else:
             idx = self.levels[k].segment.view(1, -1, 1).expand(ql.shape[0], -1, self.types)

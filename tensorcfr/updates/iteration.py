@@ -58,12 +58,12 @@ class IterationState:
         """Free the iteration's workspace (`_workspace`); the next iteration makes it again."""
         self.work = {}
 
-    def work_array(self, p: int, k: int = 0) -> torch.Tensor | None:
-        """Player p's k-th workspace array [B, S_p] (`_workspace`; None where there is none: off
+    def work_array(self, p: int) -> torch.Tensor | None:
+        """Player p's first workspace array [B, S_p] (`_workspace`; None where there is none: off
         the CPU, or where the operator makes its own values), for other work between iterations
         (an evaluation) to overwrite: its arrays freed and made again, of other sizes between
         them, fragment a kept heap (`memory.keep_freed_memory`)."""
-        return _workspace(self, p, k)
+        return _workspace(self, p)
 
     def tensors(self) -> dict:
         """{"sigma": [...], "average": [...], "state": [{field: tensor}, ...]}: the checkpoint layout."""
