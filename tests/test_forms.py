@@ -518,7 +518,7 @@ def test_info_estimates_the_form_it_compiles_in(capsys):
 
 
 def test_info_estimates_at_the_dtype_a_solve_would_run_in(capsys):
-    # a full-range turn spot: 2.9 GB at float64, 1.6 GB at float32; info gives the estimate a
+    # a full-range turn spot: 2.5 GB at float64, 1.4 GB at float32; info gives the estimate a
     # solve in that dtype is held to (both refused here by a smaller limit, so nothing is built)
     from tensorcfr.compiler import host_estimate
 
