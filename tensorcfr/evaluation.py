@@ -158,22 +158,14 @@ def best_response_value(cg: CompiledGame, player: int, x_other: torch.Tensor,
 def _best_value(cg: CompiledGame, player: int, g: torch.Tensor, x: torch.Tensor | None = None):
     """[B]: the value of player's best response from its counterfactual values g [B, S], which
     it overwrites; given the player's own plan x [B, S], a pair: that value and the infoset
-    gaps [B, I] (`_gaps`)."""
+    gaps [B, I] in the best response's infoset values' memory (`DecisionSpace.infoset_gaps`:
+    x[parent(j)] (v_j - sum_a sigma(j, a) q(j, a)) as x[parent(j)] v_j - sum_a x(j, a) q(j, a),
+    without sigma, which an evaluation no longer holds: it makes the plan in the strategy's
+    memory)."""
     tp = cg.treeplexes[player]
     q, v = tp.bottom_up(g, inplace=True, infosets=x is not None)  # (v: the gaps' only)
     best = q[:, 0].clone()  # not a view, which would keep all of q alive
-    return best if x is None else (best, _gaps(tp, q, v, x))
-
-
-def _gaps(tp, q: torch.Tensor, v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """[B, I]: x[parent(j)] v_j - sum_a x(j, a) q(j, a) for each infoset j, from the best
-    response's values q [B, S] (overwritten) and v [B, I] and the player's plan x [B, S]: the
-    gap x[parent(j)] (v_j - sum_a sigma(j, a) q(j, a)) without sigma, which an evaluation no
-    longer holds (it makes the plan in the strategy's memory); times each infoset's twins."""
-    played = tp.segment_sum(q.mul_(x) if q.shape[0] >= x.shape[0] else q * x)  # [B, I]
-    gap = (tp.parent_reach(x) * v).sub_(played)
-    w = tp.infoset_weights(gap.dtype)  # [1, I]: an infoset stands for its twins too
-    return gap if w is None else gap.mul_(w)
+    return best if x is None else (best, tp.infoset_gaps(q, v, x))
 
 
 def infoset_gaps(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = None) -> list[torch.Tensor]:
@@ -193,11 +185,12 @@ def infoset_gaps(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = N
         >>> round(float(gaps[0].sum() + gaps[1].sum()), 6)  # NashConv of uniform play: 11/12
         0.916667
     """
-    plans = policy.sequence_form()
-    op = op or cg.operator(plans[0].dtype)
     # best response below each infoset, in the values' own memory (no [B, S] copy), then the
-    # plan's mix of those values in the same memory: [B, I] each
-    return [_best_value(cg, p, op.cfv(p, plans[1 - p]), plans[p])[1] for p in (0, 1)]
+    # plan's mix of those values in the same memory: [B, I] each; each plan made when it is
+    # needed (`evaluate_plan_list`), so never both beside a values array
+    tps = cg.treeplexes
+    return list(evaluate_plan_list(cg, [lambda: tps[0].sequence_form(policy.sigma[0]),
+                                        lambda: tps[1].sequence_form(policy.sigma[1])], op, gaps=True).infoset_gaps)
 
 
 def evaluate(cg: CompiledGame, policy: Policy, op: PayoffOperator | None = None) -> Evaluation:
@@ -235,12 +228,13 @@ def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None 
     best response is taken. A caller who holds no other reference (`Solver.evaluate`) then
     keeps at most one plan and one player's values beside its state, where both plans and a
     values array lived at once before. With `gaps`, the result's `infoset_gaps` too, from the
-    same values (x then lives to the end): what `infoset_gaps` gives, without its two products
-    with the payoff operator (on the isomorphic flop spot 1.3 s of its 1.8). `out`: an array
-    [B, S_p] a player (or None) for its values (the operator's `out`), one array allowed for
-    both: player 1's are used up before player 0's are made, which come once x is dropped, so
-    out[0] may also hold x (not with `gaps`, where x lives on: out[0] is then left alone where
-    it does).
+    same values: what `infoset_gaps` gives, without its two products with the payoff operator
+    (on the isomorphic flop spot 1.3 s of its 1.8); a gap needs its player's plan beside its
+    values, so there player 0 goes first (`_with_gaps`) and a plan given as a function is made
+    twice. `out`: an array [B, S_p] a player (or None) for its values (the operator's `out`),
+    one array allowed for both: a player's values are used up before the other's are made. A
+    plan may be made in out[0] (player 1's values come first, from x, and x is dropped before
+    player 0's are made), not with `gaps`, where the plans' memory must be apart from out's.
 
     Example:
         >>> import tensorcfr
@@ -250,28 +244,58 @@ def evaluate_plan_list(cg: CompiledGame, plans: list, op: PayoffOperator | None 
         >>> round(evaluate_plan_list(cg, plans).nash_conv.item(), 6), plans
         (0.916667, [None, None])
     """
-    made = lambda i: plans[i]() if callable(plans[i]) else plans[i]  # noqa: E731
     out = list(out or (None, None))
-    x = made(0)
+    if gaps:
+        return _with_gaps(cg, plans, op, out)
+    x = _made(plans, 0)
     op = op or cg.operator(x.dtype)
-    if gaps and out[0] is not None and out[0].untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
-        out[0] = None
     g = op.cfv(1, x, out=out[1])  # [B, S_1] = -A^T x: player 1's values, in player 1's sign
-    plans[0] = None
-    if not gaps:
-        x = None
-    y = made(1)
+    plans[0] = x = None
+    y = _made(plans, 1)
     plans[1] = None
     # player 0's payoff is minus player 1's (a public form dealing one card a class: its twins' share)
     value = -cg.treeplexes[1].weighted_dot(y, g)
-    br1 = _best_value(cg, 1, g, y if gaps else None)
+    br1 = _best_value(cg, 1, g)
     g = None  # (player 1's values dropped before player 0's are made)
     g = op.cfv(0, y, out=out[0])  # [B, S_0]
     y = None
-    br0 = _best_value(cg, 0, g, x)
-    gap = None
-    if gaps:
-        (br0, gap0), (br1, gap1) = br0, br1
-        gap = (gap0, gap1)
+    br0 = _best_value(cg, 0, g)
     nash_conv = br0 + br1
-    return Evaluation((br0, br1), nash_conv, nash_conv / 2, value, gap)
+    return Evaluation((br0, br1), nash_conv, nash_conv / 2, value)
+
+
+def _made(plans: list, i: int) -> torch.Tensor:
+    """Plan i of `evaluate_plan_list`'s list: the tensor, or what its function makes."""
+    return plans[i]() if callable(plans[i]) else plans[i]
+
+
+def _with_gaps(cg: CompiledGame, plans: list, op: PayoffOperator | None, out: list) -> Evaluation:
+    """`evaluate_plan_list` with the infoset gaps: each player's gaps need its own plan beside
+    its values, so y is made for player 0's values and dropped, x made for player 0's gaps and
+    then player 1's values, and dropped, and y made again for player 1's gaps and the game value.
+    At most one plan and one values array live at a time, as without the gaps: on the
+    isomorphic flop spot at float32 x lived to the end before, and the evaluation with gaps
+    took its process 958 MB over the iteration's peak. The numbers are those of the order
+    before (the same operations on the same arrays)."""
+    y = _made(plans, 1)
+    op = op or cg.operator(y.dtype)
+    g = op.cfv(0, y, out=out[0])  # [B, S_0]
+    y = None
+    x = _apart(_made(plans, 0), g)
+    br0, gap0 = _best_value(cg, 0, g, x)
+    g = None
+    g = op.cfv(1, x, out=out[1])  # [B, S_1]
+    plans[0] = x = None
+    y = _apart(_made(plans, 1), g)
+    plans[1] = None
+    value = -cg.treeplexes[1].weighted_dot(y, g)
+    br1, gap1 = _best_value(cg, 1, g, y)
+    nash_conv = br0 + br1
+    return Evaluation((br0, br1), nash_conv, nash_conv / 2, value, (gap0, gap1))
+
+
+def _apart(x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    """x, a plan made while the values g live, where it does not overwrite them."""
+    if x.untyped_storage().data_ptr() == g.untyped_storage().data_ptr():
+        raise TensorCFRError("evaluate_plan_list with gaps: a plan was made in the values' memory (out)")
+    return x

@@ -474,9 +474,10 @@ class RegretMatching:
         tables = self.policy_tables(member)
         return {k: {w: tables[w][k] for w in ("average", "current")} for k in keys}
 
-    def histograms(self, member: int = 0, evaluation: dict | None = None) -> dict[str, torch.Tensor]:
-        """`regret_p{i}`: each action's cumulative unconditional regret over t (`evaluation`:
-        unused, the protocol's)."""
+    def histograms(self, member: int = 0, evaluation: dict | None = None,
+                   quotients: bool = False) -> dict[str, torch.Tensor]:
+        """`regret_p{i}`: each action's cumulative unconditional regret over t (`evaluation`,
+        `quotients`: unused, the protocol's; a matrix's rows are small)."""
         t = max(self.iteration, 1)
         return {f"regret_p{i}": r[min(member, r.shape[0] - 1)] / t for i, r in enumerate(self.regrets)}
 

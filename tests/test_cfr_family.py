@@ -200,11 +200,14 @@ def test_the_iterations_workspace_changes_no_number(form, monkeypatch):
 @pytest.mark.parametrize("game", ["leduc", "dudo(3,1,2)"])
 def test_an_evaluation_in_the_workspace_changes_no_number(form, algo, game):
     """`Solver.evaluate` makes its plans and values in the iteration's workspace arrays
-    (`IterationState.work_array`) on the CPU where the players' arrays are of one shape
-    (Leduc's): it then makes no array of a strategy's shape (it made them afresh at every
-    evaluation, and freed them). Either way (Dudo(3,1,2)'s players have 1,534 and 3,067
-    sequences) it gives the numbers of `tensorcfr.evaluate` on fresh arrays bit for bit, and
-    leaves the next iterations those of a run that never evaluated."""
+    (`IterationState.work_array`, each with room for either player's, `work_room`) on the CPU,
+    with the infoset gaps too: it then makes no array of a strategy's shape (it made them
+    afresh at every evaluation, and freed them, where the players' arrays differ in size, as
+    Dudo(3,1,2)'s 1,534 and 3,067 sequences do). It gives the numbers of `tensorcfr.evaluate`
+    and `infoset_gaps` on fresh arrays bit for bit, and leaves the next iterations those of a
+    run that never evaluated."""
+    from tensorcfr.evaluation import infoset_gaps
+
     cg = tensorcfr.compile(game, form=form)
     make = lambda: tensorcfr.Solver(cg, algo, dtype=torch.float64, capture="none", device="cpu")  # noqa: E731
     s, quiet = make(), make()
@@ -214,15 +217,18 @@ def test_an_evaluation_in_the_workspace_changes_no_number(form, algo, game):
     s.step(2)
     quiet.step(2)
     got = []
-    made = _strategy_arrays_made(s, lambda: got.append(s.evaluate()))
-    ev = got[0]
-    assert (made == []) == (game == "leduc"), made
+    for gaps in (False, True):
+        made = _strategy_arrays_made(s, lambda: got.append(s.evaluate(infoset_gaps=gaps)))  # noqa: B023
+        assert made == [], (gaps, made)
     want = {"average": tensorcfr.evaluate(cg, s.average_policy(), s.op),
             "current": tensorcfr.evaluate(cg, s.current_policy(), s.op)}
-    for k in want:
-        for f in ("nash_conv", "game_value"):
-            assert torch.equal(getattr(ev[k], f), getattr(want[k], f)), (k, f)
-        assert all(torch.equal(a, b) for a, b in zip(ev[k].best_response, want[k].best_response)), k
+    for ev in got:
+        for k in want:
+            for f in ("nash_conv", "game_value"):
+                assert torch.equal(getattr(ev[k], f), getattr(want[k], f)), (k, f)
+            assert all(torch.equal(a, b) for a, b in zip(ev[k].best_response, want[k].best_response)), k
+    alone = infoset_gaps(cg, s.average_policy(), s.op)
+    assert all(torch.equal(a, b) for a, b in zip(got[1]["average"].infoset_gaps, alone))
     s.step(2)
     quiet.step(2)
     a, b = s.state.tensors(), quiet.state.tensors()

@@ -106,7 +106,7 @@ def test_an_evaluation_holds_one_plan_and_one_values_array_at_a_time(form):
     plan before player 1's plan is made, and player 1's values before player 0's are made (a
     flop spot's evaluation peaked 1.1 GB over its solver's state at float32 with both plans and
     a values array alive at once); its numbers are `evaluate_plans`' with both plans given."""
-    from tensorcfr.evaluation import evaluate_plan_list, evaluate_plans
+    from tensorcfr.evaluation import evaluate_plan_list, evaluate_plans, infoset_gaps
 
     cg = tensorcfr.compile("leduc", form=form)
     policy = tensorcfr.Policy.from_dict(cg, random_policy(tensorcfr.compile("leduc"), 5))
@@ -131,3 +131,40 @@ def test_an_evaluation_holds_one_plan_and_one_values_array_at_a_time(form):
     for a, b in ((ev.nash_conv, want.nash_conv), (ev.game_value, want.game_value), *zip(ev.best_response,
                                                                                           want.best_response)):
         assert a.item() == pytest.approx(b.item(), abs=1e-13)
+    # with the gaps, which need a player's plan beside its values: player 0 first, each plan made
+    # when it is needed (y twice), still never both plans beside a values array (the isomorphic
+    # flop spot's evaluation with gaps took 958 MB over its iteration's peak with x alive to the
+    # end, 588 after); the numbers are those without the gaps and the gaps those on their own
+    refs.clear()
+    seen.clear()
+    ev_gaps = evaluate_plan_list(cg, [lambda: plan(0), lambda: plan(1)], Watched(cg.operator(torch.float64)), gaps=True)
+    assert seen == [(0, ["plan 1"]), (1, ["plan 0"])]
+    assert refs["values 0"]() is None and refs["plan 0"]() is None and refs["plan 1"]() is None
+    for a, b in ((ev_gaps.nash_conv, ev.nash_conv), (ev_gaps.game_value, ev.game_value),
+                 *zip(ev_gaps.best_response, ev.best_response)):
+        assert torch.equal(a, b)
+    alone = infoset_gaps(cg, policy)
+    assert all(torch.equal(a, b) for a, b in zip(ev_gaps.infoset_gaps, alone))
+
+
+@pytest.mark.parametrize("entries", [1, 40, 1 << 22])
+@pytest.mark.parametrize("spec", ["leduc", ["kuhn", "kuhn(ante=2)"]])
+def test_the_public_forms_gaps_a_stretch_at_a_time_are_the_whole_arrays(monkeypatch, entries, spec):
+    # `PublicTreeplex.infoset_gaps` gathers the parent reach and sums the rows' products a stretch
+    # of public infosets at a time (`GAP_ENTRIES` entries): the numbers of the whole-array formula
+    # x[parent(j)] v_j - sum_a x(j, a) q(j, a), on a batch of games too
+    from tensorcfr.spaces import public
+
+    monkeypatch.setattr(public, "GAP_ENTRIES", entries)
+    cg = tensorcfr.compile(spec, form="public")
+    generic = tensorcfr.compile(spec if isinstance(spec, str) else spec[0])
+    plans = tensorcfr.Policy.from_dict(cg, random_policy(generic, 3)).sequence_form()
+    op = cg.operator(torch.float64)
+    for p, tp in enumerate(cg.treeplexes):
+        x = plans[p]
+        q, v = tp.bottom_up(op.cfv(p, plans[1 - p]))  # a best response's values
+        want = tp.parent_reach(x) * v - tp.segment_sum(q * x)
+        got = tp.infoset_gaps(q.clone(), v.clone(), x)
+        assert got.shape == want.shape == (cg.batch_size, tp.num_infosets)
+        torch.testing.assert_close(got, want, rtol=1e-14, atol=1e-14)
+        assert float(want.abs().max()) > 0.01  # (gaps to hold: a random strategy's are not all 0)

@@ -79,6 +79,11 @@ class DecisionSpace(Protocol):
     def instantaneous_regret(self, g: torch.Tensor, sigma: torch.Tensor, inplace: bool = False) -> torch.Tensor:
         """[B, S]: each sequence's counterfactual value less its infoset's value under `sigma`."""
 
+    def infoset_gaps(self, q: torch.Tensor, v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """[B, I]: x[parent(j)] v_j - sum_a x(j, a) q(j, a) at each infoset j, from a best
+        response's `bottom_up` (q [B, S], v [B, I], both the call's to overwrite) and the plan x
+        [B, S]: what the best response gains at j, times `infoset_weights` (j's twins' too)."""
+
     def regret_step(self, g: torch.Tensor, sigma: torch.Tensor, regret: torch.Tensor, positive, negative,
                     plus: bool, predictive: bool, out: torch.Tensor | None = None) -> torch.Tensor | None:
         """The regret-matching family's next strategy [B, S] from values g against sigma, the

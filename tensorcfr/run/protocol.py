@@ -43,9 +43,11 @@ class IterativeSolver(Protocol):
     def regret_summary(self) -> dict[str, torch.Tensor]:
         """{name: [B]} the regret figures logged at each evaluation (may be empty)."""
 
-    def histograms(self, member: int = 0, evaluation: dict | None = None) -> dict[str, torch.Tensor]:
+    def histograms(self, member: int = 0, evaluation: dict | None = None,
+                   quotients: bool = False) -> dict[str, torch.Tensor]:
         """{name: values} distributions logged as TensorBoard histograms (may be empty), reusing
-        what `evaluation` (this iteration's `evaluate`) holds."""
+        what `evaluation` (this iteration's `evaluate`) holds; with `quotients`, values may be
+        `histograms.Quotient`s (an array and its divisor, not divided: the training loop's)."""
 
     def infoset_keys(self) -> list[str]:
         """Every infoset's key."""

@@ -36,6 +36,7 @@ from tensorcfr.forms.public import PublicCompiledGame
 from tensorcfr.sampling.generic import EPSILON_DEFAULT, RandomDraws
 from tensorcfr.compiler.sizes import check_device_memory
 from tensorcfr.run import numbers
+from tensorcfr.run.histograms import Quotient
 from tensorcfr.run.spec import RunSpec
 from tensorcfr.updates.rules import Config, _batch
 
@@ -331,17 +332,21 @@ class Solver:
         """Exact evaluation of the average and the current strategy: {"average": ..., "current": ...};
         with `infoset_gaps`, the average's carries its infoset gaps, which `histograms` takes
         from it instead of two more products with the payoff operator."""
-        # On the CPU, where the players' arrays are of one shape, the plans in the iteration's
-        # first workspace array and the values in its second (`work_array`; player 1's plan
-        # where player 0's is still needed, with the gaps, in an array of its own): two arrays,
-        # as many as the evaluation needs at once. Made and freed at every evaluation among
-        # smaller arrays, they left a kept heap in pieces. Where the shapes differ, two arrays
-        # of the larger shape would be needed: the evaluation makes its own, as before.
-        w = [self.state.work_array(0), self.state.work_array(1)]
-        if w[0] is None or w[1] is None or w[0].shape != w[1].shape:
+        # On the CPU, the plans in the iteration's first workspace array and the values in its
+        # second (`work_array`, each with room for either player's arrays): two arrays, as many
+        # as the evaluation needs at once, with the gaps too. Made and freed at every
+        # evaluation among smaller arrays, they left a kept heap in pieces: on the isomorphic
+        # flop spot, whose players' arrays differ in size, the process grew by 617 MB over its
+        # iterations' peak at the first evaluation with gaps, with 225 MB more in use.
+        room = [self.state.work_room(0), self.state.work_room(1)]
+        if room[0] is None or room[1] is None:
             self.state.drop_work()  # (its memory the evaluation's, rather than more beside it)
-            w = [None, None]
-        plan_out, values_out = w
+
+        def plan_out(p):
+            return None if room[0] is None else room[0][:self.sigma[p].numel()].view(self.sigma[p].shape)
+
+        def values_out(p):
+            return None if room[1] is None else room[1][:self.sigma[p].numel()].view(self.sigma[p].shape)
         with deterministic_mode(self._deterministic):
             # each plan made when the evaluation needs it and dropped after (`evaluate_plan_list`);
             # the average's strategies are this call's own, so their plans are made in place
@@ -352,14 +357,13 @@ class Solver:
                 return tps[p].sequence_form(sigma, out=sigma)
 
             current = self.current_policy(copy=False).sigma
-            y_out = None if infoset_gaps else plan_out  # (with the gaps player 0's plan lives on)
             out = {"average": evaluate_plan_list(
-                self.game, [lambda: average_plan(0, plan_out), lambda: average_plan(1, y_out)], self.op,
-                gaps=infoset_gaps, out=[values_out, values_out])}
+                self.game, [lambda: average_plan(0, plan_out(0)), lambda: average_plan(1, plan_out(1))], self.op,
+                gaps=infoset_gaps, out=[values_out(0), values_out(1)])}
             out["current"] = evaluate_plan_list(
-                self.game, [lambda: tps[0].sequence_form(current[0], out=plan_out),
-                            lambda: tps[1].sequence_form(current[1], out=plan_out)], self.op,
-                out=[values_out, values_out])
+                self.game, [lambda: tps[0].sequence_form(current[0], out=plan_out(0)),
+                            lambda: tps[1].sequence_form(current[1], out=plan_out(1))], self.op,
+                out=[values_out(0), values_out(1)])
             return out
 
     def regret_summary(self) -> dict[str, torch.Tensor]:
@@ -370,11 +374,14 @@ class Solver:
         t = max(self.iteration, 1)
         return {f"max_p{p}": r.amax(1).clamp(min=0) / t for p, r in enumerate(self.regrets)}  # no [B, S] temporary
 
-    def histograms(self, member: int = 0, evaluation: dict[str, Evaluation] | None = None) -> dict[str, torch.Tensor]:
+    def histograms(self, member: int = 0, evaluation: dict[str, Evaluation] | None = None,
+                   quotients: bool = False) -> dict[str, torch.Tensor]:
         """Distributions worth a TensorBoard histogram, of batch member `member`:
         `regret_p{p}` (cumulative regret per sequence over t; the CFR family) and
         `infoset_exploitability_p{p}` (what a best response gains at each infoset), taken from
-        `evaluation` (this iteration's `evaluate(infoset_gaps=True)`) where it holds them."""
+        `evaluation` (this iteration's `evaluate(infoset_gaps=True)`) where it holds them. With
+        `quotients`, the regrets as `histograms.Quotient`s of the state's own rows and t, which
+        `add_histogram` divides as it counts (no [S] copy a player: the training loop's way)."""
         # the gaps first: their best responses' arrays are gone before the regrets' copies are
         # made (the isomorphic flop spot's CLI run: the first call took its process from 3,054
         # to 4,605 MB the other way round, from 3,014 to 4,232 MB this way)
@@ -386,7 +393,8 @@ class Solver:
         out = {}
         if hasattr(self.state.rule[0], "regrets"):
             t = max(self.iteration, 1)
-            out.update({f"regret_p{p}": r[member, 1:] / t for p, r in enumerate(self.regrets)})
+            out.update({f"regret_p{p}": Quotient(r[member, 1:], t) if quotients else r[member, 1:] / t
+                        for p, r in enumerate(self.regrets)})
         return {**out, **gaps}
 
     def infoset_keys(self) -> list[str]:

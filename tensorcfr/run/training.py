@@ -22,7 +22,7 @@ import torch
 from tensorcfr.operators.distributed import agree
 from tensorcfr.errors import TensorCFRError
 from tensorcfr.run.protocol import IterativeSolver
-from tensorcfr.run.histograms import add_histogram
+from tensorcfr.run.histograms import Quotient, add_histogram
 from tensorcfr.updates.validate import number, optional
 
 # Scalar tags written at every evaluation: identical for every algorithm, so one
@@ -157,7 +157,8 @@ def _log(writer, solver, rows_by_member: list[dict], track: dict, histograms: di
                 writer.add_scalar(f"strategy/{key}/{action}/{which}", p, step)
     for name, values in (histograms or {}).items():  # member 0's
         if values.numel():  # (counted by a C loop: numpy's took 2.3 s an evaluation on a flop spot)
-            add_histogram(writer, f"histogram/{name}", values.float().cpu(), step)
+            # as float32, each array read where it lies (a `Quotient`: no float32 or divided copy)
+            add_histogram(writer, f"histogram/{name}", values if isinstance(values, Quotient) else Quotient(values), step)
 
 
 class Progress:
@@ -497,7 +498,7 @@ def train(solver: IterativeSolver, iterations: int, eval_every: int | None = Non
         since_eval, since_eval_time = 0, 0.0
         rows.append(member_rows[0])
         gaps.append((member_rows[0]["iteration"], max(min(r[k] for k in key) for r in member_rows)))
-        hist = solver.histograms(0, ev) if histograms else None
+        hist = solver.histograms(0, ev, quotients=True) if histograms else None
         if writer is not None:
             _log(writer, solver, member_rows, tracked_strategies(solver, track), hist)
         if progress is not None:

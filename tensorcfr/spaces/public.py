@@ -67,6 +67,7 @@ BEST_ENTRIES = 1 << 16
 # ... and gathers at most this many entries at a time (a block of infosets: the whole count's rows
 # were a temporary of up to 84 MB on the isomorphic flop spot's evaluation at float32)
 BEST_BLOCK = 1 << 22
+GAP_ENTRIES = 1 << 22  # entries of a stretch of `infoset_gaps` (16 MB at float32)
 GATHER_ENTRIES = 1 << 15  # from this many entries `pick_rows` gathers whole rows (below, 2.5 us more a call)
 # device types on which `add_rows` adds one member's rows by `index_add_` along the first dimension
 # of [n, T] (ROWS_DEVICES) or by the sparse product (MATRIX_DEVICES), both measured on the CPU;
@@ -731,6 +732,43 @@ class PublicTreeplex:
             if root or not lv.first:
                 self._to_parent(lv, q, vl)
         return q, v.view(batch, -1)
+
+    def infoset_gaps(self, q: torch.Tensor, v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """`treeplex.Treeplex.infoset_gaps` ([B, I] in v's memory where the shapes allow; q
+        overwritten in part), times `infoset_weights`, a stretch of public infosets at a time:
+        each stretch's parent reach gathered, its rows' products summed and its weights applied
+        on their own, so the temporaries are a stretch's, where the whole arrays' were three of
+        [B, I] beside q, v and x (on the isomorphic flop spot 143 MB each for player 0 at float32:
+        the gaps, the parent reach, the played values and the weights made whole).
+
+        Example:
+            >>> import torch, tensorcfr
+            >>> cg = tensorcfr.compile("kuhn", form="public")
+            >>> x, y = tensorcfr.Policy.uniform(cg).sequence_form()
+            >>> q, v = cg.treeplexes[0].bottom_up(cg.operator(torch.float64).cfv(0, y))
+            >>> round(float(cg.treeplexes[0].infoset_gaps(q, v, x).sum()), 6)  # BR_0 - u_0: what a best response gains
+            0.375
+        """
+        if v.shape[0] < x.shape[0]:
+            v = v.expand(x.shape[0], -1).clone()
+        b, T, U = v.shape[0], self.types, self.num_public_infosets
+        vr, qr, xr = v.view(b, U, T), self.rows(q), self.rows(x)
+        off, step = self._offsets(), max(1, GAP_ENTRIES // T)
+        seq = self.row_weights(v.dtype)  # [1 + M] or None: an infoset's weight is its first row's
+        weights = None if seq is None else seq[self.infoset_offsets_pub[:-1]]  # [U]
+        for u0 in range(0, U, step):  # stretches of rows, not nodes: a few a game
+            u1 = min(U, u0 + step)
+            m0, m1 = off[u0] - 1, off[u1] - 1
+            parent = self.infoset_parent_pub[u0:u1]
+            reach = xr.index_select(1, (parent - 1).clamp(min=0))  # [B, u, T]
+            reach[:, parent == 0] = x[:, :1, None]  # (the empty sequence: no row of its own)
+            vr[:, u0:u1].mul_(reach)
+            del reach
+            played = qr[:, m0:m1].mul_(xr[:, m0:m1]) if qr.shape[0] >= xr.shape[0] else qr[:, m0:m1] * xr[:, m0:m1]
+            vr[:, u0:u1].sub_(sum_rows(self.slot_pub[m0:m1] - u0, played, u1 - u0))
+            if weights is not None:
+                vr[:, u0:u1].mul_(weights[u0:u1, None])
+        return v
 
     def _best_rows(self, k: int, ql: torch.Tensor, vl: torch.Tensor) -> None:
         """vl [B, u, T] (-inf where it is not written) = each infoset's largest row of level k's

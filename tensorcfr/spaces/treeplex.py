@@ -222,6 +222,25 @@ class Treeplex:
         `infosets` says: the level passes need it)."""
         return bottom_up(self, g, sigma, inplace, root)
 
+    def infoset_gaps(self, q: torch.Tensor, v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """[B, I] in v's memory where the shapes allow: x[parent(j)] v_j - sum_a x(j, a) q(j, a)
+        for each infoset j, from a best response's values q [B, S] (overwritten) and v [B, I]
+        and the plan x [B, S] (`evaluation.infoset_gaps`; each infoset stands for itself, no
+        `infoset_weights`).
+
+        Example:
+            >>> import torch, tensorcfr
+            >>> cg = tensorcfr.compile("kuhn")
+            >>> x, y = tensorcfr.Policy.uniform(cg).sequence_form()
+            >>> q, v = cg.treeplexes[0].bottom_up(cg.operator(torch.float64).cfv(0, y))
+            >>> round(float(cg.treeplexes[0].infoset_gaps(q, v, x).sum()), 6)  # BR_0 - u_0: what a best response gains
+            0.375
+        """
+        reach = self.parent_reach(x)  # [B, I]
+        gap = v.mul_(reach) if v.shape == reach.shape else v * reach
+        del reach
+        return gap.sub_(self.segment_sum(q.mul_(x) if q.shape[0] >= x.shape[0] else q * x))
+
     def parent_reach(self, x: torch.Tensor) -> torch.Tensor:
         """[B, I]: the realisation weight x [B, S] of each infoset's parent sequence."""
         return x[:, self.infoset_parent]
