@@ -103,3 +103,31 @@ def test_a_written_histogram_reads_back_as_the_writers_own(tmp_path):
         h = event.histogram_value
         read.append((event.step, h.num, h.min, h.max, tuple(h.bucket), tuple(h.bucket_limit)))
     assert read[0] == read[1]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("divisor", [1, 3, 81, 12345])
+def test_a_quotient_counts_as_its_divided_float32_copy(dtype, divisor):
+    # a run logs its regrets over t as `Quotient(regrets, t)`, divided as the loop reads them: the
+    # histogram of (values / t).float(), the copy it no longer makes, bucket for bucket (at float64
+    # each quotient rounded to float32 as .float() rounds it), on numbers beside every edge times t
+    v = (_hard_numbers().to(dtype) * divisor)
+    q = histograms.Quotient(v, divisor)
+    copy = (v / divisor).float()
+    assert torch.equal(q.divided(), copy)
+    with np.errstate(invalid="ignore", over="ignore"):
+        got, want = histogram_proto(q), make_histogram(copy.double().numpy(), default_bins())
+    assert list(got.bucket) == list(want.bucket) and list(got.bucket_limit) == list(want.bucket_limit)
+    assert (got.min, got.max, got.num) == (want.min, want.max, want.num)
+    # (the sums of the normal draws at the end: numpy's to rounding; the edges' cancel otherwise)
+    got = histogram_proto(histograms.Quotient(v[-100_000:], divisor))
+    want = make_histogram(copy[-100_000:].double().numpy(), default_bins())
+    assert got.sum == pytest.approx(want.sum, rel=1e-9) and got.sum_squares == pytest.approx(want.sum_squares, rel=1e-12)
+
+
+def test_a_quotient_off_the_loops_kinds_is_divided_first():
+    # a view that is not contiguous (or another dtype, or another device) takes the writer's own
+    # counts, of the divided float32 numbers all the same
+    v = torch.randn(400, 3, dtype=torch.float64)[:, 1]
+    q = histograms.Quotient(v, 7)
+    assert histogram_proto(q) == make_histogram((v / 7).float().double().numpy(), default_bins())

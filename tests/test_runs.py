@@ -59,6 +59,21 @@ def test_event_files_hold_the_promised_tags(tmp_path, capsys):
     for event in ea.Scalars("strategy/K:pb/bet/average"):
         s.step(event.step - s.iteration)
         assert event.value == pytest.approx(s.average_policy().infoset("K:pb")["bet"], rel=1e-6)
+    # and the histograms are those of the solver's own arrays (the regrets over t, counted as the
+    # loop divides them, and the infoset gaps) as float32, in TensorBoard's buckets
+    from torch.utils.tensorboard.summary import make_histogram
+
+    from tensorcfr.run.histograms import default_bins
+
+    s = tensorcfr.Solver("kuhn", "cfr+", device="cpu")
+    for step in (20, 40):
+        s.step(step - s.iteration)
+        own = s.histograms(0, s.evaluate(infoset_gaps=True))
+        for name, values in own.items():
+            (event,) = [e for e in ea.Histograms(f"histogram/{name}") if e.step == step]
+            h, want = event.histogram_value, make_histogram(values.float().double().numpy(), default_bins())
+            assert (list(h.bucket), list(h.bucket_limit), h.min, h.max, h.num) == \
+                (list(want.bucket), list(want.bucket_limit), want.min, want.max, want.num), (name, step)
     assert json.load(open(os.path.join(run_dir, "run.json")))["algo"] == "cfr+"
 
 
