@@ -647,6 +647,15 @@ def test_cli_solves_to_a_share_of_the_pot():
     assert out["exploitability_percent_pot"] <= 1.0 < 100 * out["curve"][-2]["exploitability"] / 4
 
 
+def test_a_spot_with_nothing_to_exploit_prints_no_negative_zero():
+    # no bets: check, check and the showdown, nothing to exploit; the exact NashConv rounds to
+    # about -2.5e-14, which printed as "-0.0000% of the pot"
+    r = _cli("solve", "holdem_river(board=Ks7d2c9h4s, pot=10, stack=100, bets=())", "--iterations", "3", "--no-log",
+             "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "exploitability 0.0000% of the pot (10)" in r.stdout, r.stdout
+
+
 def test_a_spot_with_long_ranges_logs_and_resumes(tmp_path):
     """A spec of hundreds of characters (two ranges spelled out) names its run directory by its
     first characters and a hash (a file name holds 255 bytes; this one failed with 'File name

@@ -282,7 +282,8 @@ def _train_run(args, algo: str, run_dir: str | None, checkpoint: dict | None = N
     if pot is not None:  # a poker spot: the exploitability in its players' units as well
         out.update(pot=pot, exploitability_percent_pot=100 * last["exploitability"] / pot)
         if not args.json:
-            print(f"exploitability {out['exploitability_percent_pot']:.4f}% of the pot ({pot:g})")
+            # (+ 0.0: a rounding's -1e-14 of a spot with nothing to exploit printed as -0.0000%)
+            print(f"exploitability {round(out['exploitability_percent_pot'], 4) + 0.0:.4f}% of the pot ({pot:g})")
     if solver.batch_size > 1:
         from tensorcfr.run.training import evaluation_row
 
