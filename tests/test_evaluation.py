@@ -149,14 +149,16 @@ def test_an_evaluation_holds_one_plan_and_one_values_array_at_a_time(form):
 
 @pytest.mark.parametrize("entries", [1, 40, 1 << 22])
 @pytest.mark.parametrize("spec", ["leduc", ["kuhn", "kuhn(ante=2)"]])
-def test_the_public_forms_gaps_a_stretch_at_a_time_are_the_whole_arrays(monkeypatch, entries, spec):
-    # `PublicTreeplex.infoset_gaps` gathers the parent reach and sums the rows' products a stretch
-    # of public infosets at a time (`GAP_ENTRIES` entries): the numbers of the whole-array formula
-    # x[parent(j)] v_j - sum_a x(j, a) q(j, a), on a batch of games too
-    from tensorcfr.spaces import public
+@pytest.mark.parametrize("form", ["generic", "public"])
+def test_the_gaps_a_stretch_at_a_time_are_the_whole_arrays(monkeypatch, entries, spec, form):
+    # each form's `infoset_gaps` gathers the parent reach and sums the sequences' products a
+    # stretch of infosets at a time (`GAP_ENTRIES` entries): the numbers of the whole-array
+    # formula x[parent(j)] v_j - sum_a x(j, a) q(j, a), on a batch of games too
+    from tensorcfr.spaces import public, treeplex
 
     monkeypatch.setattr(public, "GAP_ENTRIES", entries)
-    cg = tensorcfr.compile(spec, form="public")
+    monkeypatch.setattr(treeplex, "GAP_ENTRIES", entries)
+    cg = tensorcfr.compile(spec, form=form)
     generic = tensorcfr.compile(spec if isinstance(spec, str) else spec[0])
     plans = tensorcfr.Policy.from_dict(cg, random_policy(generic, 3)).sequence_form()
     op = cg.operator(torch.float64)
@@ -168,3 +170,23 @@ def test_the_public_forms_gaps_a_stretch_at_a_time_are_the_whole_arrays(monkeypa
         assert got.shape == want.shape == (cg.batch_size, tp.num_infosets)
         torch.testing.assert_close(got, want, rtol=1e-14, atol=1e-14)
         assert float(want.abs().max()) > 0.01  # (gaps to hold: a random strategy's are not all 0)
+
+
+@pytest.mark.parametrize("form", ["generic", "public"])
+def test_a_policy_of_one_member_is_evaluated_on_every_game_of_a_batch(form):
+    # a policy of one member (a file's, `Policy.uniform`'s) on a batch of games gives each game's
+    # own figures, as on the game alone: the generic form's sparse products read member 0's payoff
+    # only, and the batch's evaluation was the first game's alone
+    specs = ["kuhn", "kuhn(ante=2)", "kuhn(ante=3)"]
+    cg = tensorcfr.compile(specs, form=form)
+    table = random_policy(tensorcfr.compile("kuhn"), 4)
+    policy = tensorcfr.Policy.from_dict(cg, table)
+    assert policy.sigma[0].shape[0] == 1
+    ev = tensorcfr.evaluate(cg, policy)
+    assert ev.nash_conv.shape == (3,)
+    for b, spec in enumerate(specs):
+        solo = tensorcfr.compile(spec, form=form)
+        want = tensorcfr.evaluate(solo, tensorcfr.Policy.from_dict(solo, table))
+        for f in ("nash_conv", "game_value"):
+            assert getattr(ev, f)[b].item() == pytest.approx(getattr(want, f).item(), abs=1e-12), (spec, f)
+    assert len({round(float(v), 9) for v in ev.nash_conv}) == 3  # (three games, three figures)

@@ -102,10 +102,14 @@ class PayoffOperator:
         an array the result may be written into, `Operator.cfv`)."""
         if self.csr is not None:
             mats = self.csr[player]  # one matrix, or one per batch member
-            out = values_array(out, x_other, x_other.shape[0], self.sizes[player])  # [B, S_p]
-            for b in range(x_other.shape[0]):  # per batch member: a column is a view, x_other.T a copy
-                a = mats[b if len(mats) > 1 else 0]
-                torch.mm(a, x_other[b].reshape(-1, 1), out=out[b].view(-1, 1))  # (2x faster on the CPU)
+            # a plan of one member against a batch's matrices gives each member's values, as the
+            # gathered products' broadcast does (it gave member 0's alone: a policy of one
+            # member evaluated on a batch of games read only the first game)
+            batch = max(x_other.shape[0], len(mats))
+            out = values_array(out, x_other, batch, self.sizes[player])  # [B, S_p]
+            for b in range(batch):  # per batch member: a column is a view, x_other.T a copy
+                a, x = mats[b if len(mats) > 1 else 0], x_other[b if x_other.shape[0] > 1 else 0]
+                torch.mm(a, x.reshape(-1, 1), out=out[b].view(-1, 1))  # (2x faster on the CPU)
             return out
         vals = self.vals[player] * x_other.index_select(1, self.cols[player])  # [B, Z]
         return segments.sum(self.rows[player], vals, self.sizes[player])  # (no atomics in a deterministic GPU run)

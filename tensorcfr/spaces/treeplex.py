@@ -58,6 +58,8 @@ PATH_ENTRIES = 1 << 15
 
 # columns a chunk of `chunked_dot`: its product's temporary, not the whole [B, S] one
 DOT_CHUNK = 1 << 22
+# infosets a stretch of `Treeplex.infoset_gaps` (its temporaries a stretch's, not [B, I])
+GAP_ENTRIES = 1 << 22
 
 
 def chunked_dot(x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
@@ -224,9 +226,10 @@ class Treeplex:
 
     def infoset_gaps(self, q: torch.Tensor, v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         """[B, I] in v's memory where the shapes allow: x[parent(j)] v_j - sum_a x(j, a) q(j, a)
-        for each infoset j, from a best response's values q [B, S] (overwritten) and v [B, I]
-        and the plan x [B, S] (`evaluation.infoset_gaps`; each infoset stands for itself, no
-        `infoset_weights`).
+        for each infoset j, from a best response's values q [B, S] (overwritten in part) and v
+        [B, I] and the plan x [B, S] (`evaluation.infoset_gaps`; each infoset stands for itself,
+        no `infoset_weights`), a stretch of `GAP_ENTRIES` infosets at a time (an infoset's
+        sequences lie together, `infoset_offsets`): no [B, I] temporary.
 
         Example:
             >>> import torch, tensorcfr
@@ -236,10 +239,25 @@ class Treeplex:
             >>> round(float(cg.treeplexes[0].infoset_gaps(q, v, x).sum()), 6)  # BR_0 - u_0: what a best response gains
             0.375
         """
-        reach = self.parent_reach(x)  # [B, I]
-        gap = v.mul_(reach) if v.shape == reach.shape else v * reach
-        del reach
-        return gap.sub_(self.segment_sum(q.mul_(x) if q.shape[0] >= x.shape[0] else q * x))
+        if v.shape[0] < x.shape[0]:
+            v = v.expand(x.shape[0], -1).clone()
+        n, off = self.num_infosets, self._offsets()
+        for j0 in range(0, n, GAP_ENTRIES):  # stretches of infosets, a few a game
+            j1 = min(n, j0 + GAP_ENTRIES)
+            s0, s1 = off[j0], off[j1]  # their sequences
+            v[:, j0:j1].mul_(x[:, self.infoset_parent[j0:j1]])
+            qs, xs = q[:, s0:s1], x[:, s0:s1]
+            played = qs.mul_(xs) if qs.shape[0] >= xs.shape[0] else qs * xs
+            v[:, j0:j1].sub_(segments.sum(self.slot_infoset[s0 - 1:s1 - 1] - j0, played, j1 - j0))
+        return v
+
+    def _offsets(self) -> list[int]:
+        """`infoset_offsets` as a list of ints, made once."""
+        off = self.__dict__.get("_offset_list")
+        if off is None:
+            off = self.infoset_offsets.tolist()
+            object.__setattr__(self, "_offset_list", off)
+        return off
 
     def parent_reach(self, x: torch.Tensor) -> torch.Tensor:
         """[B, I]: the realisation weight x [B, S] of each infoset's parent sequence."""
