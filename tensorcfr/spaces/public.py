@@ -737,17 +737,18 @@ class PublicTreeplex:
         """`treeplex.Treeplex.infoset_gaps` ([B, I] in v's memory where the shapes allow; q
         overwritten in part), times `infoset_weights`, a stretch of public infosets at a time:
         each stretch's parent reach gathered, its rows' products summed and its weights applied
-        on their own, so the temporaries are a stretch's, where the whole arrays' were three of
+        on their own, so the temporaries are a stretch's, where the whole arrays' were four of
         [B, I] beside q, v and x (on the isomorphic flop spot 143 MB each for player 0 at float32:
-        the gaps, the parent reach, the played values and the weights made whole).
+        the parent reach, its product with v, the played values and the weights made whole).
 
         Example:
             >>> import torch, tensorcfr
-            >>> cg = tensorcfr.compile("kuhn", form="public")
+            >>> cg = tensorcfr.compile("leduc", form="public")
             >>> x, y = tensorcfr.Policy.uniform(cg).sequence_form()
-            >>> q, v = cg.treeplexes[0].bottom_up(cg.operator(torch.float64).cfv(0, y))
-            >>> round(float(cg.treeplexes[0].infoset_gaps(q, v, x).sum()), 6)  # BR_0 - u_0: what a best response gains
-            0.375
+            >>> tp = cg.treeplexes[1]  # player 1 against player 0's uniform play
+            >>> gaps = tp.infoset_gaps(*tp.bottom_up(cg.operator(torch.float64).cfv(1, x)), y)
+            >>> tuple(gaps.shape), round(float(gaps.sum()), 6)  # BR_1 - u_1 over 558 infosets
+            ((1, 558), 2.581597)
         """
         if v.shape[0] < x.shape[0]:
             v = v.expand(x.shape[0], -1).clone()
