@@ -754,12 +754,13 @@ class PublicTreeplex:
             v = v.expand(x.shape[0], -1).clone()
         b, T, U = v.shape[0], self.types, self.num_public_infosets
         vr, qr, xr = v.view(b, U, T), self.rows(q), self.rows(x)
-        off, step = self._offsets(), max(1, GAP_ENTRIES // T)
+        cuts = [*range(0, U, max(1, GAP_ENTRIES // T)), U]
+        # each stretch's first row (only these offsets read, not a list of all U + 1)
+        off = self.infoset_offsets_pub[torch.tensor(cuts, device=self.infoset_offsets_pub.device)].tolist()
         seq = self.row_weights(v.dtype)  # [1 + M] or None: an infoset's weight is its first row's
         weights = None if seq is None else seq[self.infoset_offsets_pub[:-1]]  # [U]
-        for u0 in range(0, U, step):  # stretches of rows, not nodes: a few a game
-            u1 = min(U, u0 + step)
-            m0, m1 = off[u0] - 1, off[u1] - 1
+        for k in range(len(cuts) - 1):  # stretches of rows, not nodes: a few a game
+            u0, u1, m0, m1 = cuts[k], cuts[k + 1], off[k] - 1, off[k + 1] - 1
             parent = self.infoset_parent_pub[u0:u1]
             reach = xr.index_select(1, (parent - 1).clamp(min=0))  # [B, u, T]
             reach[:, parent == 0] = x[:, :1, None]  # (the empty sequence: no row of its own)

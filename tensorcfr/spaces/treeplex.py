@@ -241,23 +241,18 @@ class Treeplex:
         """
         if v.shape[0] < x.shape[0]:
             v = v.expand(x.shape[0], -1).clone()
-        n, off = self.num_infosets, self._offsets()
-        for j0 in range(0, n, GAP_ENTRIES):  # stretches of infosets, a few a game
-            j1 = min(n, j0 + GAP_ENTRIES)
-            s0, s1 = off[j0], off[j1]  # their sequences
+        n = self.num_infosets
+        cuts = [*range(0, n, GAP_ENTRIES), n]
+        # each stretch's first sequence (only these offsets read: a list of all I + 1 would be
+        # gigabytes of Python ints on a game of 10^8 infosets)
+        off = self.infoset_offsets[torch.tensor(cuts, device=self.infoset_offsets.device)].tolist()
+        for k in range(len(cuts) - 1):  # stretches of infosets, a few a game
+            j0, j1, s0, s1 = cuts[k], cuts[k + 1], off[k], off[k + 1]
             v[:, j0:j1].mul_(x[:, self.infoset_parent[j0:j1]])
             qs, xs = q[:, s0:s1], x[:, s0:s1]
             played = qs.mul_(xs) if qs.shape[0] >= xs.shape[0] else qs * xs
             v[:, j0:j1].sub_(segments.sum(self.slot_infoset[s0 - 1:s1 - 1] - j0, played, j1 - j0))
         return v
-
-    def _offsets(self) -> list[int]:
-        """`infoset_offsets` as a list of ints, made once."""
-        off = self.__dict__.get("_offset_list")
-        if off is None:
-            off = self.infoset_offsets.tolist()
-            object.__setattr__(self, "_offset_list", off)
-        return off
 
     def parent_reach(self, x: torch.Tensor) -> torch.Tensor:
         """[B, I]: the realisation weight x [B, S] of each infoset's parent sequence."""
