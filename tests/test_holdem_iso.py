@@ -280,8 +280,12 @@ def test_infoset_gaps_sum_to_nashconv_with_each_kept_infoset_holding_its_twins()
     gaps, ev = infoset_gaps(solver.game, pol), tensorcfr.evaluate(solver.game, pol)
     assert min(g.min().item() for g in gaps) >= -1e-12
     assert (gaps[0].sum() + gaps[1].sum()).item() == pytest.approx(ev.nash_conv.item(), abs=1e-12)
-    # the evaluation's own gaps (what a logged run's histograms take) are these, bit for bit
-    assert all(torch.equal(a, b) for a, b in zip(solver.evaluate(infoset_gaps=True)["average"].infoset_gaps, gaps))
+    # the evaluation's own gaps (what a logged run's histograms take) are these, bit for bit on
+    # the CPU; on CUDA to rounding (the rows' scatter-adds are atomics: an H200 gave other bits)
+    from exact import same
+
+    device = gaps[0].device.type
+    assert all(same(a, b, device) for a, b in zip(solver.evaluate(infoset_gaps=True)["average"].infoset_gaps, gaps))
 
 
 @pytest.mark.parametrize("name", ["turn", "paired turn"])
