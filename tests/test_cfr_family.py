@@ -200,7 +200,7 @@ def test_the_iterations_workspace_changes_no_number(form, monkeypatch):
 @pytest.mark.parametrize("game", ["leduc", "dudo(3,1,2)"])
 def test_an_evaluation_in_the_workspace_changes_no_number(form, algo, game):
     """`Solver.evaluate` makes its plans and values in the iteration's workspace arrays
-    (`IterationState.work_array`, each with room for either player's, `work_room`) on the CPU,
+    (`IterationState.work_room`, each with room for either player's arrays) on the CPU,
     with the infoset gaps too: it then makes no array of a strategy's shape (it made them
     afresh at every evaluation, and freed them, where the players' arrays differ in size, as
     Dudo(3,1,2)'s 1,534 and 3,067 sequences do). It gives the numbers of `tensorcfr.evaluate`

@@ -170,12 +170,13 @@ def histogram_proto(values: "torch.Tensor | Quotient"):
     from tensorboard.compat.proto.summary_pb2 import HistogramProto
     from torch.utils.tensorboard.summary import make_histogram
 
-    q = values if isinstance(values, Quotient) else Quotient(values)
+    quotient = isinstance(values, Quotient)
+    q = values if quotient else Quotient(values)
     flat = q.values.reshape(-1)  # (a view: the loop serves contiguous arrays only)
     lib = _library() if flat.numel() else None
-    kinds = (torch.float32, torch.float64) if isinstance(values, Quotient) else (torch.float32,)
+    kinds = (torch.float32, torch.float64) if quotient else (torch.float32,)
     if lib is None or flat.dtype not in kinds or flat.device.type != "cpu" or not flat.is_contiguous():
-        flat = q.divided().reshape(-1) if isinstance(values, Quotient) else flat
+        flat = q.divided().reshape(-1) if quotient else flat
         return make_histogram(flat.detach().cpu().numpy().astype(float), default_bins())
     table, edges = _tables()
     nb = len(edges) - 2

@@ -333,7 +333,7 @@ class Solver:
         with `infoset_gaps`, the average's carries its infoset gaps, which `histograms` takes
         from it instead of two more products with the payoff operator."""
         # On the CPU, the plans in the iteration's first workspace array and the values in its
-        # second (`work_array`, each with room for either player's arrays): two arrays, as many
+        # second (`work_room`, each with room for either player's arrays): two arrays, as many
         # as the evaluation needs at once, with the gaps too. Made and freed at every
         # evaluation among smaller arrays, they left a kept heap in pieces: on the isomorphic
         # flop spot, whose players' arrays differ in size, the process grew by 617 MB over its

@@ -58,23 +58,19 @@ class IterationState:
         """Free the iteration's workspace (`_workspace`); the next iteration makes it again."""
         self.work = {}
 
-    def work_array(self, p: int) -> torch.Tensor | None:
-        """Player p's first workspace array [B, S_p] (`_workspace`; None where there is none: off
-        the CPU, or where the operator makes its own values), for other work between iterations
-        (an evaluation) to overwrite: its arrays freed and made again, of other sizes between
-        them, fragment a kept heap (`memory.keep_freed_memory`)."""
-        return _workspace(self, p)
-
     def work_room(self, p: int) -> torch.Tensor | None:
-        """`work_array(p)`'s whole memory as one flat array (None where there is none): room for
-        an array [B, S_q] of either player q, at its front (`_workspace`).
+        """The whole memory of player p's first workspace array (`_workspace`) as one flat array,
+        room for an array [B, S_q] of either player q at its front, for other work between
+        iterations (an evaluation) to overwrite: its arrays freed and made again, of other sizes
+        between them, fragment a kept heap (`memory.keep_freed_memory`). None where there is none
+        (off the CPU, or where the operator makes its own values).
 
         Example:
             >>> import tensorcfr
             >>> s = tensorcfr.Solver("dudo(3,1,2)", "cfr", device="cpu")  # players of 1,534 and 3,067 sequences
             >>> s.step(1)
-            >>> [s.state.work_array(p).shape[1] for p in (0, 1)], [s.state.work_room(p).numel() for p in (0, 1)]
-            ([1534, 3067], [3067, 3067])
+            >>> [s.state.work_room(p).numel() for p in (0, 1)]
+            [3067, 3067]
         """
         w = _workspace(self, p)
         return None if w is None else w.new_empty(0).set_(w.untyped_storage())
