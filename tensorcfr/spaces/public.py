@@ -685,10 +685,14 @@ class PublicTreeplex:
             >>> tp.parent_reach(x)[0, :3].tolist()  # the first bet's infoset, card by card: the root
             [1.0, 1.0, 1.0]
         """
-        b, parent = x.shape[0], self.infoset_parent_pub
-        out = self.rows(x).index_select(1, (parent - 1).clamp(min=0))  # [B, U, T]
+        return self._parent_rows(x, 0, self.num_public_infosets).reshape(x.shape[0], -1)
+
+    def _parent_rows(self, x: torch.Tensor, u0: int, u1: int) -> torch.Tensor:
+        """[B, u1 - u0, T]: `parent_reach` of the public infosets u0:u1."""
+        parent = self.infoset_parent_pub[u0:u1]
+        out = self.rows(x).index_select(1, (parent - 1).clamp(min=0))
         out[:, parent == 0] = x[:, :1, None]  # (the empty sequence: no row of its own)
-        return out.reshape(b, -1)
+        return out
 
     def bottom_up(self, g: torch.Tensor, sigma: torch.Tensor | None = None, inplace: bool = False,
                   root: bool = True, infosets: bool = True):
@@ -761,11 +765,7 @@ class PublicTreeplex:
         weights = None if seq is None else seq[self.infoset_offsets_pub[:-1]]  # [U]
         for k in range(len(cuts) - 1):  # stretches of rows, not nodes: a few a game
             u0, u1, m0, m1 = cuts[k], cuts[k + 1], off[k] - 1, off[k + 1] - 1
-            parent = self.infoset_parent_pub[u0:u1]
-            reach = xr.index_select(1, (parent - 1).clamp(min=0))  # [B, u, T]
-            reach[:, parent == 0] = x[:, :1, None]  # (the empty sequence: no row of its own)
-            vr[:, u0:u1].mul_(reach)
-            del reach
+            vr[:, u0:u1].mul_(self._parent_rows(x, u0, u1))  # [B, u, T]
             played = qr[:, m0:m1].mul_(xr[:, m0:m1]) if qr.shape[0] >= xr.shape[0] else qr[:, m0:m1] * xr[:, m0:m1]
             vr[:, u0:u1].sub_(sum_rows(self.slot_pub[m0:m1] - u0, played, u1 - u0))
             if weights is not None:
